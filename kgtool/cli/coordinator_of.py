@@ -1,0 +1,303 @@
+"""``kgtool coordinator-of``: the internal-topic partition (hence coordinator) of ids."""
+
+from __future__ import annotations
+
+import sys
+from json.encoder import encode_basestring_ascii as _json_str  # C-accelerated quoting
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from kgtool.cli import render
+from kgtool.cli.render import OutputFormat
+from kgtool.coordinator import idlist
+from kgtool.coordinator.lookup import (
+    CoordinatorLookup,
+    Histogram,
+    KeyKind,
+    SharePartition,
+    histogram,
+    locate,
+)
+from kgtool.coordinator.topic_description import TopicDescription, parse_topic_description
+from kgtool.data import SAMPLE_GROUP_IDS, sample_path
+from kgtool.errors import UsageError
+from kgtool.inputs import STDIN, display_name, read_bytes, read_text
+
+HELP = """Print the __consumer_offsets partition (hence the coordinator) serving each group id.
+
+Computed exactly as the broker does: Utils.abs(groupId.hashCode()) % offsets.topic.num.partitions,
+with Java's String.hashCode over UTF-16 code units. Ids come from arguments, from --file
+(one per line, '-' for stdin) or from a '-' argument (stdin).
+"""
+
+# Above this many rows a Rich table costs more than it helps: plain aligned columns instead.
+_RICH_TABLE_LIMIT = 5_000
+
+
+def command(
+    group_ids: Optional[list[str]] = typer.Argument(
+        None,
+        metavar="[GROUP_ID]...",
+        help="Group ids (or transactional ids with --transactional-id). '-' reads ids from stdin.",
+        show_default=False,
+    ),
+    file: Optional[list[str]] = typer.Option(
+        None,
+        "--file",
+        "-f",
+        metavar="PATH",
+        help="Read ids from PATH, one per line, exactly as written (only the \\n or \\r\\n "
+        "terminator is removed; empty lines are skipped). '-' is stdin. Repeatable.",
+        show_default=False,
+    ),
+    partitions: Optional[int] = typer.Option(
+        None,
+        "--partitions",
+        "-p",
+        metavar="N",
+        help="Partition count of the internal topic (offsets.topic.num.partitions, or "
+        "transaction.state.log.num.partitions with --transactional-id). Default: the topic "
+        "description's PartitionCount, else 50.",
+        show_default=False,
+    ),
+    transactional_id: bool = typer.Option(
+        False,
+        "--transactional-id",
+        help="The ids are transactional ids: compute the __transaction_state partition.",
+    ),
+    share_partition: Optional[str] = typer.Option(
+        None,
+        "--share-partition",
+        metavar="TOPIC_ID:PARTITION",
+        help="The ids are share group ids: compute the __share_group_state partition holding "
+        "the state of this share partition (KIP-932; key 'group:topicId:partition').",
+        show_default=False,
+    ),
+    topic_description: Optional[Path] = typer.Option(
+        None,
+        "--topic-description",
+        "-t",
+        metavar="FILE",
+        help="Output of 'kafka-topics.sh --describe --topic __consumer_offsets', or a YAML/JSON "
+        "partition -> leader map: also print the coordinator broker of each id.",
+        show_default=False,
+    ),
+    show_histogram: bool = typer.Option(
+        False,
+        "--histogram",
+        help="Instead of one line per id, count the ids per partition (and per broker with "
+        "--topic-description) to spot an overloaded coordinator.",
+    ),
+    sample: bool = typer.Option(
+        False,
+        "--sample",
+        help="Also read the sample list of 2,000 group ids shipped with kgtool (for a demo).",
+    ),
+    output_format: OutputFormat = typer.Option(
+        OutputFormat.table,
+        "--format",
+        help="table (Rich, for people), json (one array or object), jsonl (one object per line).",
+        case_sensitive=False,
+    ),
+) -> None:
+    if transactional_id and share_partition is not None:
+        raise UsageError("--transactional-id and --share-partition are exclusive")
+    kind = KeyKind.GROUP
+    share = None
+    if transactional_id:
+        kind = KeyKind.TRANSACTIONAL_ID
+    elif share_partition is not None:
+        kind = KeyKind.SHARE_STATE
+        share = _parse_share_partition(share_partition)
+
+    files = list(file or [])
+    if sample:
+        files.append(str(sample_path(SAMPLE_GROUP_IDS)))
+    ids = _collect_ids(group_ids or [], files)
+    description = None
+    if topic_description is not None:
+        path = str(topic_description)
+        description = parse_topic_description(read_text(path), display_name(path))
+
+    lookup = locate(ids, kind=kind, partitions=partitions, description=description, share_partition=share)
+    for w in lookup.warnings:
+        render.warn(w)
+    if show_histogram:
+        _render_histogram(histogram(lookup, description), output_format)
+    else:
+        _render_lookup(lookup, output_format, share)
+
+
+def _parse_share_partition(text: str) -> SharePartition:
+    topic_id, sep, part = text.rpartition(":")
+    if not sep or not topic_id:
+        raise UsageError(f"--share-partition expects TOPIC_ID:PARTITION, got {text!r}")
+    try:
+        partition = int(part)
+    except ValueError:
+        raise UsageError(f"--share-partition: partition {part!r} is not a number") from None
+    return SharePartition(topic_id=topic_id, partition=partition)
+
+
+def _collect_ids(args: list[str], files: list[str]) -> idlist.IdList:
+    parts: list[idlist.IdList] = []
+    literal: list[str] = []
+
+    def flush() -> None:
+        if literal:
+            parts.append(idlist.id_list_from_strings(list(literal)))
+            literal.clear()
+
+    stdin_used = False
+    for i, arg in enumerate(args, start=1):
+        if arg == STDIN:
+            flush()
+            if stdin_used:
+                raise UsageError("'-' (stdin) given more than once")
+            stdin_used = True
+            parts.append(idlist.parse_id_lines(read_bytes(STDIN), "<stdin>"))
+            continue
+        _check_argument_text(arg, i)
+        literal.append(arg)
+    flush()
+    for path in files:
+        if path == STDIN:
+            if stdin_used:
+                raise UsageError("'-' (stdin) given more than once")
+            stdin_used = True
+        parts.append(idlist.parse_id_lines(read_bytes(path), display_name(path)))
+    if not parts:
+        raise UsageError("no ids given: pass GROUP_ID arguments, --file PATH, or '-' for stdin")
+    return idlist.concat(parts)
+
+
+def _check_argument_text(arg: str, index: int) -> None:
+    # Python decodes undecodable argv bytes to lone surrogates (surrogateescape): such an
+    # argument is not valid UTF-8, and no broker could receive it as a group id.
+    try:
+        arg.encode("utf-8")
+    except UnicodeEncodeError:
+        raise UsageError(f"argument {index} is not valid UTF-8") from None
+
+
+def _key_name(lookup: CoordinatorLookup) -> str:
+    return lookup.kind.field_name
+
+
+def _render_lookup(lookup: CoordinatorLookup, fmt: OutputFormat, share: SharePartition | None) -> None:
+    key = _key_name(lookup)
+    parts = lookup.partitions.tolist()
+    coords = lookup.coordinators
+    if fmt is OutputFormat.table:
+        _render_lookup_table(lookup, parts)
+        return
+    # Fast path: build the JSON text directly (ids quoted by the C encoder), one object per id.
+    q = _json_str
+    extra_share = ""
+    if share is not None:
+        extra_share = f', "topic_id": {q(share.topic_id)}, "share_partition": {share.partition}'
+    if coords is None:
+        items = [f'{{"{key}": {q(i)}, "partition": {p}{extra_share}}}' for i, p in zip(lookup.ids, parts)]
+    else:
+        items = [
+            f'{{"{key}": {q(i)}, "partition": {p}{extra_share}, "coordinator": {"null" if c is None else c}}}'
+            for i, p, c in zip(lookup.ids, parts, coords)
+        ]
+    if fmt is OutputFormat.jsonl:
+        render.write_raw("\n".join(items) + ("\n" if items else ""))
+    else:
+        render.write_raw("[\n  " + ",\n  ".join(items) + "\n]\n" if items else "[]\n")
+
+
+def _render_lookup_table(lookup: CoordinatorLookup, parts: list[int]) -> None:
+    key = _key_name(lookup)
+    coords = lookup.coordinators
+    columns: list = [key, ("partition", "right")]
+    if coords is not None:
+        columns.append(("coordinator", "right"))
+    n = len(lookup.ids)
+    if n > _RICH_TABLE_LIMIT:
+        # Plain columns, streamed: a person can still read or grep them.
+        render.info(f"{n} ids: plain columns instead of a table (use --format json/jsonl for scripts)")
+        header = ["partition"] + (["coordinator"] if coords is not None else []) + [key]
+        lines = ["\t".join(header)]
+        if coords is None:
+            lines.extend(f"{p}\t{render.display_text(i)}" for i, p in zip(lookup.ids, parts))
+        else:
+            lines.extend(
+                f"{p}\t{'-' if c is None else c}\t{render.display_text(i)}"
+                for i, p, c in zip(lookup.ids, parts, coords)
+            )
+        render.write_raw("\n".join(lines) + "\n")
+        return
+    rows = []
+    for idx, (i, p) in enumerate(zip(lookup.ids, parts)):
+        row = [render.display_text(i), str(p)]
+        if coords is not None:
+            row.append("-" if coords[idx] is None else str(coords[idx]))
+        rows.append(row)
+    render.print_table(
+        columns,
+        rows,
+        title=f"{lookup.topic} partition of each {key.replace('_', ' ')} ({lookup.num_partitions} partitions)",
+    )
+
+
+def _render_histogram(h: Histogram, fmt: OutputFormat) -> None:
+    if fmt is not OutputFormat.table:
+        doc = {
+            "topic": h.topic,
+            "num_partitions": h.num_partitions,
+            "total": h.total,
+            "min": h.min,
+            "max": h.max,
+            "mean": h.mean,
+            "stddev": h.stddev,
+            "partitions": [
+                {"partition": p, "count": c, **({"coordinator": b} if h.per_broker is not None else {})}
+                for p, c, b in h.per_partition
+            ],
+        }
+        if h.per_broker is not None:
+            doc["brokers"] = [{"broker": b, "count": c, "partitions": k} for b, c, k in h.per_broker]
+        if fmt is OutputFormat.jsonl:
+            render.write_json_lines(doc["partitions"])
+        else:
+            render.print_json(doc)
+        return
+    peak = max((c for _, c, _ in h.per_partition), default=0)
+    columns: list = [("partition", "right")]
+    if h.per_broker is not None:
+        columns.append(("broker", "right"))
+    columns += [("ids", "right"), "load"]
+    rows = []
+    for p, c, b in h.per_partition:
+        row = [str(p)]
+        if h.per_broker is not None:
+            row.append("-" if b is None else str(b))
+        style = "bold red" if c == peak and c > 0 and h.max > h.mean * 1.5 else "cyan"
+        row += [str(c), f"[{style}]{render.bar(c, peak)}[/{style}]"]
+        rows.append(row)
+    render.print_table(
+        columns,
+        rows,
+        title=f"ids per {h.topic} partition",
+        caption=f"{h.total} ids over {h.num_partitions} partitions: min {h.min}, max {h.max}, "
+        f"mean {h.mean:.2f}, stddev {h.stddev:.2f}",
+    )
+    if h.per_broker is not None:
+        bpeak = max((c for _, c, _ in h.per_broker), default=0)
+        render.print_table(
+            [("broker", "right"), ("partitions led", "right"), ("ids", "right"), "load"],
+            [
+                ["none" if b is None else str(b), str(k), str(c), f"[cyan]{render.bar(c, bpeak)}[/cyan]"]
+                for b, c, k in h.per_broker
+            ],
+            title="ids per coordinator broker",
+        )
+
+
+# Keep the module importable without side effects; sys is used by tests that patch stdin.
+__all__ = ["command", "HELP", "sys"]

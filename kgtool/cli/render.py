@@ -1,0 +1,115 @@
+"""All output goes through here: Rich tables for people, JSON / JSON Lines for scripts.
+
+Data goes to stdout; diagnostics, warnings and progress to stderr.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import sys
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+
+class OutputFormat(str, enum.Enum):
+    """``--format`` values. Not every command supports every format."""
+
+    table = "table"
+    json = "json"
+    jsonl = "jsonl"
+
+
+_stdout: Console | None = None
+_stderr: Console | None = None
+
+
+def out() -> Console:
+    """The Rich console on stdout (created lazily so tests can swap streams)."""
+    global _stdout
+    if _stdout is None or _stdout.file is not sys.stdout:
+        _stdout = Console(file=sys.stdout, highlight=False, soft_wrap=False)
+    return _stdout
+
+
+def err() -> Console:
+    """The Rich console on stderr."""
+    global _stderr
+    if _stderr is None or _stderr.file is not sys.stderr:
+        _stderr = Console(file=sys.stderr, highlight=False, soft_wrap=True)
+    return _stderr
+
+
+def warn(message: str) -> None:
+    """One warning line on stderr."""
+    err().print(f"[yellow]warning:[/yellow] {escape(message)}")
+
+
+def info(message: str) -> None:
+    """One informational line on stderr."""
+    err().print(escape(message), style="dim")
+
+
+def print_json(obj: Any) -> None:
+    """Pretty, stable JSON on stdout (keys in insertion order, UTF-8 kept readable)."""
+    sys.stdout.write(json.dumps(obj, indent=2, ensure_ascii=False))
+    sys.stdout.write("\n")
+
+
+def write_json_lines(objs: Iterable[Any]) -> None:
+    """One compact JSON object per line on stdout."""
+    write = sys.stdout.write
+    dumps = json.dumps
+    for obj in objs:
+        write(dumps(obj, ensure_ascii=False, separators=(",", ":")))
+        write("\n")
+
+
+def write_raw(text: str) -> None:
+    """Pre-formatted text on stdout (used by fast paths that build JSON themselves)."""
+    sys.stdout.write(text)
+
+
+def display_text(value: str) -> str:
+    """A string as a person should see it in a table: JSON-quoted when it is empty, has
+    leading/trailing blanks or unprintable characters, so that nothing hides; Rich markup
+    escaped."""
+    if value and value.isprintable() and value == value.strip():
+        return escape(value)
+    return escape(json.dumps(value, ensure_ascii=False))
+
+
+def table(
+    columns: Sequence[str | tuple[str, str]],
+    rows: Iterable[Sequence[Any]],
+    *,
+    title: str | None = None,
+    caption: str | None = None,
+) -> Table:
+    """A Rich table; a column given as ``(name, "right")`` is right-justified."""
+    t = Table(title=title, caption=caption, show_lines=False, header_style="bold")
+    for col in columns:
+        if isinstance(col, tuple):
+            t.add_column(col[0], justify=col[1])  # type: ignore[arg-type]
+        else:
+            t.add_column(col)
+    for row in rows:
+        t.add_row(*(str(c) if not isinstance(c, str) else c for c in row))
+    return t
+
+
+def print_table(*args: Any, **kwargs: Any) -> None:
+    out().print(table(*args, **kwargs))
+
+
+def bar(value: float, maximum: float, width: int = 40) -> str:
+    """A horizontal bar of block characters, ``value/maximum`` of ``width`` long."""
+    if maximum <= 0 or value <= 0:
+        return ""
+    eighths = round(value / maximum * width * 8)
+    full, part = divmod(eighths, 8)
+    return "█" * full + ("", "▏", "▎", "▍", "▌", "▋", "▊", "▉")[part]

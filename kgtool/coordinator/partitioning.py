@@ -1,0 +1,176 @@
+"""Which partition of an internal topic, hence which coordinator, serves a key.
+
+Sources (Apache Kafka 4.x):
+
+- groups (classic, consumer, streams, share): ``GroupCoordinatorService.partitionFor``
+  -> ``Utils.abs(groupId.hashCode()) % offsets.topic.num.partitions`` (default 50);
+- transactions: ``TransactionStateManager.partitionFor``
+  -> ``Utils.abs(transactionalId.hashCode()) % transaction.state.log.num.partitions`` (default 50);
+- share-group state (KIP-932): ``ShareCoordinatorService.partitionFor(SharePartitionKey)``
+  -> ``Utils.abs(key.asCoordinatorKey().hashCode()) % share.coordinator.state.topic.num.partitions``
+  (default 50) with ``asCoordinatorKey() = String.format("%s:%s:%d", groupId, topicId, partition)``.
+
+``String.hashCode()`` is ``s[0]*31^(n-1) + ... + s[n-1]`` over UTF-16 code units in 32-bit
+two's-complement arithmetic; ``Utils.abs(n)`` is ``n == Integer.MIN_VALUE ? 0 : Math.abs(n)``
+(so ``"polygenelubricants"``, whose hashCode is ``Integer.MIN_VALUE``, lands on partition 0,
+not on ``2147483648 % N``).
+
+The batch path (:func:`partitions_for_many`) hashes a whole list with NumPy: every string's
+UTF-16 code units live in one ``uint16`` array, each unit is weighted by ``31**k mod 2**32``
+for its distance ``k`` from the end of its string, and ``np.add.reduceat`` sums per string,
+all in ``uint32`` so the wrap-around is Java's.
+"""
+
+from __future__ import annotations
+
+import base64
+import struct
+from collections.abc import Sequence
+
+import numpy as np
+
+from kgtool.errors import UsageError
+
+INT32_MIN = -(2**31)
+
+#: Broker defaults: offsets.topic.num.partitions, transaction.state.log.num.partitions,
+#: share.coordinator.state.topic.num.partitions.
+DEFAULT_OFFSETS_PARTITIONS = 50
+DEFAULT_TRANSACTION_PARTITIONS = 50
+DEFAULT_SHARE_STATE_PARTITIONS = 50
+
+CONSUMER_OFFSETS_TOPIC = "__consumer_offsets"
+TRANSACTION_STATE_TOPIC = "__transaction_state"
+SHARE_GROUP_STATE_TOPIC = "__share_group_state"
+
+
+def java_string_hashcode(s: str) -> int:
+    """``java.lang.String.hashCode()`` of ``s`` as a signed 32-bit int.
+
+    Iterates UTF-16 code units, so a non-BMP character counts as its two surrogates.
+    """
+    h = 0
+    for (unit,) in struct.iter_unpack("<H", s.encode("utf-16-le", "surrogatepass")):
+        h = (31 * h + unit) & 0xFFFFFFFF
+    return h - (1 << 32) if h & 0x80000000 else h
+
+
+def kafka_abs(n: int) -> int:
+    """``org.apache.kafka.common.utils.Utils.abs``: ``Integer.MIN_VALUE`` maps to 0."""
+    return 0 if n == INT32_MIN else abs(n)
+
+
+def check_partition_count(n: int, what: str = "--partitions") -> int:
+    """Validate a partition count the way a broker config would (a positive int32)."""
+    if not isinstance(n, int) or n < 1:
+        raise UsageError(f"{what} must be a positive number of partitions, got {n}")
+    if n > 2**31 - 1:
+        raise UsageError(f"{what} must fit in a 32-bit int, got {n}")
+    return n
+
+
+def partition_for(key: str, num_partitions: int = DEFAULT_OFFSETS_PARTITIONS) -> int:
+    """The partition serving ``key`` (group id or transactional id): ``Utils.abs(hashCode) % N``."""
+    check_partition_count(num_partitions)
+    return kafka_abs(java_string_hashcode(key)) % num_partitions
+
+
+def parse_kafka_uuid(text: str) -> str:
+    """Validate a Kafka ``Uuid`` string (URL-safe base64 of 16 bytes, no padding) and
+    return its canonical form, as ``Uuid.fromString(...).toString()`` would."""
+    if len(text) != 22:
+        raise UsageError(
+            f"topic id {text!r} is not a Kafka Uuid: expected 22 URL-safe base64 characters, "
+            f"got {len(text)}"
+        )
+    try:
+        raw = base64.urlsafe_b64decode(text + "==")
+    except (ValueError, TypeError) as exc:
+        raise UsageError(f"topic id {text!r} is not URL-safe base64: {exc}") from None
+    if len(raw) != 16:
+        raise UsageError(f"topic id {text!r} does not decode to 16 bytes")
+    return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
+
+
+def share_state_key(group_id: str, topic_id: str, partition: int) -> str:
+    """``SharePartitionKey.asCoordinatorKey``: ``"%s:%s:%d"`` of group, topic id, partition."""
+    if partition < 0 or partition > 2**31 - 1:
+        raise UsageError(f"share partition must be a non-negative int32, got {partition}")
+    return f"{group_id}:{parse_kafka_uuid(topic_id)}:{partition}"
+
+
+# -- batch path -------------------------------------------------------------------------
+
+_POW31_CACHE = np.ones(1, dtype=np.uint32)
+
+
+def _pow31(n: int) -> np.ndarray:
+    """``31**k mod 2**32`` for ``k`` in ``range(n)`` as uint32 (cached, grown by doubling)."""
+    global _POW31_CACHE
+    have = len(_POW31_CACHE)
+    if have < n:
+        size = max(n, 2 * have)
+        out = np.empty(size, dtype=np.uint32)
+        out[:have] = _POW31_CACHE
+        # Extend by blocks: pow[k + have*j] = pow[k] * 31**have (all mod 2**32).
+        filled = have
+        while filled < size:
+            step = np.uint32(pow(31, filled, 1 << 32))
+            chunk = min(filled, size - filled)
+            out[filled : filled + chunk] = out[:chunk] * step
+            filled += chunk
+        _POW31_CACHE = out
+    return _POW31_CACHE[:n]
+
+
+def hashcodes_from_units(units: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Java hashCodes (int32) of strings laid out as UTF-16 code units.
+
+    ``units`` holds code units; string ``i`` is ``units[starts[i] : starts[i] + lengths[i]]``.
+    Strings must be in increasing ``starts`` order and may not overlap (gaps are allowed).
+    """
+    n = len(starts)
+    result = np.zeros(n, dtype=np.uint32)
+    if n == 0:
+        return result.view(np.int32)
+    starts = starts.astype(np.int64, copy=False)
+    lengths = lengths.astype(np.int64, copy=False)
+    nonempty = lengths > 0
+    if not nonempty.any():
+        return result.view(np.int32)
+    s = starts[nonempty]
+    ln = lengths[nonempty]
+    total = int(ln.sum())
+    # Position of each unit inside its own string, counted from the end (k = len-1-i).
+    seg_start_in_flat = np.zeros(len(s), dtype=np.int64)
+    np.cumsum(ln[:-1], out=seg_start_in_flat[1:])
+    flat_idx = np.arange(total, dtype=np.int64)
+    owner = np.repeat(np.arange(len(s)), ln)
+    within = flat_idx - seg_start_in_flat[owner]
+    k = ln[owner] - 1 - within
+    src = s[owner] + within
+    weighted = units[src].astype(np.uint32) * _pow31(int(ln.max()))[k]
+    sums = np.add.reduceat(weighted, seg_start_in_flat, dtype=np.uint32)
+    result[nonempty] = sums
+    return result.view(np.int32)
+
+
+def partitions_from_hashcodes(hashcodes: np.ndarray, num_partitions: int) -> np.ndarray:
+    """Vectorised ``Utils.abs(h) % N`` over int32 hashCodes."""
+    check_partition_count(num_partitions)
+    h = hashcodes.astype(np.int64)
+    h = np.where(h == INT32_MIN, 0, np.abs(h))
+    return (h % num_partitions).astype(np.int64)
+
+
+def hashcodes_for_many(keys: Sequence[str]) -> np.ndarray:
+    """Java hashCodes of many strings at once (int32 array, input order)."""
+    from kgtool.coordinator.idlist import id_list_from_strings
+
+    ids = id_list_from_strings(list(keys))
+    return hashcodes_from_units(ids.units, ids.starts, ids.lengths)
+
+
+def partitions_for_many(keys: Sequence[str], num_partitions: int) -> np.ndarray:
+    """:func:`partition_for` over a sequence, vectorised; returns an int64 array."""
+    return partitions_from_hashcodes(hashcodes_for_many(keys), num_partitions)
