@@ -301,3 +301,45 @@ def _render_histogram(h: Histogram, fmt: OutputFormat) -> None:
 
 # Keep the module importable without side effects; sys is used by tests that patch stdin.
 __all__ = ["command", "HELP", "sys"]
+
+MAN_SECTIONS = {
+    "INPUT": """
+        Ids come from arguments, from --file PATH (repeatable) or from '-' (standard input), one
+        per line. A line is the id exactly as written: leading and trailing spaces are kept, any
+        Unicode and NUL included; only the terminator (\\n or \\r\\n) is removed. Empty lines are
+        skipped; the empty id can still be given as an argument (''). Invalid UTF-8 is an error
+        naming the line. A file that starts with a byte-order mark is read as written (the BOM is
+        part of the first id, as a broker would see it) and a warning says so.
+
+        --topic-description accepts the text printed by
+        'kafka-topics.sh --describe --topic __consumer_offsets' (lines 'Partition: N  Leader: B';
+        'Leader: none' means no leader), or a YAML/JSON map {partition: leader}, also as
+        {topic: NAME, partitions: {...}} or {partitions: [{partition: N, leader: B}, ...]}.
+    """,
+    "FORMULA": """
+        partition = Utils.abs(id.hashCode()) % N, where hashCode is Java's String.hashCode over
+        UTF-16 code units with 32-bit overflow (a character outside the BMP counts as two
+        surrogates) and Utils.abs maps Integer.MIN_VALUE to 0. Sources:
+        GroupCoordinatorService.partitionFor (groups, N = offsets.topic.num.partitions),
+        TransactionStateManager.partitionFor (transactional ids, N =
+        transaction.state.log.num.partitions), ShareCoordinatorService.partitionFor (share-group
+        state, key "groupId:topicId:partition", N = share.coordinator.state.topic.num.partitions).
+        All three default to 50.
+    """,
+    "OUTPUT": """
+        --format table prints a Rich table (plain tab-separated columns above 5,000 ids);
+        --format json prints an array in input order of objects {"group_id", "partition"} (plus
+        "coordinator" with --topic-description; "transactional_id" instead of "group_id" with
+        --transactional-id; "topic_id" and "share_partition" with --share-partition);
+        --format jsonl prints the same objects one per line. With --histogram, json prints
+        {"topic", "num_partitions", "total", "min", "max", "mean", "stddev", "partitions": [...],
+        "brokers": [...]} and jsonl one object per partition.
+    """,
+    "EXAMPLES": """
+          $ kgtool coordinator-of orders-service
+          $ kgtool coordinator-of --partitions 200 --format json a b c
+          $ kafka-consumer-groups.sh --bootstrap-server b:9092 --list | kgtool coordinator-of -
+          $ kgtool coordinator-of -f groups.txt -t offsets-describe.txt --histogram
+          $ kgtool coordinator-of --transactional-id payments-tx-0
+    """,
+}

@@ -37,6 +37,7 @@ class KgtoolGroup(TyperGroup):
         **extra: Any,
     ) -> Any:
         from typer import _click
+        from typer.exceptions import Abort
 
         argv = list(sys.argv[1:] if args is None else args)
         debug = "--debug" in argv or os.environ.get(_DEBUG_ENV) == "1"
@@ -61,7 +62,7 @@ class KgtoolGroup(TyperGroup):
             if str(exc):
                 _error_line(f"kgtool: {exc}")
             code = exc.exit_code
-        except (_click.exceptions.Abort, KeyboardInterrupt):
+        except (Abort, KeyboardInterrupt):
             _error_line("kgtool: interrupted")
             code = 130
         except BrokenPipeError:
@@ -120,8 +121,8 @@ def _root(
     ),
 ) -> None:
     """Offline analysis of Apache Kafka consumer groups."""
-    if debug:
-        os.environ[_DEBUG_ENV] = "1"
+    # --debug is read from the argument list by KgtoolGroup.main (it must work even when
+    # parsing fails before this callback runs); declared here for --help and validation.
 
 
 # Subcommands: one module each; registration order is the order shown by --help.

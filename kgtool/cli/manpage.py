@@ -1,0 +1,187 @@
+"""Man pages generated from the CLI definition, so that they cannot drift from ``--help``.
+
+``python -m kgtool.cli.manpage [DIR]`` writes ``kgtool.1`` and one ``kgtool-<command>.1`` per
+subcommand into DIR (default ``man/``). Each page is built from the click command behind the
+Typer app: the command's help, its arguments and options (with metavars, defaults and choices),
+and the ``MAN_SECTIONS`` mapping (title -> plain text) of the command's module, followed by the
+exit codes shared by every command. A test regenerates the pages and compares them with the
+committed files.
+"""
+
+from __future__ import annotations
+
+import enum
+import importlib
+import inspect
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from kgtool import __version__
+from kgtool.errors import ExitCode
+
+EXIT_STATUS = {
+    ExitCode.OK: "Success: everything was read and nothing was reported.",
+    ExitCode.FINDINGS: "Findings or corruption were reported (CRC failures, skipped batches, stale commits).",
+    ExitCode.USAGE: "Usage or input error: a bad option, an unreadable or malformed input file.",
+    ExitCode.INTERNAL: "Internal error in kgtool; run with --debug for the traceback and report it.",
+}
+
+
+def _esc(text: str) -> str:
+    """Escape text for roff: backslashes, leading dots/quotes, and hyphens in options."""
+    text = text.replace("\\", "\\e")
+    lines = []
+    for line in text.split("\n"):
+        if line.startswith((".", "'")):
+            line = "\\&" + line
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def _opt(text: str) -> str:
+    return _esc(text).replace("-", "\\-")
+
+
+def _paragraphs(text: str) -> str:
+    """Plain text with blank-line separated paragraphs -> roff; indented lines kept verbatim."""
+    out: list[str] = []
+    for block in re.split(r"\n\s*\n", inspect.cleandoc(text).strip()):
+        lines = block.split("\n")
+        if all(ln.startswith(("  ", "$ ", "- ")) for ln in lines if ln.strip()):
+            if all(ln.startswith("- ") for ln in lines if ln.strip()):
+                for ln in lines:
+                    out.append(".IP \\(bu 2")
+                    out.append(_esc(ln[2:].strip()))
+                continue
+            out.append(".PP\n.nf\n.RS 4")
+            out.extend(_esc(ln) for ln in lines)
+            out.append(".RE\n.fi")
+        else:
+            out.append(".PP")
+            out.append(_esc(" ".join(ln.strip() for ln in lines)))
+    return "\n".join(out)
+
+
+def _metavar(param: Any) -> str:
+    """The value placeholder: an enum's choices, the declared metavar, else the type name."""
+    annotation = getattr(getattr(param, "type_descriptor", None), "annotation", None)
+    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
+        return "|".join(str(m.value) for m in annotation)
+    if param.metavar:
+        return str(param.metavar)
+    name = getattr(annotation, "__name__", None) or "VALUE"
+    return {"int": "INTEGER", "str": "TEXT", "float": "FLOAT", "Path": "PATH"}.get(name, name.upper())
+
+
+def _param_line(param: Any) -> tuple[str, str]:
+    names = ", ".join(f"\\fB{_opt(o)}\\fR" for o in [*param.opts, *param.secondary_opts])
+    metavar = ""
+    if not getattr(param, "is_flag", False) and param.param_type_name == "option":
+        metavar = " \\fI" + _esc(_metavar(param)) + "\\fR"
+    helptext = (param.help or "").strip()
+    default = param.default
+    if param.param_type_name == "option" and not getattr(param, "is_flag", False):
+        if default not in (None, (), [], "") and getattr(param, "show_default", True) is not False:
+            shown = getattr(default, "value", default)
+            helptext += f" Default: {shown}."
+    return names + metavar, helptext
+
+
+def _command_page(name: str, cmd: Any, ctx_name: str) -> str:
+    module = sys.modules.get(cmd.callback.__module__) if cmd.callback else None
+    sections: dict[str, str] = getattr(module, "MAN_SECTIONS", {}) if module else {}
+    title = ctx_name.upper().replace(" ", "-")
+    helptext = inspect.cleandoc(cmd.help or "")
+    summary = helptext.split("\n", 1)[0].rstrip(".")
+    args = [p for p in cmd.params if p.param_type_name == "argument"]
+    opts = [p for p in cmd.params if p.param_type_name == "option"]
+    synopsis_args = " ".join(_esc(a.metavar or a.name.upper()) for a in args)
+    lines = [
+        f'.TH "{title}" "1" "" "kgtool {__version__}" "kgtool manual"',
+        ".SH NAME",
+        f"{ctx_name.replace(' ', '-')} \\- {_esc(summary)}",
+        ".SH SYNOPSIS",
+        f".B {ctx_name}",
+        f"[\\fIOPTIONS\\fR] {synopsis_args}".rstrip(),
+        ".SH DESCRIPTION",
+        _paragraphs(helptext),
+    ]
+    if args:
+        lines.append(".SH ARGUMENTS")
+        for a in args:
+            lines += [".TP", f"\\fI{_esc(a.metavar or a.name.upper())}\\fR", _esc(a.help or "")]
+    lines.append(".SH OPTIONS")
+    for p in opts:
+        head, text = _param_line(p)
+        lines += [".TP", head, _esc(text)]
+    lines += [".TP", "\\fB\\-h\\fR, \\fB\\-\\-help\\fR", "Show the help and exit."]
+    for sec_title, body in sections.items():
+        lines += [f".SH {sec_title.upper()}", _paragraphs(body)]
+    lines.append(".SH EXIT STATUS")
+    for code, text in EXIT_STATUS.items():
+        lines += [".TP", f"\\fB{int(code)}\\fR", _esc(text)]
+    see = ["kgtool(1)"] if name else []
+    lines += [".SH SEE ALSO", ", ".join(see + ["kafka-consumer-groups.sh, kafka-dump-log.sh"])]
+    return "\n".join(lines) + "\n"
+
+
+def _root_page(group: Any, commands: dict[str, Any]) -> str:
+    lines = [
+        f'.TH "KGTOOL" "1" "" "kgtool {__version__}" "kgtool manual"',
+        ".SH NAME",
+        "kgtool \\- offline analysis of Apache Kafka consumer groups",
+        ".SH SYNOPSIS",
+        ".B kgtool",
+        "[\\fB\\-\\-debug\\fR] \\fICOMMAND\\fR [\\fIARGS\\fR]...",
+        ".SH DESCRIPTION",
+        _paragraphs(group.help or ""),
+        ".SH COMMANDS",
+    ]
+    for name, cmd in commands.items():
+        summary = inspect.cleandoc(cmd.help or "").split("\n", 1)[0]
+        lines += [".TP", f"\\fB{_opt(name)}\\fR", _esc(summary) + f" See kgtool\\-{_opt(name)}(1)."]
+    lines.append(".SH OPTIONS")
+    for p in group.params:
+        head, text = _param_line(p)
+        lines += [".TP", head, _esc(text)]
+    lines += [".TP", "\\fB\\-h\\fR, \\fB\\-\\-help\\fR", "Show the help and exit."]
+    lines.append(".SH EXIT STATUS")
+    for code, text in EXIT_STATUS.items():
+        lines += [".TP", f"\\fB{int(code)}\\fR", _esc(text)]
+    lines += [".SH SEE ALSO", ", ".join(f"kgtool\\-{_opt(n)}(1)" for n in commands)]
+    return "\n".join(lines) + "\n"
+
+
+def generate() -> dict[str, str]:
+    """File name -> page text for the root command and every subcommand."""
+    from kgtool.cli.main import app
+
+    group = typer.main.get_command(app)
+    commands = dict(group.commands)  # type: ignore[attr-defined]
+    for cmd in commands.values():
+        if cmd.callback is not None:
+            importlib.import_module(cmd.callback.__module__)
+    pages = {"kgtool.1": _root_page(group, commands)}
+    for name, cmd in commands.items():
+        pages[f"kgtool-{name}.1"] = _command_page(name, cmd, f"kgtool {name}")
+    return pages
+
+
+def write(directory: Path) -> list[Path]:
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    for fname, text in generate().items():
+        path = directory / fname
+        path.write_text(text, encoding="utf-8")
+        written.append(path)
+    return written
+
+
+if __name__ == "__main__":  # pragma: no cover - a maintenance entry point
+    target = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parents[2] / "man"
+    for p in write(target):
+        print(p)
