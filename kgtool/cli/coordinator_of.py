@@ -186,29 +186,55 @@ def _key_name(lookup: CoordinatorLookup) -> str:
     return lookup.kind.field_name
 
 
+_CHUNK = 65_536
+
+
 def _render_lookup(lookup: CoordinatorLookup, fmt: OutputFormat, share: SharePartition | None) -> None:
     key = _key_name(lookup)
     parts = lookup.partitions.tolist()
-    coords = lookup.coordinators
     if fmt is OutputFormat.table:
         _render_lookup_table(lookup, parts)
         return
-    # Fast path: build the JSON text directly (ids quoted by the C encoder), one object per id.
+    # Fast path: JSON text built directly, in chunks (bounded memory), with only C-level work
+    # per item: ids quoted by the C encoder, partitions as cached strings.
     q = _json_str
-    extra_share = ""
+    extra = ""
     if share is not None:
-        extra_share = f', "topic_id": {q(share.topic_id)}, "share_partition": {share.partition}'
-    if coords is None:
-        items = [f'{{"{key}": {q(i)}, "partition": {p}{extra_share}}}' for i, p in zip(lookup.ids, parts)]
-    else:
-        items = [
-            f'{{"{key}": {q(i)}, "partition": {p}{extra_share}, "coordinator": {"null" if c is None else c}}}'
-            for i, p, c in zip(lookup.ids, parts, coords)
-        ]
-    if fmt is OutputFormat.jsonl:
-        render.write_raw("\n".join(items) + ("\n" if items else ""))
-    else:
-        render.write_raw("[\n  " + ",\n  ".join(items) + "\n]\n" if items else "[]\n")
+        extra = f', "topic_id": {q(share.topic_id)}, "share_partition": {share.partition}'
+    head = f'{{"{key}": '
+    mid = ', "partition": '
+    pstr_table = _int_string_table(lookup.num_partitions, len(parts))
+    n = len(parts)
+    sep = "\n" if fmt is OutputFormat.jsonl else ",\n  "
+    if fmt is OutputFormat.json:
+        render.write_raw("[\n  " if n else "[]\n")
+    for lo in range(0, n, _CHUNK):
+        hi = min(n, lo + _CHUNK)
+        quoted = map(q, lookup.ids[lo:hi])
+        pstr = _int_strings(parts[lo:hi], pstr_table)
+        if lookup.coordinators is None:
+            tail = extra + "}"
+            items = [head + i + mid + p + tail for i, p in zip(quoted, pstr)]
+        else:
+            mid_c = extra + ', "coordinator": '
+            cstr = ["null" if c is None else str(c) for c in lookup.coordinators[lo:hi]]
+            items = [head + i + mid + p + mid_c + c + "}" for i, p, c in zip(quoted, pstr, cstr)]
+        render.write_raw(("" if lo == 0 else sep) + sep.join(items))
+    if fmt is OutputFormat.json:
+        render.write_raw("\n]\n" if n else "")
+    elif n:
+        render.write_raw("\n")
+
+
+def _int_string_table(bound: int, count: int) -> list[str] | None:
+    """Strings of 0..bound-1 when that table is cheaper than converting ``count`` ints."""
+    return [str(i) for i in range(bound)] if bound <= 4 * count + 1024 else None
+
+
+def _int_strings(values: list[int], table: list[str] | None) -> list[str]:
+    if table is not None:
+        return [table[v] for v in values]
+    return list(map(str, values))
 
 
 def _render_lookup_table(lookup: CoordinatorLookup, parts: list[int]) -> None:

@@ -49,18 +49,20 @@ def parse_id_lines(data: bytes, source: str) -> IdList:
             f"{source}: line 1 starts with U+FEFF (a byte-order mark); it is kept as part of "
             "the first id, as a broker would see it"
         )
-    lines = text.split("\n")
-    ids = [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
-    ids = [i for i in ids if i]
+    if "\r" in text:
+        # "\r\n" can only be a terminator (a "\n" always ends a line), so folding it to
+        # "\n" removes exactly the terminators and keeps every other "\r".
+        text = text.replace("\r\n", "\n")
+    ids = list(filter(None, text.split("\n")))
 
     units = np.frombuffer(text.encode("utf-16-le", "surrogatepass"), dtype="<u2")
     newlines = np.flatnonzero(units == 0x0A)
-    starts = np.concatenate(([0], newlines + 1)).astype(np.int64)
-    ends = np.concatenate((newlines, [len(units)])).astype(np.int64)
-    if len(units):
-        before_end = np.clip(ends - 1, 0, None)
-        crlf = (ends > starts) & (units[before_end] == 0x0D)
-        ends = ends - crlf
+    starts = np.empty(len(newlines) + 1, dtype=np.int64)
+    starts[0] = 0
+    starts[1:] = newlines + 1
+    ends = np.empty(len(newlines) + 1, dtype=np.int64)
+    ends[:-1] = newlines
+    ends[-1] = len(units)
     lengths = ends - starts
     keep = lengths > 0
     starts, lengths = starts[keep], lengths[keep]

@@ -123,35 +123,52 @@ def _pow31(n: int) -> np.ndarray:
     return _POW31_CACHE[:n]
 
 
+#: Strings longer than this are hashed one by one (a weighted sum); shorter ones together.
+_LONG = 256
+
+
 def hashcodes_from_units(units: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     """Java hashCodes (int32) of strings laid out as UTF-16 code units.
 
     ``units`` holds code units; string ``i`` is ``units[starts[i] : starts[i] + lengths[i]]``.
-    Strings must be in increasing ``starts`` order and may not overlap (gaps are allowed).
+
+    Short strings are hashed together by Horner's rule over columns: strings sorted by
+    length (longest first) so that those still active at column ``j`` are a prefix, then
+    ``h = h * 31 + unit`` in uint32 (Java's int overflow). Long strings are few and each is
+    one dot product with the weights ``31**k mod 2**32``.
     """
     n = len(starts)
     result = np.zeros(n, dtype=np.uint32)
     if n == 0:
         return result.view(np.int32)
-    starts = starts.astype(np.int64, copy=False)
-    lengths = lengths.astype(np.int64, copy=False)
-    nonempty = lengths > 0
-    if not nonempty.any():
-        return result.view(np.int32)
-    s = starts[nonempty]
-    ln = lengths[nonempty]
-    total = int(ln.sum())
-    # Position of each unit inside its own string, counted from the end (k = len-1-i).
-    seg_start_in_flat = np.zeros(len(s), dtype=np.int64)
-    np.cumsum(ln[:-1], out=seg_start_in_flat[1:])
-    flat_idx = np.arange(total, dtype=np.int64)
-    owner = np.repeat(np.arange(len(s)), ln)
-    within = flat_idx - seg_start_in_flat[owner]
-    k = ln[owner] - 1 - within
-    src = s[owner] + within
-    weighted = units[src].astype(np.uint32) * _pow31(int(ln.max()))[k]
-    sums = np.add.reduceat(weighted, seg_start_in_flat, dtype=np.uint32)
-    result[nonempty] = sums
+    starts = np.asarray(starts, dtype=np.int64)
+    lengths = np.asarray(lengths, dtype=np.int64)
+    units = np.asarray(units, dtype=np.uint16)
+
+    long_idx = np.flatnonzero(lengths > _LONG)
+    if len(long_idx):
+        weights = _pow31(int(lengths[long_idx].max()))
+        for i in long_idx.tolist():
+            ln = int(lengths[i])
+            seg = units[starts[i] : starts[i] + ln].astype(np.uint32)
+            result[i] = np.dot(seg, weights[ln - 1 :: -1]) if ln else 0
+
+    short = np.flatnonzero((lengths > 0) & (lengths <= _LONG))
+    if len(short):
+        order = short[np.argsort(-lengths[short], kind="stable")]
+        s = starts[order]
+        ln = lengths[order]
+        # active[j] = how many strings are longer than j (a prefix of the sorted order).
+        maxlen = int(ln[0])
+        active = np.searchsorted(-ln, -np.arange(maxlen), side="left")
+        h = np.zeros(len(order), dtype=np.uint32)
+        thirty_one = np.uint32(31)
+        for j in range(maxlen):
+            k = int(active[j])
+            hk = h[:k]
+            hk *= thirty_one
+            hk += units[s[:k] + j]
+        result[order] = h
     return result.view(np.int32)
 
 
