@@ -26,8 +26,10 @@ from __future__ import annotations
 
 from itertools import repeat
 
+from kgtool.assignors._perf import gc_paused
 from kgtool.assignors._client import member_info_sorted, partitions_per_topic_order
 from kgtool.assignors._java import java_string_key, needs_utf16_key
+from kgtool.assignors._ranges import assign_ranges
 from kgtool.assignors.model import Assignment, GroupSpec, MemberSpec, TopicPartition
 
 
@@ -36,6 +38,7 @@ class RangeAssignor:
 
     name = "range"
 
+    @gc_paused
     def assign(self, group: GroupSpec) -> Assignment:
         """Return every member's partitions in the order ``RangeAssignor.assignPartitions`` builds them."""
         members = group.members
@@ -114,61 +117,19 @@ def _dedup(sorted_members: list[MemberSpec]) -> list[MemberSpec]:
 
 
 def _assign_plain_ranges(topic_order: list[str], group: GroupSpec, subscribers, out) -> None:
-    """``assignRanges(t, (c, tp) -> true, assignment)`` for every topic, without racks.
-
-    With nothing assigned yet this is ``RangeAssignor``'s arithmetic: member ``i`` of ``k`` gets
-    ``n // k`` partitions starting at ``(n // k) * i + min(i, n % k)``, one more if ``i < n % k``;
-    topics are appended in ``topic_order``.
-
-    Layout: when every topic has the same subscribers and the same partition count ``n`` (the
-    usual large group), the partitions are laid out topic-major in one list ``flat`` and member
-    ``i``'s list is ``flat[s + r + j*n]`` for topic ``j`` and ``r`` in its range: ``len(range)``
-    strided slices per member, so the work is one C-level copy per partition.
-    """
-    topics = group.topics
-    first = subscribers[topic_order[0]]
-    n0 = topics[topic_order[0]].partitions
-    if all(subscribers[t] is first for t in topic_order) and all(topics[t].partitions == n0 for t in topic_order):
-        k = len(first)
-        if k == 0:
-            return
-        flat: list[TopicPartition] = []
-        for t in topic_order:
-            flat.extend(zip(repeat(t, n0), range(n0)))
-        n_topics = len(topic_order)
-        per, extra = divmod(n0, k)
-        start = 0
-        for i, m in enumerate(first):
-            length = per + 1 if i < extra else per
-            if length == 0:
-                break
-            if length == 1:
-                out[m.member_id].extend(flat[start::n0])
-            else:
-                mine: list = [None] * (n_topics * length)
-                for r in range(length):
-                    mine[r::length] = flat[start + r :: n0]
-                out[m.member_id].extend(mine)
-            start += length
-        return
-
+    """``assignRanges(t, (c, tp) -> true, assignment)`` for every topic, without racks."""
+    ids = {}
     for t in topic_order:
-        n = topics[t].partitions
-        consumers = subscribers[t]
-        k = len(consumers)
-        if k == 0:
-            continue
-        per, extra = divmod(n, k)
-        tps = list(zip(repeat(t, n), range(n)))
-        if per == 0:
-            for i in range(extra):
-                out[consumers[i].member_id].append(tps[i])
-            continue
-        start = 0
-        for i, m in enumerate(consumers):
-            length = per + 1 if i < extra else per
-            out[m.member_id].extend(tps[start : start + length])
-            start += length
+        lst = subscribers[t]
+        if id(lst) not in ids:
+            # Keep lst alive in the tuple so its id stays unique; shared lists convert once.
+            ids[id(lst)] = (lst, [m.member_id for m in lst])
+    assign_ranges(
+        topic_order,
+        {t: group.topics[t].partitions for t in topic_order},
+        {t: ids[id(subscribers[t])][1] for t in topic_order},
+        out,
+    )
 
 
 class _TopicState:

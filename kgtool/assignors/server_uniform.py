@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from itertools import repeat
 
+from kgtool.assignors._perf import gc_paused
 from kgtool.assignors._server import (
     HOMOGENEOUS,
     ServerGroup,
@@ -41,6 +42,7 @@ class UniformAssignor:
 
     name = "server-uniform"
 
+    @gc_paused
     def assign(self, group: GroupSpec) -> Assignment:
         """Return each member's target assignment, partitions sorted by topic and number.
 
