@@ -76,9 +76,10 @@ def main() -> None:
         if name not in only:
             continue
         first = timed(f"{name} uniform {shape}, {a.members} members", assignor.assign, uni)
-        timed(f"{name} non-uniform {shape}, {a.nonuniform_members} members", assignor.assign, non)
+        first_non = timed(f"{name} non-uniform {shape}, {a.nonuniform_members} members", assignor.assign, non)
         if name.startswith("server"):
             timed(f"{name} uniform, second round (owned = first)", assignor.assign, with_owned(uni, first))
+            timed(f"{name} non-uniform, second round (owned = first)", assignor.assign, with_owned(non, first_non))
 
 
 if __name__ == "__main__":

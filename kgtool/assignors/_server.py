@@ -18,15 +18,20 @@ the member that keeps an extra partition is the first one in that order.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import groupby, repeat
+from operator import itemgetter
+
+import numpy as np
 
 from kgtool.assignors._java import (
+    final_capacity,
     hash_order,
     hash_set_initial_capacity,
     name_uuid_bits,
     string_hash_order,
     uuid_hashcode,
 )
-from kgtool.assignors.model import GroupSpec, MemberSpec
+from kgtool.assignors.model import GroupSpec, MemberSpec, TopicPartition
 
 HOMOGENEOUS = "HOMOGENEOUS"
 HETEROGENEOUS = "HETEROGENEOUS"
@@ -63,8 +68,10 @@ class ServerGroup:
 
     - ``member_ids``: ``GroupSpecImpl.memberIds()`` order (HashMap<String, ...> order);
     - ``subscriptions``: member -> subscribed topic names that exist (``subscribedTopicIds``);
-    - ``assignment``: member -> {topic: partitions in ``HashSet<Integer>`` iteration order}
-      (the current target assignment, kgtool's ``owned``), only topics that exist;
+      identical subscriptions share one list;
+    - ``assignment``: member -> {topic: partitions} of the current target assignment (kgtool's
+      ``owned``), in the member's order, only existing topics and partitions; partitions are
+      assumed distinct (kgtool's group readers reject a member owning a partition twice);
     - ``partitions``: topic -> partition count (``SubscribedTopicDescriber.numPartitions``);
     - ``subscription_type``: HOMOGENEOUS or HETEROGENEOUS.
     """
@@ -77,7 +84,15 @@ class ServerGroup:
 
 
 def int_set_order(values: list[int]) -> list[int]:
-    """Iteration order of a ``HashSet<Integer>`` filled with ``values`` (``Integer.hashCode`` = value)."""
+    """Iteration order of a ``HashSet<Integer>`` filled with ``values`` (``Integer.hashCode`` = value).
+
+    Below 65536 ``HashMap.hash(p)`` is ``p`` itself, so the bucket is ``p & (capacity - 1)``.
+    """
+    if values and max(values) < 65536 and min(values) >= 0:
+        mask = final_capacity(len(values)) - 1
+        if max(values) <= mask:
+            return sorted(values)
+        return sorted(values, key=mask.__and__)
     return hash_order(values, int)
 
 
@@ -89,25 +104,75 @@ def server_group(group: GroupSpec) -> ServerGroup:
         by_id.setdefault(m.member_id, m)
     member_ids = string_hash_order(list(by_id))
     topics = group.topics
+    counts = {t: spec.partitions for t, spec in topics.items()}
     subscriptions: dict[str, list[str]] = {}
     assignment: dict[str, dict[str, list[int]]] = {}
+    shared: dict[tuple[str, ...], list[str]] = {}
+    second = itemgetter(1)
     for mid in member_ids:
         m = by_id[mid]
-        subscriptions[mid] = [t for t in dict.fromkeys(m.topics) if t in topics]
+        subs = shared.get(m.topics)
+        if subs is None:
+            subs = shared[m.topics] = [t for t in dict.fromkeys(m.topics) if t in topics]
+        subscriptions[mid] = subs
         per_topic: dict[str, list[int]] = {}
-        for t, p in m.owned:
-            if t in topics and 0 <= p < topics[t].partitions:
-                per_topic.setdefault(t, []).append(p)
-        assignment[mid] = {t: int_set_order(ps) for t, ps in per_topic.items()}
+        for t, grp in groupby(m.owned, key=_first):
+            n = counts.get(t)
+            if n is None:
+                continue
+            ps = list(map(second, grp))
+            if ps and (min(ps) < 0 or max(ps) >= n):
+                ps = [p for p in ps if 0 <= p < n]
+            if t in per_topic:
+                per_topic[t].extend(ps)
+            elif ps:
+                per_topic[t] = ps
+        assignment[mid] = per_topic
     # ModernGroup.subscriptionType / computeSubscriptionType: HOMOGENEOUS when every subscribed
     # topic name is subscribed by every member.
-    first = set(subscriptions[member_ids[0]]) if member_ids else set()
-    homogeneous = all(set(s) == first for s in subscriptions.values())
+    distinct = {id(s): s for s in subscriptions.values()}
+    first = set(next(iter(distinct.values()))) if distinct else set()
+    homogeneous = all(set(s) == first for s in distinct.values())
     return ServerGroup(
         member_ids=member_ids,
         subscriptions=subscriptions,
         assignment=assignment,
-        partitions={t: spec.partitions for t, spec in topics.items()},
+        partitions=counts,
         subscription_type=HOMOGENEOUS if homogeneous else HETEROGENEOUS,
     )
 
+
+def _first(tp):
+    return tp[0]
+
+
+def result_from_owners(
+    group: GroupSpec, member_ids: list[str], owners: dict[str, list[int]]
+) -> dict[str, list[TopicPartition]]:
+    """Each member's partitions, sorted by topic then partition, from per-topic owner arrays.
+
+    ``owners[t][p]`` is the index in ``member_ids`` of partition ``p``'s owner, or -1.
+    """
+    out: dict[str, list[TopicPartition]] = {m.member_id: [] for m in group.members}
+    lists = [out.get(mid) for mid in member_ids]
+    for t in sorted(owners):
+        own = owners[t]
+        n = len(own)
+        if n == 0:
+            continue
+        tps = list(zip(repeat(t, n), range(n)))
+        arr = np.asarray(own, dtype=np.int64)
+        order = np.argsort(arr, kind="stable")
+        sorted_owner = arr[order]
+        cuts = np.flatnonzero(sorted_owner[1:] != sorted_owner[:-1]) + 1
+        starts = [0, *cuts.tolist()]
+        ends = [*cuts.tolist(), n]
+        if len(starts) == 1 and int(sorted_owner[0]) >= 0:
+            lists[int(sorted_owner[0])].extend(tps)
+            continue
+        picked = itemgetter(*order.tolist())(tps) if n > 1 else (tps[0],)
+        for a, b in zip(starts, ends):
+            o = int(sorted_owner[a])
+            if o >= 0:
+                lists[o].extend(picked[a:b])
+    return out

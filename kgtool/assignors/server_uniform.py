@@ -29,11 +29,14 @@ from kgtool.assignors._perf import gc_paused
 from kgtool.assignors._server import (
     HOMOGENEOUS,
     ServerGroup,
+    int_set_order,
+    result_from_owners,
     server_group,
     uuid_hash_order,
     uuid_set_copy_order,
 )
-from kgtool.assignors.model import Assignment, GroupSpec, TopicPartition
+from kgtool.assignors._uniform_heterogeneous import heterogeneous
+from kgtool.assignors.model import Assignment, GroupSpec
 from kgtool.errors import InputError
 
 
@@ -60,20 +63,14 @@ class UniformAssignor:
             return {}
         sg = server_group(group)
         if sg.subscription_type == HOMOGENEOUS:
-            target = _homogeneous(sg)
+            owners = _homogeneous(sg)
         else:
-            from kgtool.assignors._uniform_heterogeneous import heterogeneous
-
-            target = heterogeneous(sg)
-        result: dict[str, list[TopicPartition]] = {}
-        for m in group.members:
-            parts = target.get(m.member_id, {})
-            result[m.member_id] = [tp for t in sorted(parts) for tp in zip(repeat(t), sorted(parts[t]))]
-        return result
+            owners = heterogeneous(sg)
+        return result_from_owners(group, sg.member_ids, owners)
 
 
-def _homogeneous(sg: ServerGroup) -> dict[str, dict[str, list[int]]]:
-    """``UniformHomogeneousAssignmentBuilder.build``: member -> topic -> partitions."""
+def _homogeneous(sg: ServerGroup) -> dict[str, list[int]]:
+    """``UniformHomogeneousAssignmentBuilder.build``: topic -> owner index of every partition."""
     member_ids = sg.member_ids
     # subscribedTopicIds = new HashSet<>(first member's subscribedTopicIds()).
     subscribed = uuid_set_copy_order(sg.subscriptions[member_ids[0]])
@@ -82,64 +79,64 @@ def _homogeneous(sg: ServerGroup) -> dict[str, dict[str, list[int]]]:
         return {}
     subscribed_set = set(subscribed)
     partitions = sg.partitions
+    owners = {t: [-1] * partitions[t] for t in subscribed}
     # GroupSpecImpl.isPartitionAssigned: held by some member in the current target assignment.
-    held: dict[str, set[int]] = {}
-    for mid in member_ids:
+    for i, mid in enumerate(member_ids):
         for t, ps in sg.assignment[mid].items():
-            held.setdefault(t, set()).update(ps)
+            own = owners.get(t)
+            if own is not None:
+                for p in ps:
+                    own[p] = i
     unassigned: list[tuple[str, int]] = []
     total = 0
     for t in subscribed:
+        own = owners[t]
         n = partitions[t]
-        h = held.get(t)
-        if h:
-            unassigned.extend((t, p) for p in range(n) if p not in h)
-        else:
+        if own.count(-1) == n:
             unassigned.extend(zip(repeat(t), range(n)))
+        else:
+            unassigned.extend((t, p) for p in range(n) if own[p] == -1)
         total += n
 
     num_members = len(member_ids)
     min_quota, extra = divmod(total, num_members)
 
     # maybeRevokePartitions.
-    target: dict[str, dict[str, list[int]]] = {}
-    unfilled: list[tuple[str, int]] = []
-    for mid in member_ids:
+    unfilled: list[tuple[int, int]] = []
+    for i, mid in enumerate(member_ids):
         quota = min_quota
         if extra > 0:
             quota += 1
             extra -= 1
         old = sg.assignment[mid]
-        new: dict[str, list[int]] = {}
         # oldAssignment.entrySet(): HashMap<Uuid, Set<Integer>> order.
-        for t in uuid_hash_order(list(old)):
+        for t in uuid_hash_order(list(old)) if len(old) > 1 else old:
             ps = old[t]
             if t not in subscribed_set:
                 continue  # "Remove the entire topic."
             if len(ps) <= quota:
                 quota -= len(ps)
-                new[t] = list(ps)
             else:
-                kept = ps[:quota] if quota > 0 else []
-                unassigned.extend((t, p) for p in ps[len(kept):])
-                quota -= len(kept)
-                if kept:
-                    new[t] = list(kept)
+                # Keep the first `quota` partitions in HashSet<Integer> order, revoke the rest.
+                ordered = int_set_order(ps)
+                own = owners[t]
+                for p in ordered[quota:]:
+                    if own[p] == i:
+                        own[p] = -1
+                    unassigned.append((t, p))
+                quota = 0
         if quota > 0:
-            unfilled.append((mid, quota))
-        target[mid] = new
+            unfilled.append((i, quota))
 
-    # assignRemainingPartitions.
+    # assignRemainingPartitions: unfilled members in order take the next `remaining` partitions.
     idx = 0
     n_unassigned = len(unassigned)
-    for mid, remaining in unfilled:
+    for i, remaining in unfilled:
         if idx >= n_unassigned:
             break
-        take = unassigned[idx : idx + remaining]
-        idx += len(take)
-        mine = target[mid]
-        for t, p in take:
-            mine.setdefault(t, []).append(p)
+        for t, p in unassigned[idx : idx + remaining]:
+            owners[t][p] = i
+        idx += remaining
     if idx < n_unassigned:
         raise InputError("server-uniform: partitions were left unassigned (PartitionAssignorException)")
-    return target
+    return owners
