@@ -32,6 +32,7 @@ from kgtool.assignors._java import (
     uuid_hashcode,
 )
 from kgtool.assignors.model import GroupSpec, MemberSpec, TopicPartition
+from kgtool.errors import InputError
 
 HOMOGENEOUS = "HOMOGENEOUS"
 HETEROGENEOUS = "HETEROGENEOUS"
@@ -108,6 +109,7 @@ def server_group(group: GroupSpec) -> ServerGroup:
     subscriptions: dict[str, list[str]] = {}
     assignment: dict[str, dict[str, list[int]]] = {}
     shared: dict[tuple[str, ...], list[str]] = {}
+    first_item = itemgetter(0)
     second = itemgetter(1)
     for mid in member_ids:
         m = by_id[mid]
@@ -116,7 +118,7 @@ def server_group(group: GroupSpec) -> ServerGroup:
             subs = shared[m.topics] = [t for t in dict.fromkeys(m.topics) if t in topics]
         subscriptions[mid] = subs
         per_topic: dict[str, list[int]] = {}
-        for t, grp in groupby(m.owned, key=_first):
+        for t, grp in groupby(m.owned, key=first_item):
             n = counts.get(t)
             if n is None:
                 continue
@@ -140,10 +142,6 @@ def server_group(group: GroupSpec) -> ServerGroup:
         partitions=counts,
         subscription_type=HOMOGENEOUS if homogeneous else HETEROGENEOUS,
     )
-
-
-def _first(tp):
-    return tp[0]
 
 
 def result_from_owners(
@@ -176,3 +174,19 @@ def result_from_owners(
             if o >= 0:
                 lists[o].extend(picked[a:b])
     return out
+
+
+def check_topics_exist(group: GroupSpec, message: str) -> None:
+    """Raise :class:`InputError` naming the first member subscribed to a topic without metadata.
+
+    ``message`` is formatted with ``member`` and ``topic``. Identical subscriptions are checked once.
+    """
+    topics = group.topics
+    seen: set[tuple[str, ...]] = set()
+    for m in group.members:
+        if m.topics in seen:
+            continue
+        seen.add(m.topics)
+        for t in m.topics:
+            if t not in topics:
+                raise InputError(message.format(member=m.member_id, topic=t))

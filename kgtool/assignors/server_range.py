@@ -23,8 +23,8 @@ from __future__ import annotations
 from kgtool.assignors._perf import gc_paused
 from kgtool.assignors._client import member_info_sorted
 from kgtool.assignors._ranges import assign_ranges
+from kgtool.assignors._server import check_topics_exist
 from kgtool.assignors.model import Assignment, GroupSpec, MemberSpec, TopicPartition
-from kgtool.errors import InputError
 
 
 class ServerRangeAssignor:
@@ -39,10 +39,7 @@ class ServerRangeAssignor:
         Raises :class:`kgtool.errors.InputError` when a member subscribes to a topic without
         metadata (``PartitionAssignorException: Member is subscribed to a non-existent topic``).
         """
-        for m in group.members:
-            for t in m.topics:
-                if t not in group.topics:
-                    raise InputError(f"member {m.member_id} is subscribed to a non-existent topic {t}")
+        check_topics_exist(group, "member {member} is subscribed to a non-existent topic {topic}")
         topics_meta = group.topics
         by_id: dict[str, MemberSpec] = {}
         for m in group.members:

@@ -29,6 +29,7 @@ from kgtool.assignors._perf import gc_paused
 from kgtool.assignors._server import (
     HOMOGENEOUS,
     ServerGroup,
+    check_topics_exist,
     int_set_order,
     result_from_owners,
     server_group,
@@ -53,12 +54,7 @@ class UniformAssignor:
         metadata (``PartitionAssignorException: Members are subscribed to topic ... which doesn't
         exist in the topic metadata``).
         """
-        for m in group.members:
-            for t in m.topics:
-                if t not in group.topics:
-                    raise InputError(
-                        f"member {m.member_id} is subscribed to topic {t} which doesn't exist in the topic metadata"
-                    )
+        check_topics_exist(group, "member {member} is subscribed to topic {topic} which doesn't exist in the topic metadata")
         if not group.members:
             return {}
         sg = server_group(group)
