@@ -342,7 +342,10 @@ def _decode_members(vd: dict, warnings: list[str]) -> None:
                 member[name + "_decoded"] = fn(member[name], context=ctx)
             except DecodeError as exc:
                 member[name + "_decoded"] = None
-                warnings.append(f"{name} of member {member.get('member_id')!r} not decoded: {exc}")
+                warnings.append(
+                    f"{name} of member {member.get('member_id')!r} not decoded: byte {exc.position} of its "
+                    f"{len(member[name])} bytes ({exc.context}): {exc.reason}"
+                )
 
 
 def decode_offsets_record(key: bytes | None, value: bytes | None) -> CoordinatorRecord:
