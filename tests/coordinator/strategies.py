@@ -57,3 +57,26 @@ def struct_strategy(fields: tuple[Field, ...], version: int) -> st.SearchStrateg
 
 def message_strategy(schema: MessageSchema, version: int) -> st.SearchStrategy:
     return struct_strategy(schema.fields, version)
+
+
+def kafka_view(fields, version: int, obj):
+    """What a decode returns for ``obj``: tagged fields equal to their default are left out,
+    as in Kafka's JsonConverter (recursively)."""
+    from kgtool.coordinator.schema import default_value
+
+    if obj is None:
+        return None
+    out = {}
+    for f in fields:
+        if f.name not in obj:
+            continue
+        v = obj[f.name]
+        if f.tagged_in(version) and v == default_value(f):
+            continue
+        if f.is_struct and v is not None:
+            v = [kafka_view(f.fields, version, e) for e in v] if f.is_array else kafka_view(f.fields, version, v)
+        out[f.name] = v
+    for extra in ("_unknown_tagged_fields",):
+        if extra in obj:
+            out[extra] = obj[extra]
+    return out

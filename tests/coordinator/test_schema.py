@@ -28,7 +28,7 @@ from kgtool.coordinator.schemas.consumer_protocol import (
 )
 from kgtool.errors import DecodeError
 
-from tests.coordinator.strategies import message_strategy
+from tests.coordinator.strategies import kafka_view, message_strategy
 
 SCHEMAS = ALL_SCHEMAS + [
     CONSUMER_PROTOCOL_SUBSCRIPTION,
@@ -59,8 +59,9 @@ def both_ways(schema, version, obj, data):
     padded = b"\xAA\xBB" + data + b"\xCC"
     got, end = decode_message(schema, version, padded, 2, len(padded) - 1)
     assert end == len(padded) - 1
-    assert got == obj
+    assert got == kafka_view(schema.fields, version, obj)
     assert encode_message(schema, version, obj) == data
+    assert encode_message(schema, version, got) == data
 
 
 def test_every_table_cites_its_source():
@@ -77,7 +78,7 @@ def test_round_trip_every_schema_version(schema, version):
         data = encode_message(schema, version, obj)
         got, end = decode_message(schema, version, data)
         assert end == len(data)
-        assert got == obj
+        assert got == kafka_view(schema.fields, version, obj)
         assert encode_message(schema, version, got) == data
         # every strict prefix is an error (never a wrong answer or another exception);
         # a proper message is never empty: each has at least one field or a tag count
@@ -93,7 +94,9 @@ def test_round_trip_every_schema_version(schema, version):
 def test_defaults_encode_and_decode(schema, version):
     obj = {f.name: default_value(f) for f in schema.fields if f.present_in(version) or f.tagged_in(version)}
     data = encode_message(schema, version, obj)
-    assert decode_message(schema, version, data)[0] == obj
+    got = decode_message(schema, version, data)[0]
+    assert got == kafka_view(schema.fields, version, obj)
+    assert not any(f.tagged_in(version) for f in schema.fields if f.name in got)  # defaults: not shown
     assert encode_message(schema, version, {}) == data
 
 
@@ -165,6 +168,12 @@ def test_transaction_log_value_tagged_fields():
         + uvarint(2) + uvarint(2) + struct.pack(">h", 2)
     )
     both_ways(TLV, 1, obj, data)
+    # Kafka's JSON view: schema order, the tagged field at its default (next_producer_id) left out
+    assert list(decode_message(TLV, 1, data)[0]) == [
+        "producer_id", "previous_producer_id", "producer_epoch", "transaction_timeout_ms",
+        "transaction_status", "transaction_partitions", "transaction_last_update_timestamp_ms",
+        "transaction_start_timestamp_ms", "client_transaction_version",
+    ]
     v0 = {k: v for k, v in obj.items() if k not in ("previous_producer_id", "next_producer_id", "client_transaction_version")}
     v0["transaction_partitions"] = None
     data0 = struct.pack(">qhib", 5, 3, 60000, 1) + struct.pack(">i", -1) + struct.pack(">qq", 10, 9)
