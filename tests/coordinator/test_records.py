@@ -264,3 +264,14 @@ def test_random_records_never_crash(key, value):
         else:
             assert isinstance(rec, CoordinatorRecord)
             json.dumps(rec.to_json())
+
+
+def test_readme_lists_every_record_type():
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = readme.split("<!-- section:record-schemas -->")[1].split("<!-- /section:record-schemas -->")[0]
+    for rt in OFFSETS_RECORD_TYPES.values():
+        assert f"| {rt.id} | `{rt.kind}` |" in section
+    for kind in ("transaction_log", "share_snapshot", "share_update"):
+        assert f"`{kind}`" in section

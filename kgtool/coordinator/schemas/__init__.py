@@ -39,7 +39,7 @@ def _registry(*types: RecordType) -> dict[int, RecordType]:
         if t.id in out:
             raise AssertionError(f"duplicate record type {t.id}")
         out[t.id] = t
-    return out
+    return dict(sorted(out.items()))
 
 
 def _typed(key: MessageSchema, value: MessageSchema) -> RecordType:
