@@ -347,7 +347,10 @@ def _uv(b: bytes, p: int, n: int, what: str) -> tuple[int, int]:
         p += 1
         value |= (c & 0x7F) << shift
         if c < 0x80:
-            return value & 0xFFFFFFFF, p
+            # Java's readUnsignedVarint returns an int: bits past 32 are lost and values of 2**31
+            # and up come out negative (a length of -1 or less then means null, as in Kafka).
+            value &= 0xFFFFFFFF
+            return (value - 0x100000000 if value >= 0x80000000 else value), p
         shift += 7
         if shift >= 35:
             raise _Fail(start, f"varint ({what}) longer than 5 bytes")
@@ -537,7 +540,8 @@ class _Codegen:
         self.emit_length(out, lv, "length", name, flexible, end, 2 if typ == "string" else 4)
         out.append(f"if {lv} < 0:")
         if nullable:
-            out.append(f"    if {lv} != -1: raise _Fail(_lp, 'negative length ' + str({lv}), {name!r})")
+            # Kafka's generated read() takes any negative length as null.
+            out.append(f"    if {lv} != -1: w.append('length ' + str({lv}) + ' of {name} at byte ' + str(_lp) + ' read as null, as Kafka does')")
             out.append(f"    {var} = None")
         else:
             out.append(
@@ -564,7 +568,7 @@ class _Codegen:
         min_size = max(1, _min_size_of_type(f, et, version, flexible))
         out.append(f"if {cv} < 0:")
         if nullable:
-            out.append(f"    if {cv} != -1: raise _Fail(_lp, 'negative array count ' + str({cv}), {name!r})")
+            out.append(f"    if {cv} != -1: w.append('array count ' + str({cv}) + ' of {name} at byte ' + str(_lp) + ' read as null, as Kafka does')")
             out.append(f"    {var} = None")
         else:
             out.append(
@@ -629,7 +633,7 @@ class _Codegen:
         loop.append("_tag, p = _uv(b, p, n, 'tag')")
         loop.append("_tsz, p = _uv(b, p, n, 'tagged field size')")
         loop.append(
-            "if _tsz > n - p: raise _Fail(_tp, 'tagged field ' + str(_tag) + ' size ' + str(_tsz) + ' exceeds ' + str(n - p) + ' bytes remaining', '_tagged_fields')"
+            "if _tsz < 0 or _tsz > n - p: raise _Fail(_tp, 'tagged field ' + str(_tag) + ' size ' + str(_tsz) + ' exceeds ' + str(n - p) + ' bytes remaining', '_tagged_fields')"
         )
         loop.append("_te = p + _tsz")
         first = True

@@ -255,8 +255,17 @@ def test_array_count_guarded_before_allocation():
 def test_null_in_non_nullable_and_negative_lengths():
     e = err(OCV, 3, struct.pack(">qih", 1, 1, -1) + b"\x00" * 8)
     assert e.context == "value.metadata" and e.position == 12 and "non-nullable" in e.reason
-    e = err(GMV, 0, struct.pack(">h", 1) + b"x" + struct.pack(">i", 0) + struct.pack(">h", -2))
-    assert e.context == "value.protocol" and "negative length -2" in e.reason
+    # a nullable field: Kafka's generated read() takes any negative length as null
+    w: list[str] = []
+    obj, _ = decode_message(GMV, 0, struct.pack(">h", 1) + b"x" + struct.pack(">i", 0) + struct.pack(">hhi", -2, -1, 0),
+                            warnings=w)
+    assert obj["protocol"] is None and w == ["length -2 of protocol at byte 7 read as null, as Kafka does"]
+    # a 5-byte varint of 2**32 - 1 is -1 as a Java int: compact length -2, null in a nullable field
+    w = []
+    obj, _ = decode_message(CGMV, 0, b"\xff\xff\xff\xff\x0f" + b"\x00" + b"\x01\x01" + b"\x01" + b"\x00"
+                            + struct.pack(">i", 1) + b"\x00" + b"\x00", warnings=w)
+    assert obj["instance_id"] is None and obj["rack_id"] is None
+    assert w == ["length -2 of instance_id at byte 0 read as null, as Kafka does"]
 
 
 def test_varint_too_long_and_truncated():
