@@ -52,6 +52,8 @@ __all__ = [
     "decode_offset_commit",
     "default_offsets_value_version",
     "to_jsonable",
+    "RECORD_DECODERS",
+    "INTERNAL_TOPICS",
 ]
 
 UNKNOWN = "unknown"
@@ -470,3 +472,20 @@ def encode_share_state_record(
     if value is None:
         return kb, None
     return kb, struct.pack(">h", value_version) + encode_message(rt.value, value_version, value)
+
+
+#: ``--decode`` name -> record decoder, for the internal topics whose records kgtool knows.
+#: (``offsets``: ``__consumer_offsets``; ``txn``: ``__transaction_state``; ``share``:
+#: ``__share_group_state``.)
+RECORD_DECODERS = {
+    "offsets": decode_offsets_record,
+    "txn": decode_transaction_record,
+    "share": decode_share_state_record,
+}
+
+#: Internal topic name -> ``--decode`` name (to choose a decoder from a ``TOPIC-N`` directory).
+INTERNAL_TOPICS = {
+    "__consumer_offsets": "offsets",
+    "__transaction_state": "txn",
+    "__share_group_state": "share",
+}
