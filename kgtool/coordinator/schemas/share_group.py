@@ -10,7 +10,7 @@ Transcribed from Apache Kafka 4.x ``group-coordinator/src/main/resources/common/
     10 ShareGroupMemberMetadata             key group_id member_id; value rack_id? client_id
                                             client_host subscribed_topic_names
     11 ShareGroupMetadata                   key group_id; value epoch metadata_hash
-    12 ShareGroupTargetAssignmentMetadata   key group_id; value assignment_epoch
+    12 ShareGroupTargetAssignmentMetadata   key group_id; value assignment_epoch, assignment_timestamp (tag 0)
     13 ShareGroupTargetAssignmentMember     key group_id member_id; value topic_partitions[topic_id partitions]
     14 ShareGroupCurrentMemberAssignment    key group_id member_id; value member_epoch
                                             previous_member_epoch state assigned_partitions[topic_id partitions]
@@ -64,8 +64,16 @@ SHARE_GROUP_METADATA_VALUE = value(
 )
 
 SHARE_GROUP_TARGET_ASSIGNMENT_METADATA_KEY = group_key("ShareGroupTargetAssignmentMetadataKey", 12)
+# assignment_timestamp: tag 0, as in ConsumerGroupTargetAssignmentMetadataValue (KIP-1263, 4.3;
+# GroupCoordinatorRecordHelpers.newShareGroupTargetAssignmentMetadataRecord takes the time).
+# Tagged, so records written before it decode the same.
 SHARE_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE = value(
-    "ShareGroupTargetAssignmentMetadataValue", 12, [F("assignment_epoch", "int32")]
+    "ShareGroupTargetAssignmentMetadataValue",
+    12,
+    [
+        F("assignment_epoch", "int32"),
+        F("assignment_timestamp", "int64", tag=0, tagged="0+", default=0, ignorable=True),
+    ],
 )
 
 _TOPIC_PARTITION = [F("topic_id", "uuid"), F("partitions", "[]int32")]
