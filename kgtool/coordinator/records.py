@@ -57,6 +57,8 @@ __all__ = [
 ]
 
 UNKNOWN = "unknown"
+#: Kinds whose decoded key and value hold only ints and strings (no bytes to convert).
+_FLAT_KINDS = frozenset({"offset_commit", "legacy_offset_commit"})
 
 
 @dataclass(slots=True)
@@ -82,14 +84,20 @@ class CoordinatorRecord:
 
     def to_json(self) -> dict:
         """A JSON-able dict: bytes as standard base64, consumer-protocol bytes also decoded."""
+        if self.kind in _FLAT_KINDS:  # no bytes inside: shallow copies are enough (hot path)
+            key = dict(self.key)
+            value = None if self.value is None else dict(self.value)
+        else:
+            key = to_jsonable(self.key)
+            value = to_jsonable(self.value)
         out: dict[str, Any] = {
             "record_type": self.record_type,
             "kind": self.kind,
             "tombstone": self.tombstone,
             "key_version": self.key_version,
-            "key": to_jsonable(self.key),
+            "key": key,
             "value_version": self.value_version,
-            "value": to_jsonable(self.value),
+            "value": value,
             "warnings": list(self.warnings),
         }
         if self.raw_key is not None or self.raw_value is not None:
