@@ -84,7 +84,8 @@ class CoordinatorRecord:
 
     def to_json(self) -> dict:
         """A JSON-able dict: bytes as standard base64, consumer-protocol bytes also decoded."""
-        if self.kind in _FLAT_KINDS:  # no bytes inside: shallow copies are enough (hot path)
+        if self.kind in _FLAT_KINDS and (self.value is None or "_unknown_tagged_fields" not in self.value):
+            # no bytes inside: shallow copies are enough (hot path)
             key = dict(self.key)
             value = None if self.value is None else dict(self.value)
         else:

@@ -275,3 +275,15 @@ def test_readme_lists_every_record_type():
         assert f"| {rt.id} | `{rt.kind}` |" in section
     for kind in ("transaction_log", "share_snapshot", "share_update"):
         assert f"`{kind}`" in section
+
+
+def test_offset_commit_v4_with_unknown_tags_is_json_able():
+    kb, vb = encode_offsets_record("offset_commit", {"group": "g", "topic": "t", "partition": 0},
+                                   {"offset": 1, "leader_epoch": 0, "metadata": "", "commit_timestamp": 0},
+                                   value_version=4)
+    vb = vb[:-1] + b"\x01\x05\x01\xff"  # one unknown tag (5) of one byte
+    rec = decode_offsets_record(kb, vb)
+    assert rec.value["_unknown_tagged_fields"] == [{"tag": 5, "data": b"\xff"}]
+    assert rec.warnings == ["unknown tagged field 5 (1 bytes) in OffsetCommitValue v4 kept raw"]
+    assert json.loads(json.dumps(rec.to_json()))["value"]["_unknown_tagged_fields"] == [{"tag": 5, "data": "/w=="}]
+    assert encode_offsets_record(rec.kind, rec.key, rec.value, value_version=4) == (kb, vb)
