@@ -68,8 +68,6 @@ class VersionRange:
     lowest: int
     highest: int  # inclusive; 0x7FFF stands for "+"
 
-    NONE_TEXT = "none"
-
     @classmethod
     def parse(cls, text: str | None) -> VersionRange:
         if text is None or text == "none":
@@ -366,13 +364,6 @@ def _unpacker(fmt: str) -> Callable:
     return fn
 
 
-def _int_array(fmt: str, size: int) -> Callable:
-    def read(b: bytes, p: int, count: int) -> list:
-        return list(struct.unpack_from(f">{count}{fmt}", b, p))
-
-    return read
-
-
 # ---------------------------------------------------------------------------------------------
 # Code generation
 
@@ -441,7 +432,7 @@ class _Codegen:
                 pending.append((f, var))
                 continue
             flush()
-            self.emit_field(body, f, var, version, flexible, "n", "    ")
+            self.emit_field(body, f, var, version, flexible, "n")
         flush()
         tagged_vars: dict[str, str] = {}
         if flexible:
@@ -475,7 +466,7 @@ class _Codegen:
     # -- fields -------------------------------------------------------------------------------
 
     def emit_field(
-        self, out: list[str], f: Field, var: str, version: int, flexible: bool, end: str, _i: str
+        self, out: list[str], f: Field, var: str, version: int, flexible: bool, end: str
     ) -> None:
         """Emit code reading field ``f`` into ``var``; ``end`` bounds the readable bytes."""
         name = f.name
@@ -500,7 +491,7 @@ class _Codegen:
         sub = self.struct_function(f.fields, version, flexible)
         if nullable:
             out.append(f"if p + 1 > {end}: raise _Fail(p, 'expected the null marker of a struct, 0 bytes remaining', {name!r})")
-            out.append(f"if b[p] >= 128:")
+            out.append("if b[p] >= 128:")
             out.append(f"    {var} = None; p += 1")
             out.append("else:")
             out.append("    p += 1")
@@ -595,7 +586,7 @@ class _Codegen:
                 loop.append(f"{ev}, p = {sub}(b, p, {end}, w)")
             else:
                 elem = Field(name=f"{name}", type=et, versions=f.versions)
-                self.emit_field(loop, elem, ev, version, flexible, end, "")
+                self.emit_field(loop, elem, ev, version, flexible, end)
             loop.append(f"{var}.append({ev})")
             inner.append("    try:")
             inner.extend("        " + line for line in loop)
@@ -642,7 +633,7 @@ class _Codegen:
             loop.append(f"{'if' if first else 'elif'} _tag == {tag}:")
             first = False
             branch: list[str] = []
-            self.emit_field(branch, f, var, version, True, "_te", "")
+            self.emit_field(branch, f, var, version, True, "_te")
             branch.append(
                 f"if p != _te: raise _Fail(_tp, 'tagged field {f.name} (tag {tag}) declared ' + str(_tsz) + ' bytes but its value took ' + str(p - _te + _tsz), {f.name!r})"
             )

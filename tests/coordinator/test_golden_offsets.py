@@ -49,7 +49,7 @@ def test_encode_gives_kafkas_bytes(where, key, value, golden):
 
 
 def _members():
-    for where, key, value, golden in RECORDS:
+    for where, _key, _value, golden in RECORDS:
         if golden["kind"] == "group_metadata" and golden["value"]:
             for i, m in enumerate(golden["value"]["members"]):
                 yield f"{where}:m{i}", m
