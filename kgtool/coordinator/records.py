@@ -229,8 +229,12 @@ def decode_offset_commit(key: bytes, value: bytes | None) -> tuple | None:
     metadata, commit_timestamp, expire_timestamp)``, with ``value_version`` and the value
     fields None for a tombstone and fields a version lacks None. Returns None for any other
     record (or anything unusual, such as tagged fields or trailing bytes): use
-    :func:`decode_offsets_record` then. Never raises. ``key`` and ``value`` must be ``bytes``.
+    :func:`decode_offsets_record` then. Never raises (bytes-like inputs are copied to ``bytes``).
     """
+    if type(key) is not bytes:
+        key = bytes(key)
+    if value is not None and type(value) is not bytes:
+        value = bytes(value)
     k = _KEY_CACHE.get(key)
     if k is None:
         k = _offset_commit_key(key)

@@ -287,3 +287,13 @@ def test_offset_commit_v4_with_unknown_tags_is_json_able():
     assert rec.warnings == ["unknown tagged field 5 (1 bytes) in OffsetCommitValue v4 kept raw"]
     assert json.loads(json.dumps(rec.to_json()))["value"]["_unknown_tagged_fields"] == [{"tag": 5, "data": "/w=="}]
     assert encode_offsets_record(rec.kind, rec.key, rec.value, value_version=4) == (kb, vb)
+
+
+def test_bytes_like_inputs():
+    kb, vb = encode_offsets_record("offset_commit", {"group": "g", "topic": "t", "partition": 0},
+                                   {"offset": 1, "leader_epoch": 0, "metadata": "m", "commit_timestamp": 0})
+    for conv in (bytearray, memoryview):
+        assert decode_offset_commit(conv(kb), conv(vb)) == decode_offset_commit(kb, vb)
+        assert decode_offsets_record(conv(kb), conv(vb)) == decode_offsets_record(kb, vb)
+        assert decode_transaction_record(*encode_transaction_record({"transactional_id": "x"}, None)).key == {
+            "transactional_id": "x"}
