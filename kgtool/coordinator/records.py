@@ -30,7 +30,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kgtool.coordinator.consumer_protocol import decode_assignment, decode_subscription
-from kgtool.coordinator.schema import decode_message, encode_message
+from kgtool.coordinator.schema import (
+    DECODER_FAILURES,
+    decode_message,
+    encode_message,
+    strict_decoder,
+)
 from kgtool.coordinator.schemas import (
     OFFSETS_RECORD_TYPES,
     OFFSETS_RECORD_TYPES_BY_KIND,
@@ -297,9 +302,9 @@ def _version_of(data: bytes, what: str) -> int:
 def _decode_generic(
     key: bytes, value: bytes | None, registry: dict[int, RecordType], topic: str
 ) -> CoordinatorRecord:
-    if not isinstance(key, bytes):
+    if type(key) is not bytes:
         key = bytes(key)
-    if value is not None and not isinstance(value, bytes):
+    if value is not None and type(value) is not bytes:
         value = bytes(value)
     rtype = _version_of(key, "key")
     rt = registry.get(rtype)
@@ -317,7 +322,11 @@ def _decode_generic(
             raw_value=value,
         )
     warnings: list[str] = []
-    kd, end = decode_message(rt.key, 0, key, 2, context="key", warnings=warnings)
+    try:
+        kd, end = strict_decoder(rt.key, 0)(key, 2, len(key), warnings)
+    except DECODER_FAILURES:
+        del warnings[:]
+        kd, end = decode_message(rt.key, 0, key, 2, context="key", warnings=warnings)
     if end != len(key):
         warnings.append(f"{len(key) - end} trailing bytes after the {rt.key.name} ignored")
     if value is None:
@@ -330,7 +339,12 @@ def _decode_generic(
         return CoordinatorRecord(
             UNKNOWN, rtype, rtype, kd, vversion, None, False, warnings, raw_key=key, raw_value=value
         )
-    vd, end = decode_message(rt.value, vversion, value, 2, context="value", warnings=warnings)
+    mark = len(warnings)
+    try:
+        vd, end = strict_decoder(rt.value, vversion)(value, 2, len(value), warnings)
+    except DECODER_FAILURES:
+        del warnings[mark:]
+        vd, end = decode_message(rt.value, vversion, value, 2, context="value", warnings=warnings)
     if end != len(value):
         warnings.append(f"{len(value) - end} trailing bytes after the {rt.value.name} v{vversion} ignored")
     if rt.kind == "group_metadata":

@@ -57,6 +57,8 @@ __all__ = [
     "uuid_to_str",
     "uuid_from_str",
     "ZERO_UUID",
+    "strict_decoder",
+    "DECODER_FAILURES",
 ]
 
 # ---------------------------------------------------------------------------------------------
@@ -700,6 +702,24 @@ def _compiled(schema: MessageSchema, version: int, lenient: bool) -> Callable:
         fn = ns[fname]
         fn.__kgtool_source__ = ns["__source__"]  # type: ignore[attr-defined]
         schema._cache[key] = fn
+    return fn
+
+
+#: What a decoder from :func:`strict_decoder` may raise; catch it and call
+#: :func:`decode_message` for the lenient retry or the exact :class:`DecodeError`.
+DECODER_FAILURES = (_Fail, UnicodeDecodeError)
+
+
+def strict_decoder(schema: MessageSchema, version: int) -> Callable:
+    """The compiled decoder ``fn(data, pos, end, warnings) -> (dict, pos)`` of a version.
+
+    For hot loops: no wrapping, so it raises :data:`DECODER_FAILURES` (internal exceptions);
+    on those, call :func:`decode_message`, which retries leniently or raises the
+    :class:`DecodeError` with position and path. ``data`` must be ``bytes``.
+    """
+    fn = schema._cache.get(version)
+    if fn is None:
+        fn = schema._cache[version] = _compiled(schema, version, False)
     return fn
 
 
