@@ -88,7 +88,11 @@ class CoordinatorRecord:
     raw_value: bytes | None = None
 
     def to_json(self) -> dict:
-        """A JSON-able dict: bytes as standard base64, consumer-protocol bytes also decoded."""
+        """A JSON-able dict: bytes as standard base64, consumer-protocol bytes also decoded.
+
+        Keys: ``record_type``, ``kind``, ``tombstone``, ``key``, ``value_version``, ``value``,
+        then ``warnings`` (when any) and ``raw_key`` / ``raw_value`` (kind ``unknown``).
+        """
         if self.kind in _FLAT_KINDS and (self.value is None or "_unknown_tagged_fields" not in self.value):
             # no bytes inside: shallow copies are enough (hot path)
             key = dict(self.key)
@@ -96,16 +100,18 @@ class CoordinatorRecord:
         else:
             key = to_jsonable(self.key)
             value = to_jsonable(self.value)
+        # The shape of the golden decode.jsonl's "offsetsTopic" (snake_case): key_version is
+        # record_type and is not repeated; warnings and raw bytes appear only when there are some.
         out: dict[str, Any] = {
             "record_type": self.record_type,
             "kind": self.kind,
             "tombstone": self.tombstone,
-            "key_version": self.key_version,
             "key": key,
             "value_version": self.value_version,
             "value": value,
-            "warnings": list(self.warnings),
         }
+        if self.warnings:
+            out["warnings"] = list(self.warnings)
         if self.raw_key is not None or self.raw_value is not None:
             out["raw_key"] = _b64(self.raw_key)
             out["raw_value"] = _b64(self.raw_value)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from kgtool.coordinator.consumer_protocol import (
@@ -30,14 +32,12 @@ def test_decode_matches_kafka(where, key, value, golden):
     rec = decode_offsets_record(key, value)
     got = rec.to_json()
     want = snake_keys(golden)
-    assert got["record_type"] == want["record_type"]
-    assert got["key_version"] == want["record_type"]
-    assert got["kind"] == want["kind"]
-    assert got["tombstone"] == want["tombstone"]
-    assert got["key"] == want["key"]
-    assert got["value_version"] == want["value_version"]
-    assert got["value"] == want["value"]
-    assert got["warnings"] == []
+    assert rec.key_version == rec.record_type == want["record_type"]
+    assert rec.warnings == []
+    # field by field first (readable failures), then the whole object, order included
+    for name in ("record_type", "kind", "tombstone", "key", "value_version", "value"):
+        assert got[name] == want[name], name
+    assert json.dumps(got) == json.dumps(want)
 
 
 @pytest.mark.parametrize("where,key,value,golden", RECORDS, ids=[r[0] for r in RECORDS])
