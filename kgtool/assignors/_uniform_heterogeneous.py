@@ -84,15 +84,14 @@ class _Balancer:
         return self.most_count - self.least_count <= 1
 
 
-def heterogeneous(sg: ServerGroup) -> dict[str, list[int]]:
-    """``UniformHeterogeneousAssignmentBuilder.build``: topic -> owner index of every partition.
+def heterogeneous(sg: ServerGroup) -> None:
+    """``UniformHeterogeneousAssignmentBuilder.build``, updating ``sg.owner`` in place.
 
     Layout: the builder's ``targetAssignmentPartitionOwners`` (one owner array per topic) and
-    ``memberTargetAssignmentSizes`` are the whole state; the per-member maps Java also keeps are
-    derived from the owner arrays at the end.
+    ``memberTargetAssignmentSizes`` are the whole state (``ServerGroup`` has applied
+    ``maybeRevokePartitions``); the per-member maps Java also keeps follow from the owners.
     """
     member_ids = sg.member_ids
-    num_members = len(member_ids)
     partitions = sg.partitions
     subscribers: dict[str, list[int]] = {}
     for i, mid in enumerate(member_ids):
@@ -103,24 +102,11 @@ def heterogeneous(sg: ServerGroup) -> dict[str, list[int]]:
             else:
                 lst.append(i)
     if not subscribers:
-        return {}
+        sg.owner[:] = -1
+        return
 
-    sizes = [0] * num_members
-    owners = {t: [-1] * partitions[t] for t in subscribers}
-
-    # maybeRevokePartitions: drop topics the member no longer subscribes to.
-    sub_sets: dict[int, set[str]] = {}
-    for i, mid in enumerate(member_ids):
-        lst = sg.subscriptions[mid]
-        subs = sub_sets.get(id(lst))
-        if subs is None:
-            subs = sub_sets[id(lst)] = set(lst)
-        for t, ps in sg.assignment[mid].items():
-            if t in subs:
-                sizes[i] += len(ps)
-                own = owners[t]
-                for p in ps:
-                    own[p] = i
+    sizes = sg.sizes.tolist()
+    owners = {t: sg.topic_owners(t).tolist() for t in subscribers}
 
     def topic_key(t: str):
         # topicComparator: partitions per subscriber descending, subscriber count ascending,
@@ -146,7 +132,8 @@ def heterogeneous(sg: ServerGroup) -> dict[str, list[int]]:
     movable = [t for t in subscribers if len(subscribers[t]) >= 2]
     if movable:
         _balance_topics(sorted(movable, key=topic_key), subscribers, owners, _Balancer(sizes), sizes)
-    return owners
+    for t, own in owners.items():
+        sg.topic_owners(t)[:] = own
 
 
 def _assign_remaining(free, own: list[int], subs: list[int], sizes: list[int]) -> None:
