@@ -15,14 +15,20 @@ from kgtool.assignors.model import GroupSpec, MemberSpec
 def partitions_per_topic_order(group: GroupSpec) -> list[str]:
     """Topics in the iteration order of ``AbstractPartitionAssignor.assign``'s ``partitionsPerTopic``.
 
-    ``allSubscribedTopics`` is a ``HashSet`` filled member by member (in the order the group's
-    subscriptions are iterated: kgtool uses the input order), topic by topic; ``partitionsPerTopic``
-    is a ``HashMap`` filled while iterating that set, keeping only topics with metadata and more
-    than 0 partitions. Both orders are HashMap bucket orders over ``String.hashCode``.
+    ``allSubscribedTopics`` is a ``HashSet`` filled member by member, in the iteration order of
+    the group's subscriptions (``ConsumerCoordinator.onLeaderElected`` collects them in a
+    ``HashMap<String, Subscription>``, so: member ids in HashMap order), topic by topic;
+    ``partitionsPerTopic`` is a ``HashMap`` filled while iterating that set, keeping only topics
+    with metadata and more than 0 partitions. Both orders are HashMap bucket orders over
+    ``String.hashCode``; the member order only matters for topics sharing a bucket.
     """
     first_seen: dict[str, None] = {}
     seen_tuples: set[tuple[str, ...]] = set()
+    by_id = {}
     for m in group.members:
+        by_id.setdefault(m.member_id, m)
+    for mid in string_hash_order(list(by_id)):
+        m = by_id[mid]
         if m.topics in seen_tuples:  # identical subscriptions add nothing new
             continue
         seen_tuples.add(m.topics)

@@ -292,3 +292,17 @@ def test_rack_aware_matches_literal_reference(g):
 @given(groups(uniform=True, equal_partitions=True, with_racks=True, max_topics=4))
 def test_co_partitioned_rack_aware_matches_literal_reference(g):
     assert run(g) == _rack_reference(g)
+
+
+def test_topics_sharing_a_bucket_follow_subscription_map_order():
+    # "Aa".hashCode() == "BB".hashCode() == 2112: same HashMap bucket, so their order is the
+    # order allSubscribedTopics first saw them, iterating the HashMap<String, Subscription> of
+    # members: "m1" (3428), "m2" (3429), "m3" (3430) -> m1 adds BB first. Input order differs.
+    g = group({"Aa": 2, "BB": 2}, {"m3": ["Aa", "BB"], "m2": ["Aa"], "m1": ["BB"]})
+    assert run(g)["m3"] == [("BB", 1), ("Aa", 1)]
+
+
+def test_member_order_is_string_compare_to():
+    # MemberInfo.compareTo uses String.compareTo (UTF-16 units): U+1F600 sorts before U+FFFF.
+    g = group({"t": 2}, {"a\uffff": ["t"], "a\U0001F600": ["t"]})
+    assert run(g) == {"a\U0001F600": [("t", 0)], "a\uffff": [("t", 1)]}
