@@ -45,8 +45,12 @@ def member_info_sorted(members: Sequence[MemberSpec]) -> list[MemberSpec]:
 
     ``MemberInfo.compareTo``: members with a ``group.instance.id`` first, by instance id; then the
     dynamic members by member id; both with ``String.compareTo``. The sort is stable (TimSort), so
-    equal keys keep the order they came in.
+    members sharing an instance id (which a broker would not allow) keep the order they came in:
+    the ``HashMap<String, Subscription>`` order of their member ids.
     """
+    if any(m.instance_id is not None for m in members):
+        rank = {mid: i for i, mid in enumerate(string_hash_order([m.member_id for m in members]))}
+        members = sorted(members, key=lambda m: rank[m.member_id])
     utf16 = needs_utf16_key(
         [m.member_id for m in members] + [m.instance_id for m in members if m.instance_id is not None]
     )
