@@ -19,7 +19,7 @@ sorts its members itself, ``RangeAssignor.sortMemberIds``, so it does not depend
 
 from __future__ import annotations
 
-from itertools import groupby, repeat
+from itertools import chain, groupby, repeat
 from operator import itemgetter
 
 import numpy as np
@@ -193,8 +193,9 @@ def server_group(group: GroupSpec) -> ServerGroup:
 def result_from_owner(group: GroupSpec, sg: ServerGroup) -> dict[str, list[TopicPartition]]:
     """Each member's partitions, sorted by topic then partition, from ``sg.owner``.
 
-    Layout: the slots are visited topic by topic in name order (ascending partitions), then
-    stably grouped by owner, so each member's partitions come out as one contiguous run.
+    Layout: the ``(topic, partition)`` tuples are made once, topic by topic in name order, in a
+    NumPy object array; a stable sort of the slots by owner makes each member's partitions one
+    contiguous, already ordered run, cut out with one slice per member.
     """
     out: dict[str, list[TopicPartition]] = {m.member_id: [] for m in group.members}
     if sg.total == 0:
@@ -205,25 +206,23 @@ def result_from_owner(group: GroupSpec, sg: ServerGroup) -> dict[str, list[Topic
     perm = np.concatenate([np.arange(offsets[i], offsets[i + 1], dtype=np.int64) for i in by_name])
     owner_seq = sg.owner[perm]
     order = np.argsort(owner_seq, kind="stable")
-    slots = perm[order]
     owners_sorted = owner_seq[order]
     first_owned = int(np.searchsorted(owners_sorted, 0))
-    if first_owned == len(slots):
+    if first_owned == len(order):
         return out
-    # The (topic, partition) tuple of every slot, built once in slot order.
-    tps: list[TopicPartition] = []
-    for i, t in enumerate(names):
-        n = int(offsets[i + 1] - offsets[i])
-        tps.extend(zip(repeat(t, n), range(n)))
-    slots = slots[first_owned:]
+    tuples = chain.from_iterable(
+        zip(repeat(names[i]), range(int(offsets[i + 1] - offsets[i]))) for i in by_name
+    )
+    tps = np.fromiter(tuples, dtype=object, count=sg.total)
+    order = order[first_owned:]
     owners_sorted = owners_sorted[first_owned:]
-    picked = itemgetter(*slots.tolist())(tps) if len(slots) > 1 else (tps[int(slots[0])],)
+    picked = tps[order].tolist()
     cuts = np.flatnonzero(owners_sorted[1:] != owners_sorted[:-1]) + 1
     starts = [0, *cuts.tolist()]
-    ends = [*cuts.tolist(), len(slots)]
+    ends = [*cuts.tolist(), len(order)]
     member_ids = sg.member_ids
     for a, b in zip(starts, ends):
-        out[member_ids[int(owners_sorted[a])]].extend(picked[a:b])
+        out[member_ids[int(owners_sorted[a])]] = picked[a:b]
     return out
 
 
