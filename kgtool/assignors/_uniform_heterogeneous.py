@@ -10,6 +10,8 @@ the member numbering itself.
 
 from __future__ import annotations
 
+import numpy as np
+
 from kgtool.assignors._server import ServerGroup, topic_uuid
 
 #: UniformHeterogeneousAssignmentBuilder.MAX_ITERATION_COUNT
@@ -190,15 +192,16 @@ def _balance_topic(subs, own: list[int], balancer: _Balancer, sizes: list[int]) 
     moved = 0
     if balancer.initialize(subs) <= 1:
         return moved
-    # Partitions grouped by owner (owner index, then partition).
-    plist = sorted(range(len(own)), key=lambda p: (own[p], p))
-    start: dict[int, int] = {}
-    end: dict[int, int] = {}
-    for i, p in enumerate(plist):
-        o = own[p]
-        if o not in start:
-            start[o] = i
-        end[o] = i + 1
+    # Partitions grouped by owner (owner index, then partition): a stable sort by owner.
+    arr = np.asarray(own, dtype=np.int64)
+    order = np.argsort(arr, kind="stable")
+    by_owner = arr[order]
+    cuts = np.flatnonzero(by_owner[1:] != by_owner[:-1]) + 1
+    bounds = [0, *cuts.tolist(), len(own)]
+    owners_run = by_owner[bounds[:-1]].tolist()
+    plist = order.tolist()
+    start = dict(zip(owners_run, bounds[:-1]))
+    end = dict(zip(owners_run, bounds[1:]))
     while not balancer.is_balanced():
         most = -1
         while True:
