@@ -41,6 +41,19 @@ def nonuniform_group(n_topics: int, n_partitions: int, n_members: int, seed: int
     return GroupSpec(topics=topics, members=members)
 
 
+def overlapping_group(n_topics: int, n_partitions: int, n_members: int) -> GroupSpec:
+    """Members on three topics each, chosen so that subscriptions overlap in chains: the hard
+    case of the heterogeneous uniform builder's balancing loop."""
+    topics = {f"topic-{i}": TopicSpec(f"topic-{i}", n_partitions) for i in range(n_topics)}
+    names = list(topics)
+    members = [
+        MemberSpec(f"consumer-{i}", tuple(dict.fromkeys(
+            (names[i % n_topics], names[(i * 7 + 1) % n_topics], names[(i * 13 + 5) % n_topics]))))
+        for i in range(n_members)
+    ]
+    return GroupSpec(topics=topics, members=members)
+
+
 def with_owned(group: GroupSpec, assignment) -> GroupSpec:
     return GroupSpec(topics=group.topics, members=[
         MemberSpec(m.member_id, m.topics, owned=tuple(assignment[m.member_id]), generation=1) for m in group.members
@@ -91,6 +104,10 @@ def main() -> None:
         if name.startswith("server"):
             timed(f"{name} uniform, second round (owned = first)", assignor.assign, with_owned(uni, first))
             timed(f"{name} non-uniform, second round (owned = first)", assignor.assign, with_owned(non, first_non))
+        if name == "server-uniform":
+            overlap = overlapping_group(a.topics, a.partitions, a.nonuniform_members)
+            timed(f"{name} overlapping 3-topic subscriptions, {a.nonuniform_members} members",
+                  assignor.assign, overlap)
 
 
 if __name__ == "__main__":
