@@ -24,11 +24,10 @@ assigned as usual and each member's list is then sorted by topic and partition.
 
 from __future__ import annotations
 
-from itertools import repeat
 
-from kgtool.assignors._perf import gc_paused
 from kgtool.assignors._client import member_info_sorted, partitions_per_topic_order
 from kgtool.assignors._java import java_string_key, needs_utf16_key
+from kgtool.assignors._perf import gc_paused
 from kgtool.assignors._ranges import assign_ranges
 from kgtool.assignors.model import Assignment, GroupSpec, MemberSpec, TopicPartition
 
