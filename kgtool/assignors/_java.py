@@ -60,7 +60,12 @@ def final_capacity(size: int, initial: int = 16) -> int:
 
 
 def hash_set_initial_capacity(n: int) -> int:
-    """``new HashSet<>(Collection c)``: ``new HashMap<>(Math.max((int) (c.size()/.75f) + 1, 16))``."""
+    """``new HashSet<>(Collection c)``: ``new HashMap<>(Math.max((int) (c.size()/.75f) + 1, 16))``.
+
+    That is JDK 17's constructor (Kafka 4.x's minimum for brokers). JDK 19+ sizes it with
+    ``HashMap.newHashMap(Math.max(c.size(), 12))`` instead, which differs only for exactly 12,
+    24, 48, ... elements.
+    """
     return table_size_for(max(int(n / 0.75) + 1, 16))
 
 

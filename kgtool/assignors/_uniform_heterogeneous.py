@@ -10,6 +10,8 @@ the member numbering itself.
 
 from __future__ import annotations
 
+import numpy as np
+
 from kgtool.assignors._server import ServerGroup, topic_uuid
 
 #: UniformHeterogeneousAssignmentBuilder.MAX_ITERATION_COUNT
@@ -84,15 +86,14 @@ class _Balancer:
         return self.most_count - self.least_count <= 1
 
 
-def heterogeneous(sg: ServerGroup) -> dict[str, list[int]]:
-    """``UniformHeterogeneousAssignmentBuilder.build``: topic -> owner index of every partition.
+def heterogeneous(sg: ServerGroup) -> None:
+    """``UniformHeterogeneousAssignmentBuilder.build``, updating ``sg.owner`` in place.
 
     Layout: the builder's ``targetAssignmentPartitionOwners`` (one owner array per topic) and
-    ``memberTargetAssignmentSizes`` are the whole state; the per-member maps Java also keeps are
-    derived from the owner arrays at the end.
+    ``memberTargetAssignmentSizes`` are the whole state (``ServerGroup`` has applied
+    ``maybeRevokePartitions``); the per-member maps Java also keeps follow from the owners.
     """
     member_ids = sg.member_ids
-    num_members = len(member_ids)
     partitions = sg.partitions
     subscribers: dict[str, list[int]] = {}
     for i, mid in enumerate(member_ids):
@@ -103,24 +104,11 @@ def heterogeneous(sg: ServerGroup) -> dict[str, list[int]]:
             else:
                 lst.append(i)
     if not subscribers:
-        return {}
+        sg.owner[:] = -1
+        return
 
-    sizes = [0] * num_members
-    owners = {t: [-1] * partitions[t] for t in subscribers}
-
-    # maybeRevokePartitions: drop topics the member no longer subscribes to.
-    sub_sets: dict[int, set[str]] = {}
-    for i, mid in enumerate(member_ids):
-        lst = sg.subscriptions[mid]
-        subs = sub_sets.get(id(lst))
-        if subs is None:
-            subs = sub_sets[id(lst)] = set(lst)
-        for t, ps in sg.assignment[mid].items():
-            if t in subs:
-                sizes[i] += len(ps)
-                own = owners[t]
-                for p in ps:
-                    own[p] = i
+    sizes = sg.sizes.tolist()
+    owners = {t: sg.topic_owners(t).tolist() for t in subscribers}
 
     def topic_key(t: str):
         # topicComparator: partitions per subscriber descending, subscriber count ascending,
@@ -146,7 +134,8 @@ def heterogeneous(sg: ServerGroup) -> dict[str, list[int]]:
     movable = [t for t in subscribers if len(subscribers[t]) >= 2]
     if movable:
         _balance_topics(sorted(movable, key=topic_key), subscribers, owners, _Balancer(sizes), sizes)
-    return owners
+    for t, own in owners.items():
+        sg.topic_owners(t)[:] = own
 
 
 def _assign_remaining(free, own: list[int], subs: list[int], sizes: list[int]) -> None:
@@ -203,15 +192,16 @@ def _balance_topic(subs, own: list[int], balancer: _Balancer, sizes: list[int]) 
     moved = 0
     if balancer.initialize(subs) <= 1:
         return moved
-    # Partitions grouped by owner (owner index, then partition).
-    plist = sorted(range(len(own)), key=lambda p: (own[p], p))
-    start: dict[int, int] = {}
-    end: dict[int, int] = {}
-    for i, p in enumerate(plist):
-        o = own[p]
-        if o not in start:
-            start[o] = i
-        end[o] = i + 1
+    # Partitions grouped by owner (owner index, then partition): a stable sort by owner.
+    arr = np.asarray(own, dtype=np.int64)
+    order = np.argsort(arr, kind="stable")
+    by_owner = arr[order]
+    cuts = np.flatnonzero(by_owner[1:] != by_owner[:-1]) + 1
+    bounds = [0, *cuts.tolist(), len(own)]
+    owners_run = by_owner[bounds[:-1]].tolist()
+    plist = order.tolist()
+    start = dict(zip(owners_run, bounds[:-1]))
+    end = dict(zip(owners_run, bounds[1:]))
     while not balancer.is_balanced():
         most = -1
         while True:

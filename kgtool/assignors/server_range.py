@@ -20,8 +20,8 @@ on T1 and T2 with 3 partitions each::
 
 from __future__ import annotations
 
-from kgtool.assignors._perf import gc_paused
 from kgtool.assignors._client import member_info_sorted
+from kgtool.assignors._perf import gc_paused
 from kgtool.assignors._ranges import assign_ranges
 from kgtool.assignors._server import check_topics_exist
 from kgtool.assignors.model import Assignment, GroupSpec, MemberSpec, TopicPartition

@@ -23,7 +23,7 @@ order) and 1 (B); A keeps t-0 and t-1, and the revoked t-2 goes to B::
 
 from __future__ import annotations
 
-from itertools import repeat
+import numpy as np
 
 from kgtool.assignors._perf import gc_paused
 from kgtool.assignors._server import (
@@ -31,7 +31,7 @@ from kgtool.assignors._server import (
     ServerGroup,
     check_topics_exist,
     int_set_order,
-    result_from_owners,
+    result_from_owner,
     server_group,
     uuid_hash_order,
     uuid_set_copy_order,
@@ -59,80 +59,68 @@ class UniformAssignor:
             return {}
         sg = server_group(group)
         if sg.subscription_type == HOMOGENEOUS:
-            owners = _homogeneous(sg)
+            _homogeneous(sg)
         else:
-            owners = heterogeneous(sg)
-        return result_from_owners(group, sg.member_ids, owners)
+            heterogeneous(sg)
+        return result_from_owner(group, sg)
 
 
-def _homogeneous(sg: ServerGroup) -> dict[str, list[int]]:
-    """``UniformHomogeneousAssignmentBuilder.build``: topic -> owner index of every partition."""
+def _homogeneous(sg: ServerGroup) -> None:
+    """``UniformHomogeneousAssignmentBuilder.build``, updating ``sg.owner`` in place."""
     member_ids = sg.member_ids
     # subscribedTopicIds = new HashSet<>(first member's subscribedTopicIds()).
     subscribed = uuid_set_copy_order(sg.subscriptions[member_ids[0]])
     if not subscribed:
         # build(): an empty subscription returns an empty GroupAssignment.
-        return {}
+        sg.owner[:] = -1
+        return
     subscribed_set = set(subscribed)
-    partitions = sg.partitions
-    owners = {t: [-1] * partitions[t] for t in subscribed}
-    # GroupSpecImpl.isPartitionAssigned: held by some member in the current target assignment.
-    for i, mid in enumerate(member_ids):
-        for t, ps in sg.assignment[mid].items():
-            own = owners.get(t)
-            if own is not None:
-                for p in ps:
-                    own[p] = i
-    unassigned: list[tuple[str, int]] = []
+    own = sg.owner
+    offsets = sg.offsets
+    index = sg.topic_index
+    # Unassigned partitions, first pass: topics in HashSet<Uuid> order, partitions ascending,
+    # those GroupSpecImpl.isPartitionAssigned does not know.
+    pieces = []
     total = 0
     for t in subscribed:
-        own = owners[t]
-        n = partitions[t]
-        if own.count(-1) == n:
-            unassigned.extend(zip(repeat(t), range(n)))
-        else:
-            unassigned.extend((t, p) for p in range(n) if own[p] == -1)
+        base = int(offsets[index[t]])
+        n = sg.partitions[t]
+        pieces.append(np.flatnonzero(own[base : base + n] == -1) + base)
         total += n
 
     num_members = len(member_ids)
     min_quota, extra = divmod(total, num_members)
-
-    # maybeRevokePartitions.
-    unfilled: list[tuple[int, int]] = []
-    for i, mid in enumerate(member_ids):
-        quota = min_quota
-        if extra > 0:
-            quota += 1
-            extra -= 1
-        old = sg.assignment[mid]
-        # oldAssignment.entrySet(): HashMap<Uuid, Set<Integer>> order.
+    # maybeRevokePartitions: the first `extra` members (memberIds order) get one more.
+    quotas = np.full(num_members, min_quota, dtype=np.int64)
+    quotas[:extra] += 1
+    sizes = sg.sizes
+    remaining = quotas - sizes
+    revoked: list[int] = []
+    for i in np.flatnonzero(remaining < 0).tolist():
+        # Walk the member's assignment like maybeRevokePartitions: topics in the HashMap<Uuid,
+        # Set<Integer>> order, partitions in HashSet<Integer> order; keep up to the quota.
+        quota = int(quotas[i])
+        old = sg.assignment(i)
         for t in uuid_hash_order(list(old)) if len(old) > 1 else old:
-            ps = old[t]
             if t not in subscribed_set:
                 continue  # "Remove the entire topic."
+            ps = old[t]
             if len(ps) <= quota:
                 quota -= len(ps)
-            else:
-                # Keep the first `quota` partitions in HashSet<Integer> order, revoke the rest.
-                ordered = int_set_order(ps)
-                own = owners[t]
-                for p in ordered[quota:]:
-                    if own[p] == i:
-                        own[p] = -1
-                    unassigned.append((t, p))
-                quota = 0
-        if quota > 0:
-            unfilled.append((i, quota))
+                continue
+            base = int(offsets[index[t]])
+            for p in int_set_order(ps)[quota:]:
+                if own[base + p] == i:
+                    own[base + p] = -1
+                revoked.append(base + p)
+            quota = 0
+        remaining[i] = 0
+    pieces.append(np.array(revoked, dtype=np.int64))
+    unassigned = np.concatenate(pieces)
 
-    # assignRemainingPartitions: unfilled members in order take the next `remaining` partitions.
-    idx = 0
-    n_unassigned = len(unassigned)
-    for i, remaining in unfilled:
-        if idx >= n_unassigned:
-            break
-        for t, p in unassigned[idx : idx + remaining]:
-            owners[t][p] = i
-        idx += remaining
-    if idx < n_unassigned:
+    # assignRemainingPartitions: unfilled members, in order, take the next `remaining` slots.
+    unfilled = np.flatnonzero(remaining > 0)
+    takers = np.repeat(unfilled, remaining[unfilled])
+    if len(unassigned) > len(takers):
         raise InputError("server-uniform: partitions were left unassigned (PartitionAssignorException)")
-    return owners
+    own[unassigned] = takers[: len(unassigned)]
