@@ -112,3 +112,19 @@ def test_bit_flips_give_a_record_or_a_decode_error(record, data):
         assert 0 <= e.position <= len(raw) and e.context.split(".")[0] == target
     else:
         assert isinstance(rec, CoordinatorRecord)
+
+
+COMMITS = [r for r in RECORDS if r[3]["kind"] == "offset_commit"]
+
+
+@pytest.mark.parametrize("where,key,value,golden", COMMITS, ids=[r[0] for r in COMMITS])
+def test_bulk_tuple_path_matches_kafka(where, key, value, golden):
+    from kgtool.coordinator.records import decode_offset_commit
+
+    got = decode_offset_commit(key, value)
+    k, v = golden["key"], golden["value"] or {}
+    assert got == (
+        golden["recordType"], k["group"], k["topic"], k["partition"], golden["valueVersion"],
+        v.get("offset"), v.get("leaderEpoch"), v.get("metadata"), v.get("commitTimestamp"),
+        v.get("expireTimestamp"),
+    )
