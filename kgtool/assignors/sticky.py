@@ -45,6 +45,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kgtool.assignors import _sticky_fast
 from kgtool.assignors import _sticky_reference as ref
 from kgtool.assignors._sticky_java import java_string_key, string_hash_map_order
 from kgtool.assignors._sticky_reference import StickyAssignorFailure
@@ -62,6 +63,7 @@ def sticky_input(group: GroupSpec, *, cooperative: bool) -> ref.StickyInput:
     ids = [m.member_id for m in group.members]
     by_id = {m.member_id: m for m in group.members}
     members = ref.member_iteration_order(ids)
+    raw_owned = {i: by_id[i].owned for i in ids}
     partitions_per_topic: dict[str, int] = {}
     replica_racks = {}
     for m in group.members:
@@ -73,7 +75,8 @@ def sticky_input(group: GroupSpec, *, cooperative: bool) -> ref.StickyInput:
     return ref.StickyInput(
         members=members,
         topics_of={i: tuple(by_id[i].topics) for i in ids},
-        owned_of={i: (protocol_owned_partitions(by_id[i].owned) if cooperative else user_data_partitions(by_id[i].owned)) for i in ids},
+        owned_of=ref.LazyOwned(raw_owned, protocol_owned_partitions if cooperative else user_data_partitions),
+        raw_owned_of=raw_owned,
         generation_of={i: by_id[i].generation for i in ids},
         # StickyAssignor (eager) members send no generationId in the Subscription itself.
         subscription_generation_of={
@@ -152,6 +155,9 @@ class StickyAssignor:
         if not group.members:
             return {}
         inp = sticky_input(group, cooperative=False)
+        fast = _sticky_fast.assign(inp, cooperative=False)
+        if fast is not None:
+            return _result(group, fast[0])
         assignment, _ = ref.assign_partitions(inp)
         return _result(group, assignment)
 
@@ -177,6 +183,9 @@ class CooperativeStickyAssignor:
         if not group.members:
             return CooperativePlan({}, {})
         inp = sticky_input(group, cooperative=True)
+        fast = _sticky_fast.assign(inp, cooperative=True)
+        if fast is not None:
+            return CooperativePlan(_result(group, fast[0]), fast[1])
         assignment, transferring = ref.assign_partitions(inp)
         if transferring is None:
             transferring = ref.partitions_transferring_ownership(inp, assignment)

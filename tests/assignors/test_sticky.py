@@ -8,11 +8,11 @@ from hypothesis import HealthCheck, given, settings
 import kgtool.assignors._sticky_reference as ref
 from kgtool.assignors import sticky as sticky_module
 from kgtool.assignors._sticky_java import hash_map_order, java_string_key, string_hash_map_order
-from kgtool.assignors.sticky import StickyAssignor, assign_partitions
+from kgtool.assignors.sticky import CooperativeStickyAssignor, StickyAssignor, assign_partitions
 from kgtool.coordinator.partitioning import java_string_hashcode
 from tests.assignors.golden import expected_from_golden, group_from_golden, load_cases
 from tests.assignors.invariants import assert_valid_and_balanced
-from tests.assignors.sticky_helpers import group, groups, next_round
+from tests.assignors.sticky_helpers import group, groups, later_rounds, next_round
 
 STICKY_CASES = load_cases("sticky")
 EXAMPLES = [c for c in load_cases("exact_examples") if c["input"]["assignor"] == "sticky"]
@@ -76,7 +76,6 @@ def test_javadoc_example_and_c1_leaves():
 def test_member_order_is_java_hash_map_order(monkeypatch):
     """Evidence for the member iteration order: only HashMap order passes every golden case."""
     cases = STICKY_CASES + load_cases("cooperative_sticky")
-    from kgtool.assignors.sticky import CooperativeStickyAssignor
 
     def passes() -> int:
         ok = 0
@@ -297,3 +296,22 @@ def test_valid_balanced_and_stable(g):
 def test_uniform_subscriptions_balanced_within_one(g):
     result = StickyAssignor().assign(g)
     assert_valid_and_balanced(g, result)
+
+
+# --- the array implementation against the line-by-line port ---
+
+def _reference(g, *, cooperative: bool):
+    inp = sticky_module.sticky_input(g, cooperative=cooperative)
+    assignment, transferring = ref.assign_partitions(inp)
+    if cooperative:
+        if transferring is None:
+            transferring = ref.partitions_transferring_ownership(inp, assignment)
+        ref.adjust_assignment(assignment, transferring)
+    return {m.member_id: assignment[m.member_id] for m in g.members}
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(later_rounds(uniform=True))
+def test_fast_constrained_equals_reference(g):
+    assert StickyAssignor().assign(g) == _reference(g, cooperative=False)
+    assert CooperativeStickyAssignor().assign(g) == _reference(g, cooperative=True)
