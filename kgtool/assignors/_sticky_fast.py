@@ -192,26 +192,344 @@ def assign(inp: ref.StickyInput, *, cooperative: bool):
     if any(inp.rack_of.get(m) for m in inp.members):
         return None
     members = inp.members
-    if not _subscriptions_equal(inp):
+    if not members or not inp.partitions_per_topic:
+        return None
+    if any(len(set(inp.topics_of[m])) != len(inp.topics_of[m]) for m in members):
         return None
     lay = Layout(inp.partitions_per_topic, members)
-    owned_ids = _claims(inp, lay)
-    multi: set[int] = set()
-    if owned_ids is None:
-        # Some partition is claimed twice: resolve claims exactly as Java does, on tuples.
-        consumer_to_owned: dict[str, list[TP]] = {}
-        multi_t: set[TP] = set()
-        ref.all_subscriptions_equal(inp, consumer_to_owned, multi_t)
-        owned_ids = [lay.to_ids(consumer_to_owned[m]) for m in members]
-        multi = set(lay.to_ids(multi_t))
-    if lay.total == 0 or not members:
-        return None
-    result, transferring = constrained(inp, lay, owned_ids, multi)
+    if _subscriptions_equal(inp):
+        owned_ids = _claims(inp, lay)
+        multi: set[int] = set()
+        if owned_ids is None:
+            # Some partition is claimed twice: resolve claims exactly as Java does, on tuples.
+            consumer_to_owned: dict[str, list[TP]] = {}
+            multi_t: set[TP] = set()
+            ref.all_subscriptions_equal(inp, consumer_to_owned, multi_t)
+            owned_ids = [lay.to_ids(consumer_to_owned[m]) for m in members]
+            multi = set(lay.to_ids(multi_t))
+        result, transferring = constrained(inp, lay, owned_ids, multi)
+    else:
+        fast = general(inp, lay, cooperative=cooperative)
+        if fast is None:
+            return None
+        result, transferring = fast
     out = {}
     for i, m in enumerate(members):
         kept, new = result[i]
         if cooperative and transferring:
-            new = np.array([g for g in new.tolist() if transferring.get(g) != i], dtype=np.int64)
-        out[m] = lay.to_tuples(kept) + lay.to_tuples(new)
+            kept = [g for g in kept.tolist() if transferring.get(g) != i]
+            new = [g for g in new.tolist() if transferring.get(g) != i]
+            out[m] = lay.to_tuples(np.asarray(kept + new, dtype=np.int64))
+        else:
+            out[m] = lay.to_tuples(kept) + lay.to_tuples(new)
     moving = {(lay.topics[lay.topic_of[g]], int(lay.partition_of[g])): members[c] for g, c in transferring.items()}
     return out, moving
+
+
+# --- GeneralAssignmentBuilder -------------------------------------------------------------
+
+def _water_fill(sizes: np.ndarray, ranks: np.ndarray, n: int) -> np.ndarray:
+    """Indices into ``sizes`` of the members ``maybeAssignPartition`` picks for ``n`` partitions.
+
+    Each pick takes the least (size, id) subscriber from the ``TreeSet`` and grows it by one,
+    so the picks are the ``n`` smallest pairs ``(size + k, rank)``, k = 0, 1, ..., in order.
+    """
+    lo = int(sizes.min())
+    hi = lo + n  # count(hi) >= n
+    while lo < hi:  # smallest level v with #pairs of value <= v at least n
+        mid = (lo + hi) // 2
+        if int(np.maximum(mid - sizes + 1, 0).sum()) >= n:
+            hi = mid
+        else:
+            lo = mid + 1
+    level = lo
+    take = np.maximum(level - sizes, 0)  # pairs of value < level
+    rest = n - int(take.sum())
+    at_level = np.flatnonzero(sizes <= level)
+    if rest:
+        chosen = at_level[np.argsort(ranks[at_level], kind="stable")[:rest]]
+        take[chosen] += 1
+    member = np.repeat(np.arange(len(sizes)), take)
+    starts = np.repeat(np.cumsum(take) - take, take)
+    value = sizes[member] + (np.arange(len(member)) - starts)
+    return member[np.lexsort((ranks[member], value))]
+
+
+def _user_data_order(ids: np.ndarray, lay: Layout, topic_hash: list[int], topic_spread: np.ndarray) -> np.ndarray:
+    """``StickyAssignor`` user data order: topics in ``HashMap`` order, partitions as listed."""
+    if len(ids) == 0:
+        return ids
+    t = lay.topic_of[ids]
+    uniq, first = np.unique(t, return_index=True)
+    if len(uniq) <= 48:
+        from kgtool.assignors._sticky_java import hash_map_capacity
+
+        order_first = np.argsort(first)
+        cap = hash_map_capacity([topic_hash[u] for u in uniq[order_first].tolist()])
+    else:
+        cap = 16
+        while len(uniq) > cap * 3 // 4:
+            cap *= 2
+    # bucket, then first appearance (insertion order inside a bucket)
+    key_bucket = np.zeros(len(lay.topics), dtype=np.int64)
+    key_first = np.zeros(len(lay.topics), dtype=np.int64)
+    key_bucket[uniq] = topic_spread[uniq] & (cap - 1)
+    key_first[uniq] = first
+    return ids[np.lexsort((np.arange(len(ids)), key_first[t], key_bucket[t]))]
+
+
+class _General:
+    """``GeneralAssignmentBuilder`` on arrays (no racks)."""
+
+    def __init__(self, inp: ref.StickyInput, lay: Layout, owned_ids: list[np.ndarray], max_generation: int,
+                 cooperative: bool) -> None:
+        self.inp = inp
+        self.lay = lay
+        n = len(lay.members)
+        T = len(lay.topics)
+        self.n, self.T = n, T
+        sub = np.zeros((n, T), dtype=bool)
+        subs_topics = []
+        for i, m in enumerate(lay.members):
+            idx = [lay.topic_index[t] for t in inp.topics_of[m] if t in lay.topic_index]
+            subs_topics.append(idx)
+            sub[i, idx] = True
+        self.sub = sub
+        self.n_subscribers = sub.sum(axis=0)
+        # sortedAllTopics: TopicComparator (number of potential consumers, then name)
+        topic_order = np.lexsort((np.arange(T), self.n_subscribers))
+        self.topic_order = topic_order
+        self.owned_ids = owned_ids
+        self.max_generation = max_generation
+        self.max_assign = np.array([int(lay.counts[idx].sum()) for idx in subs_topics], dtype=np.int64)
+
+    def build(self):
+        lay, n, T = self.lay, self.n, self.T
+        inp = self.inp
+        members = lay.members
+        topic_of = lay.topic_of
+        # prepopulateCurrentAssignments: prevAssignment from members of older generations
+        prev_owner = np.full(lay.total, -1, dtype=np.int64)
+        prev_gen = np.full(lay.total, np.iinfo(np.int64).min, dtype=np.int64)
+        for i, m in enumerate(members):
+            gen = inp.generation_of[m]
+            if gen is not None and gen < self.max_generation:
+                g = gen
+            elif gen is None and self.max_generation > ref.DEFAULT_GENERATION:
+                g = ref.DEFAULT_GENERATION
+            else:
+                continue
+            ids = np.asarray(lay.to_ids(inp.raw_owned_of[m]), dtype=np.int64)
+            if len(ids) == 0:
+                continue
+            # first claim wins on equal generations (put only when strictly greater)
+            _, first = np.unique(ids, return_index=True)
+            ids = ids[np.sort(first)]
+            better = (prev_owner[ids] < 0) | (g > prev_gen[ids])
+            prev_owner[ids[better]] = i
+            prev_gen[ids[better]] = g
+        self.prev_owner = prev_owner.tolist()
+
+        # assignOwnedPartitions: keep owned partitions of still-subscribed topics
+        lists: list[list[int]] = []
+        revocation_required = False
+        owner = np.full(lay.total, -1, dtype=np.int64)
+        for i in range(n):
+            ids = self.owned_ids[i]
+            if len(ids):
+                ok = self.sub[i, topic_of[ids]]
+                if not ok.all():
+                    revocation_required = True
+                    ids = ids[ok]
+                owner[ids] = i
+            lists.append(ids.tolist())
+        sizes = np.array([len(x) for x in lists], dtype=np.int64)
+        initializing = int(sizes.max()) == 0
+        ranks = lay.member_rank
+
+        # unassigned partitions in sortedAllPartitions order, then maybeAssign per topic
+        assigned = owner >= 0
+        new_member = []
+        new_ids = []
+        unassigned_parts = []
+        for t in self.topic_order.tolist():
+            lo, hi = int(lay.offsets[t]), int(lay.offsets[t + 1])
+            ids = np.flatnonzero(~assigned[lo:hi]) + lo
+            unassigned_parts.append(ids)
+            if len(ids) == 0:
+                continue
+            cand = np.flatnonzero(self.sub[:, t])
+            if len(cand) == 0:
+                continue
+            picks = cand[_water_fill(sizes[cand], ranks[cand], len(ids))]
+            np.add.at(sizes, picks, 1)
+            owner[ids] = picks
+            new_member.append(picks)
+            new_ids.append(ids)
+        if new_ids:
+            nm = np.concatenate(new_member)
+            ni = np.concatenate(new_ids)
+            order = np.argsort(nm, kind="stable")
+            bounds = np.searchsorted(nm[order], np.arange(n + 1))
+            ni_sorted = ni[order].tolist()
+            for i in range(n):
+                lists[i].extend(ni_sorted[bounds[i]:bounds[i + 1]])
+        unassigned = np.concatenate(unassigned_parts) if unassigned_parts else np.empty(0, dtype=np.int64)
+        all_sorted = np.concatenate([np.arange(lay.offsets[t], lay.offsets[t + 1]) for t in self.topic_order.tolist()]) \
+            if T else np.empty(0, dtype=np.int64)
+
+        # fixed partitions and fixed members
+        movable_topic = self.n_subscribers >= 2
+        all_sorted = all_sorted[movable_topic[topic_of[all_sorted]]]
+        unassigned = unassigned[movable_topic[topic_of[unassigned]]]
+        fixed = np.zeros(n, dtype=bool)
+        for i in range(n):
+            if sizes[i] < self.max_assign[i]:
+                continue
+            if not lists[i] or not movable_topic[topic_of[np.asarray(lists[i])]].any():
+                fixed[i] = True
+        self.fixed = fixed
+
+        pre_lists = [list(x) for x in lists]
+        pre_owner = owner.copy()
+        self.lists, self.owner_np, self.sizes_np = lists, owner, sizes
+        self.owner = owner.tolist()
+        self.size = sizes.tolist()
+        self.topic_of_list = topic_of.tolist()
+        self.own_count = np.zeros((n, T), dtype=np.int64)
+        np.add.at(self.own_count, (owner[owner >= 0], topic_of[owner >= 0]), 1)
+        self.nonfixed_sub = self.sub & ~fixed[:, None]
+        self.subs_of_topic = [np.flatnonzero(self.nonfixed_sub[:, t]) for t in range(T)]
+        self.movements = ref.PartitionMovements()
+        self.performed_any = False
+        self._refresh()
+
+        if not revocation_required:
+            self._perform(unassigned.tolist())
+        performed = self._perform(all_sorted.tolist())
+        if not initializing and performed and \
+                _score(self.sizes_np[~fixed]) >= _score(np.array([len(x) for x in pre_lists])[~fixed]):
+            self.lists = pre_lists
+        return self.lists
+
+    def _refresh(self) -> None:
+        """Recompute the aggregates ``isBalanced`` and ``performReassignments`` read."""
+        sizes = self.sizes_np
+        big = np.iinfo(np.int64).max // 4
+        # least size among all potential consumers of each topic (topic2AllPotentialConsumers)
+        self.min_sub = np.where(self.sub, sizes[:, None], big).min(axis=0).tolist()
+        nf = ~self.fixed
+        if nf.any():
+            lo, hi = int(sizes[nf].min()), int(sizes[nf].max())
+        else:
+            lo = hi = 0
+        if lo >= hi - 1:
+            self.balanced = True
+            return
+        # isBalanced: some member could take a partition of a topic it subscribes to from an
+        # owner holding 2+ more partitions, i.e. max owner size - min subscriber size >= 2.
+        min_nf = np.where(self.nonfixed_sub, sizes[:, None], big).min(axis=0)
+        max_owner = np.where(self.own_count > 0, sizes[:, None], -1).max(axis=0)
+        self.balanced = not bool(np.any(max_owner >= min_nf + 2))
+
+    def _perform(self, reassignable: list[int]) -> bool:
+        """``performReassignments``."""
+        performed = False
+        owner, size, prev_owner = self.owner, self.size, self.prev_owner
+        topic_of = self.topic_of_list
+        while True:
+            modified = False
+            for p in reassignable:
+                if self.balanced:
+                    break
+                c = owner[p]
+                po = prev_owner[p]
+                if po >= 0 and size[c] > self._size_of(po) + 1:
+                    self._reassign(p, po)
+                    performed = modified = True
+                    continue
+                if size[c] > self.min_sub[topic_of[p]] + 1:
+                    t = topic_of[p]
+                    cand = self.subs_of_topic[t]
+                    key = self.sizes_np[cand] * self.n + self.lay.member_rank[cand]
+                    self._reassign(p, int(cand[int(np.argmin(key))]))
+                    performed = modified = True
+            if not modified:
+                return performed
+
+    def _size_of(self, member: int) -> int:
+        if self.fixed[member]:
+            raise ref.StickyAssignorFailure(
+                f"Kafka's sticky assignor throws NullPointerException: consumer {self.lay.members[member]} "
+                "(a previous owner) takes no part in the reassignment")
+        return self.size[member]
+
+    def _reassign(self, p: int, new: int) -> None:
+        lay = self.lay
+        c = self.owner[p]
+        names = lay.members
+        t = self.topic_of_list[p]
+        tp = (lay.topics[t], p - int(lay.offsets[t]))
+        moved = self.movements.get_the_actual_partition_to_be_moved(tp, names[c], names[new])
+        g = int(lay.offsets[lay.topic_index[moved[0]]]) + moved[1]
+        old = self.owner[g]
+        self.movements.move_partition(moved, names[old], names[new])
+        self.lists[old].remove(g)
+        self.lists[new].append(g)
+        self.owner[g] = new
+        self.owner_np[g] = new
+        self.size[old] -= 1
+        self.size[new] += 1
+        self.sizes_np[old] -= 1
+        self.sizes_np[new] += 1
+        tg = self.topic_of_list[g]
+        self.own_count[old, tg] -= 1
+        self.own_count[new, tg] += 1
+        self._refresh()
+
+
+def _score(sizes: np.ndarray) -> int:
+    s = np.sort(sizes)
+    n = len(s)
+    return int((s * (2 * np.arange(n) - n + 1)).sum())
+
+
+def general(inp: ref.StickyInput, lay: Layout, *, cooperative: bool):
+    """``GeneralAssignmentBuilder.build`` without racks, or None when the claims conflict."""
+    members = lay.members
+    owned_raw = []
+    total_claims = 0
+    for m in members:
+        ids = np.asarray(lay.to_ids(inp.raw_owned_of[m]), dtype=np.int64)
+        owned_raw.append(ids)
+        total_claims += len(ids)
+    if total_claims and np.bincount(np.concatenate(owned_raw), minlength=lay.total).max() > 1:
+        return None
+    if cooperative:
+        owned = [np.sort(ids) for ids in owned_raw]  # ConsumerProtocol: sorted by topic, partition
+    else:
+        from kgtool.coordinator.partitioning import java_string_hashcode
+        from kgtool.assignors._sticky_java import spread
+
+        topic_hash = [java_string_hashcode(t) for t in lay.topics]
+        topic_spread = np.array([spread(h) for h in topic_hash], dtype=np.int64)
+        for m, ids in zip(members, owned_raw):
+            if len(ids) != len(inp.raw_owned_of[m]):
+                return None  # user data also lists other topics: their count sizes the HashMap
+        owned = [_user_data_order(ids, lay, topic_hash, topic_spread) for ids in owned_raw]
+    max_generation = max([ref.DEFAULT_GENERATION] + [g for g in inp.generation_of.values() if g is not None])
+    builder = _General(inp, lay, owned, max_generation, cooperative)
+    lists = builder.build()
+    transferring: dict[int, int] = {}
+    if cooperative and total_claims:
+        # computePartitionsTransferringOwnership: with every partition claimed at most once, a
+        # partition is both added and revoked exactly when its claimant is not its new owner.
+        claimant = np.full(lay.total, -1, dtype=np.int64)
+        for i, ids in enumerate(owned_raw):
+            claimant[ids] = i
+        final = np.full(lay.total, -1, dtype=np.int64)
+        for i, parts in enumerate(lists):
+            final[parts] = i
+        moving = np.flatnonzero((claimant >= 0) & (final >= 0) & (claimant != final))
+        transferring = dict(zip(moving.tolist(), final[moving].tolist()))
+    return [(np.asarray(parts, dtype=np.int64), np.empty(0, dtype=np.int64)) for parts in lists], transferring

@@ -315,3 +315,16 @@ def _reference(g, *, cooperative: bool):
 def test_fast_constrained_equals_reference(g):
     assert StickyAssignor().assign(g) == _reference(g, cooperative=False)
     assert CooperativeStickyAssignor().assign(g) == _reference(g, cooperative=True)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(later_rounds(uniform=False, conflicts=False))
+def test_fast_general_equals_reference(g):
+    assert StickyAssignor().assign(g) == _reference(g, cooperative=False)
+    assert CooperativeStickyAssignor().assign(g) == _reference(g, cooperative=True)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(groups(uniform=False, with_racks=False))
+def test_fast_general_first_round_equals_reference(g):
+    assert StickyAssignor().assign(g) == _reference(g, cooperative=False)
