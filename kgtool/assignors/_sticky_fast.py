@@ -401,7 +401,8 @@ class _General:
         self.nonfixed_sub = self.sub & ~fixed[:, None]
         self.subs_of_topic = [np.flatnonzero(self.nonfixed_sub[:, t]) for t in range(T)]
         self.movements = ref.PartitionMovements()
-        self.performed_any = False
+        self.movable_topics = np.flatnonzero(movable_topic)
+        self._init_counts()
         self._refresh()
 
         if not revocation_required:
@@ -413,24 +414,129 @@ class _General:
         return self.lists
 
     def _refresh(self) -> None:
-        """Recompute the aggregates ``isBalanced`` and ``performReassignments`` read."""
+        """Compute the aggregates ``isBalanced`` and ``performReassignments`` read, from scratch.
+
+        ``isBalanced`` (after its quick min/max test) asks whether some member taking part,
+        not holding exactly its ``maxAssignmentSize``, could take a partition of a topic it
+        subscribes to from an owner holding 2+ more partitions; that is, whether for some topic
+        the largest owner of one of its partitions holds at least 2 more than the smallest such
+        subscriber. (A member holding all it could get owns every partition of its topics,
+        except after Java's quirk of handing a partition back to a previous owner that no longer
+        subscribes: hence the explicit size test.)
+        """
         sizes = self.sizes_np
-        big = np.iinfo(np.int64).max // 4
-        # least size among all potential consumers of each topic (topic2AllPotentialConsumers)
-        self.min_sub = np.where(self.sub, sizes[:, None], big).min(axis=0).tolist()
+        big = self.big
+        self.min_sub = np.where(self.sub, sizes[:, None], big).min(axis=0)
+        deep = (~self.fixed) & (sizes != self.max_assign)
+        self.min_deep = np.where(self.sub & deep[:, None], sizes[:, None], big).min(axis=0)
+        self.max_owner = np.where(self.own_count > 0, sizes[:, None], -1).max(axis=0)
         nf = ~self.fixed
         if nf.any():
-            lo, hi = int(sizes[nf].min()), int(sizes[nf].max())
+            self.lo, self.hi = int(sizes[nf].min()), int(sizes[nf].max())
         else:
-            lo = hi = 0
-        if lo >= hi - 1:
+            self.lo = self.hi = 0
+        self._decide()
+
+    def _decide(self) -> None:
+        if self.lo >= self.hi - 1:
             self.balanced = True
+        else:
+            mv = self.movable_topics
+            self.balanced = not bool(np.any(self.max_owner[mv] >= self.min_deep[mv] + 2))
+
+    def _init_counts(self) -> None:
+        """Per topic, how many subscribers / owners have each size (for incremental updates)."""
+        sizes = self.sizes_np
+        self.big = np.iinfo(np.int64).max // 4
+        self.width = int(sizes.max()) + 2 if len(sizes) else 2
+        self.incremental = 3 * self.T * self.width <= 60_000_000
+        self.sub_topics = [np.flatnonzero(self.sub[i]) for i in range(self.n)]
+        if not self.incremental:
             return
-        # isBalanced: some member could take a partition of a topic it subscribes to from an
-        # owner holding 2+ more partitions, i.e. max owner size - min subscriber size >= 2.
-        min_nf = np.where(self.nonfixed_sub, sizes[:, None], big).min(axis=0)
-        max_owner = np.where(self.own_count > 0, sizes[:, None], -1).max(axis=0)
-        self.balanced = not bool(np.any(max_owner >= min_nf + 2))
+        mi, ti = np.nonzero(self.sub)
+        self.cnt_sub = np.zeros((self.T, self.width), dtype=np.int32)
+        np.add.at(self.cnt_sub, (ti, sizes[mi]), 1)
+        deep = (~self.fixed) & (sizes != self.max_assign)
+        keep = deep[mi]
+        self.cnt_deep = np.zeros((self.T, self.width), dtype=np.int32)
+        np.add.at(self.cnt_deep, (ti[keep], sizes[mi[keep]]), 1)
+        mo, to = np.nonzero(self.own_count > 0)
+        self.cnt_own = np.zeros((self.T, self.width), dtype=np.int32)
+        np.add.at(self.cnt_own, (to, sizes[mo]), 1)
+        nf = ~self.fixed
+        self.hist = np.bincount(sizes[nf], minlength=self.width)
+
+    def _lowest(self, counts: np.ndarray, rows: np.ndarray, floor: np.ndarray) -> None:
+        """``floor[rows]`` = least size with a nonzero count in those rows (or ``big``)."""
+        if len(rows) == 0:
+            return
+        nz = counts[rows] > 0
+        has = nz.any(axis=1)
+        floor[rows] = np.where(has, nz.argmax(axis=1), self.big)
+
+    def _resize(self, x: int, s: int, s2: int) -> None:
+        """Member ``x`` goes from ``s`` to ``s2`` partitions (ownership counts already moved)."""
+        t_sub = self.sub_topics[x]
+        if len(t_sub):
+            cnt = self.cnt_sub
+            cnt[t_sub, s] -= 1
+            cnt[t_sub, s2] += 1
+            if s2 < s:
+                self.min_sub[t_sub] = np.minimum(self.min_sub[t_sub], s2)
+            else:
+                self._lowest(cnt, t_sub[(self.min_sub[t_sub] == s) & (cnt[t_sub, s] == 0)], self.min_sub)
+            if not self.fixed[x]:
+                was, now = s != self.max_assign[x], s2 != self.max_assign[x]
+                cnt = self.cnt_deep
+                if was:
+                    cnt[t_sub, s] -= 1
+                if now:
+                    cnt[t_sub, s2] += 1
+                    self.min_deep[t_sub] = np.minimum(self.min_deep[t_sub], s2)
+                if was:
+                    self._lowest(cnt, t_sub[(self.min_deep[t_sub] == s) & (cnt[t_sub, s] == 0)], self.min_deep)
+        t_own = np.flatnonzero(self.own_count[x] > 0)
+        if len(t_own):
+            cnt = self.cnt_own
+            cnt[t_own, s] -= 1
+            cnt[t_own, s2] += 1
+            if s2 > s:
+                self.max_owner[t_own] = np.maximum(self.max_owner[t_own], s2)
+            else:
+                drop = t_own[(self.max_owner[t_own] == s) & (cnt[t_own, s] == 0)]
+                self.max_owner[drop] = s2  # x itself still owns a partition of each
+        hist = self.hist
+        hist[s] -= 1
+        hist[s2] += 1
+
+    def _moved(self, old: int, new: int, tg: int) -> None:
+        """Update the aggregates after one partition of topic ``tg`` moved from ``old`` to ``new``."""
+        if not self.incremental:
+            self._refresh()
+            return
+        so, sn = self.size[old] + 1, self.size[new] - 1  # sizes before the move
+        cnt_own, max_owner, oc = self.cnt_own, self.max_owner, self.own_count
+        # ownership of tg changed first (own_count already updated), at the sizes before the move
+        if oc[old, tg] == 0:
+            cnt_own[tg, so] -= 1
+            if max_owner[tg] == so and cnt_own[tg, so] == 0:
+                nz = np.flatnonzero(cnt_own[tg, :so])
+                max_owner[tg] = nz[-1] if len(nz) else -1
+        if oc[new, tg] == 1:
+            cnt_own[tg, sn] += 1
+            if max_owner[tg] < sn:
+                max_owner[tg] = sn
+        self._resize(old, so, so - 1)
+        self._resize(new, sn, sn + 1)
+        hist = self.hist
+        lo = min(self.lo, so - 1)
+        while hist[lo] == 0:
+            lo += 1
+        hi = max(self.hi, sn + 1)
+        while hist[hi] == 0:
+            hi -= 1
+        self.lo, self.hi = lo, hi
+        self._decide()
 
     def _perform(self, reassignable: list[int]) -> bool:
         """``performReassignments``."""
@@ -485,7 +591,7 @@ class _General:
         tg = self.topic_of_list[g]
         self.own_count[old, tg] -= 1
         self.own_count[new, tg] += 1
-        self._refresh()
+        self._moved(old, new, tg)
 
 
 def _score(sizes: np.ndarray) -> int:
