@@ -290,8 +290,12 @@ class _General:
         self.n, self.T = n, T
         sub = np.zeros((n, T), dtype=bool)
         subs_topics = []
+        cache: dict[int, list[int]] = {}
         for i, m in enumerate(lay.members):
-            idx = [lay.topic_index[t] for t in inp.topics_of[m] if t in lay.topic_index]
+            topics = inp.topics_of[m]
+            idx = cache.get(id(topics))
+            if idx is None:
+                idx = cache[id(topics)] = [lay.topic_index[t] for t in topics if t in lay.topic_index]
             subs_topics.append(idx)
             sub[i, idx] = True
         self.sub = sub
@@ -362,7 +366,7 @@ class _General:
             if len(cand) == 0:
                 continue
             picks = cand[_water_fill(sizes[cand], ranks[cand], len(ids))]
-            np.add.at(sizes, picks, 1)
+            sizes += np.bincount(picks, minlength=n)
             owner[ids] = picks
             new_member.append(picks)
             new_ids.append(ids)
@@ -396,8 +400,8 @@ class _General:
         self.owner = owner.tolist()
         self.size = sizes.tolist()
         self.topic_of_list = topic_of.tolist()
-        self.own_count = np.zeros((n, T), dtype=np.int64)
-        np.add.at(self.own_count, (owner[owner >= 0], topic_of[owner >= 0]), 1)
+        has = owner >= 0
+        self.own_count = np.bincount(owner[has] * T + topic_of[has], minlength=n * T).reshape(n, T)
         self.nonfixed_sub = self.sub & ~fixed[:, None]
         self.subs_of_topic = [np.flatnonzero(self.nonfixed_sub[:, t]) for t in range(T)]
         self.movements = ref.PartitionMovements()
@@ -454,15 +458,14 @@ class _General:
         if not self.incremental:
             return
         mi, ti = np.nonzero(self.sub)
-        self.cnt_sub = np.zeros((self.T, self.width), dtype=np.int32)
-        np.add.at(self.cnt_sub, (ti, sizes[mi]), 1)
+        w = self.width
+        self.cnt_sub = np.bincount(ti * w + sizes[mi], minlength=self.T * w).reshape(self.T, w).astype(np.int32)
         deep = (~self.fixed) & (sizes != self.max_assign)
         keep = deep[mi]
-        self.cnt_deep = np.zeros((self.T, self.width), dtype=np.int32)
-        np.add.at(self.cnt_deep, (ti[keep], sizes[mi[keep]]), 1)
+        self.cnt_deep = np.bincount(ti[keep] * w + sizes[mi[keep]], minlength=self.T * w).reshape(
+            self.T, w).astype(np.int32)
         mo, to = np.nonzero(self.own_count > 0)
-        self.cnt_own = np.zeros((self.T, self.width), dtype=np.int32)
-        np.add.at(self.cnt_own, (to, sizes[mo]), 1)
+        self.cnt_own = np.bincount(to * w + sizes[mo], minlength=self.T * w).reshape(self.T, w).astype(np.int32)
         nf = ~self.fixed
         self.hist = np.bincount(sizes[nf], minlength=self.width)
 

@@ -66,8 +66,11 @@ def sticky_input(group: GroupSpec, *, cooperative: bool) -> ref.StickyInput:
     raw_owned = {i: by_id[i].owned for i in ids}
     partitions_per_topic: dict[str, int] = {}
     replica_racks = {}
-    for m in group.members:
-        for t in m.topics:
+    distinct = {id(m.topics): m.topics for m in group.members}  # members often share one tuple
+    for topics in distinct.values():
+        for t in topics:
+            if t in partitions_per_topic:
+                continue
             spec = group.topics.get(t)
             if spec is not None and spec.partitions > 0 and t not in partitions_per_topic:
                 partitions_per_topic[t] = spec.partitions
