@@ -61,6 +61,56 @@ class Layout:
         return list(zip(self._names[self.topic_of[ids]].tolist(), self.partition_of[ids].tolist()))
 
 
+class Racks:
+    """``RackInfo`` as bitmasks: one bit per rack, a mask per partition, a bit per member.
+
+    ``member_bit[i]`` is 0 for a member without a rack (it never mismatches); ``aware`` is
+    ``useRackAwareAssignment``; when it is False every member's bit is 0.
+    """
+
+    def __init__(self, inp: ref.StickyInput, lay: Layout) -> None:
+        member_racks = [inp.rack_of.get(m) or None for m in lay.members]
+        consumer_racks = {r for r in member_racks if r}
+        self.aware = False
+        self.member_bit = np.zeros(len(lay.members), dtype=np.int64)
+        self.mask = np.zeros(lay.total, dtype=np.int64)
+        self.ok = True
+        if not consumer_racks:
+            return
+        names: dict[str, int] = {}
+        per_partition = []
+        for t in lay.topics:
+            racks = inp.replica_racks.get(t)
+            n = inp.partitions_per_topic[t]
+            for p in range(n):
+                m = 0
+                if racks:
+                    for r in racks[p]:
+                        if r is not None:
+                            m |= 1 << names.setdefault(r, len(names))
+                per_partition.append(m)
+        if len(names) > 62:
+            self.ok = False
+            return
+        mask = np.array(per_partition, dtype=np.int64)
+        union = int(np.bitwise_or.reduce(mask)) if len(mask) else 0
+        consumer_bits = sum(1 << names[r] for r in consumer_racks if r in names)
+        # AbstractPartitionAssignor.useRackAwareAssignment
+        if not consumer_bits or not (union & consumer_bits) or bool(np.all(mask == union)):
+            return
+        self.aware = True
+        self.mask = mask
+        self.member_bit = np.array([(1 << names[r]) if r in names else (1 << 62) if r else 0
+                                    for r in member_racks], dtype=np.int64)
+
+    def mismatch(self, member: int, ids: np.ndarray) -> np.ndarray:
+        """``racksMismatch`` of one member against partitions."""
+        bit = self.member_bit[member]
+        if bit == 0:
+            return np.zeros(len(ids), dtype=bool)
+        return (self.mask[ids] & bit) == 0
+
+
 def _claims(inp: ref.StickyInput, lay: Layout):
     """Owned partitions per member (positions), or None when some partition is claimed twice."""
     owned_ids = []
@@ -189,15 +239,17 @@ def assign(inp: ref.StickyInput, *, cooperative: bool):
 
     Returns (assignment after any cooperative adjustment, transferring as tuples).
     """
-    if any(inp.rack_of.get(m) for m in inp.members):
-        return None
     members = inp.members
     if not members or not inp.partitions_per_topic:
         return None
     if any(len(set(inp.topics_of[m])) != len(inp.topics_of[m]) for m in members):
         return None
+    has_racks = any(inp.rack_of.get(m) for m in members)
+    equal = _subscriptions_equal(inp)
+    if has_racks and equal:
+        return None  # the rack-aware round robin of the constrained builder: reference port
     lay = Layout(inp.partitions_per_topic, members)
-    if _subscriptions_equal(inp):
+    if equal:
         owned_ids = _claims(inp, lay)
         multi: set[int] = set()
         if owned_ids is None:
@@ -282,8 +334,9 @@ class _General:
     """``GeneralAssignmentBuilder`` on arrays (no racks)."""
 
     def __init__(self, inp: ref.StickyInput, lay: Layout, owned_ids: list[np.ndarray], max_generation: int,
-                 cooperative: bool) -> None:
+                 cooperative: bool, racks: Racks) -> None:
         self.inp = inp
+        self.racks = racks
         self.lay = lay
         n = len(lay.members)
         T = len(lay.topics)
@@ -342,6 +395,8 @@ class _General:
             ids = self.owned_ids[i]
             if len(ids):
                 ok = self.sub[i, topic_of[ids]]
+                if self.racks.aware:
+                    ok &= ~self.racks.mismatch(i, ids)
                 if not ok.all():
                     revocation_required = True
                     ids = ids[ok]
@@ -358,8 +413,46 @@ class _General:
         unassigned_parts = []
         for t in self.topic_order.tolist():
             lo, hi = int(lay.offsets[t]), int(lay.offsets[t + 1])
-            ids = np.flatnonzero(~assigned[lo:hi]) + lo
-            unassigned_parts.append(ids)
+            unassigned_parts.append(np.flatnonzero(~assigned[lo:hi]) + lo)
+        if self.racks.aware:
+            # maybeAssign(partitionsToAssign, rackInfo, true): each partition to the least
+            # (size, id) subscriber whose rack holds a replica (or that has no rack).
+            racks = self.racks
+            bits = racks.member_bit
+            key = sizes * n + ranks
+            rack_member = []
+            rack_ids = []
+            for k, t in enumerate(self.topic_order.tolist()):
+                ids = unassigned_parts[k]
+                if len(ids) == 0:
+                    continue
+                cand = np.flatnonzero(self.sub[:, t])
+                if len(cand) == 0:
+                    continue
+                cbits = bits[cand]
+                left = []
+                for g, m in zip(ids.tolist(), racks.mask[ids].tolist()):
+                    ok = cand[(cbits == 0) | ((cbits & m) != 0)]
+                    if len(ok) == 0:
+                        left.append(g)
+                        continue
+                    c = int(ok[np.argmin(key[ok])])
+                    key[c] += n
+                    sizes[c] += 1
+                    owner[g] = c
+                    rack_member.append(c)
+                    rack_ids.append(g)
+                unassigned_rest = np.asarray(left, dtype=np.int64)
+                unassigned_parts[k] = (ids, unassigned_rest)
+            if rack_ids:
+                new_member.append(np.asarray(rack_member, dtype=np.int64))
+                new_ids.append(np.asarray(rack_ids, dtype=np.int64))
+        for k, t in enumerate(self.topic_order.tolist()):
+            entry = unassigned_parts[k]
+            if isinstance(entry, tuple):
+                unassigned_parts[k], ids = entry
+            else:
+                ids = entry
             if len(ids) == 0:
                 continue
             cand = np.flatnonzero(self.sub[:, t])
@@ -627,7 +720,10 @@ def general(inp: ref.StickyInput, lay: Layout, *, cooperative: bool):
                 return None  # user data also lists other topics: their count sizes the HashMap
         owned = [_user_data_order(ids, lay, topic_hash, topic_spread) for ids in owned_raw]
     max_generation = max([ref.DEFAULT_GENERATION] + [g for g in inp.generation_of.values() if g is not None])
-    builder = _General(inp, lay, owned, max_generation, cooperative)
+    racks = Racks(inp, lay)
+    if not racks.ok:
+        return None
+    builder = _General(inp, lay, owned, max_generation, cooperative, racks)
     lists = builder.build()
     transferring: dict[int, int] = {}
     if cooperative and total_claims:

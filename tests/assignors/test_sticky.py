@@ -340,3 +340,9 @@ def test_fast_general_equals_reference(g):
 @given(groups(uniform=False, with_racks=False))
 def test_fast_general_first_round_equals_reference(g):
     assert_same_as_reference(g)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(later_rounds(uniform=False, conflicts=False, with_racks=True))
+def test_fast_general_rack_aware_equals_reference(g):
+    assert_same_as_reference(g)
