@@ -19,6 +19,9 @@ Covered here (anything else returns None and the reference port runs):
 
 from __future__ import annotations
 
+import gc
+import itertools
+
 import numpy as np
 
 from kgtool.assignors import _sticky_reference as ref
@@ -120,7 +123,7 @@ def _claims(inp: ref.StickyInput, lay: Layout):
         owned_ids.append(ids)
         n += len(ids)
     if n:
-        flat = np.fromiter((g for ids in owned_ids for g in ids), dtype=np.int64, count=n)
+        flat = np.fromiter(itertools.chain.from_iterable(owned_ids), dtype=np.int64, count=n)
         if np.bincount(flat, minlength=lay.total).max() > 1:
             return None
     return owned_ids
@@ -266,7 +269,20 @@ def assign(inp: ref.StickyInput, *, cooperative: bool):
             return None
         result, transferring = fast
     out = {}
-    for i, m in enumerate(members):
+    # A million result tuples would trigger the cyclic GC over and over; none can form a cycle.
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        _fill(out, result, transferring, lay, cooperative)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    moving = {(lay.topics[lay.topic_of[g]], int(lay.partition_of[g])): members[c] for g, c in transferring.items()}
+    return out, moving
+
+
+def _fill(out: dict, result, transferring: dict[int, int], lay: Layout, cooperative: bool) -> None:
+    for i, m in enumerate(lay.members):
         kept, new = result[i]
         if cooperative and transferring:
             kept = [g for g in kept.tolist() if transferring.get(g) != i]
@@ -274,8 +290,6 @@ def assign(inp: ref.StickyInput, *, cooperative: bool):
             out[m] = lay.to_tuples(np.asarray(kept + new, dtype=np.int64))
         else:
             out[m] = lay.to_tuples(kept) + lay.to_tuples(new)
-    moving = {(lay.topics[lay.topic_of[g]], int(lay.partition_of[g])): members[c] for g, c in transferring.items()}
-    return out, moving
 
 
 # --- GeneralAssignmentBuilder -------------------------------------------------------------
