@@ -346,3 +346,22 @@ def test_fast_general_first_round_equals_reference(g):
 @given(later_rounds(uniform=False, conflicts=False, with_racks=True))
 def test_fast_general_rack_aware_equals_reference(g):
     assert_same_as_reference(g)
+
+
+@pytest.mark.parametrize("name", ["seed1_topic-1_5000_3000", "seed4_t0_64_2000"])
+def test_topic_partition_hash_set_first_matches_jvm(name):
+    """``PartitionMovements`` moves back the first element a ``HashSet<TopicPartition>`` iterates."""
+    from pathlib import Path
+
+    from kgtool.assignors._sticky_java import TopicPartitionHashSet
+
+    path = Path(__file__).resolve().parents[2] / "fixtures" / "assign" / "java_hashset" / f"{name}.txt"
+    topic = name.split("_")[1]
+    s = TopicPartitionHashSet(java_string_hashcode(topic))
+    for line in path.read_text().splitlines():
+        op, p, first = line.split()
+        if op == "a":
+            s.add(int(p))
+        elif int(p) in s.items:
+            s.remove(int(p))
+        assert (s.first() if len(s) else -1) == int(first), line
