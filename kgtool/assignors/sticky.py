@@ -10,7 +10,8 @@ Both assignors share ``AbstractStickyAssignor.assignPartitions``:
    belong to a subscribed topic. When two members claim one partition, the member with the
    higher generation keeps it; with equal generations neither does (the partition is then
    "claimed by multiple previous owners"). The other claimant's generation is read from its
-   ``Subscription.generationId`` (the eager ``sticky`` members send none, so for them it is -1).
+   ``Subscription.generationId``, which Kafka's consumers send for both assignors
+   (``ConsumerCoordinator.metadata``), so kgtool uses ``MemberSpec.generation`` for both.
 2. With identical subscriptions, ``ConstrainedAssignmentBuilder``: each member keeps its owned
    partitions (sorted by partition, then topic) up to ``minQuota``/``maxQuota``, the rest are
    dealt round-robin to members sorted by id, partitions sorted by topic then partition;
@@ -81,9 +82,11 @@ def sticky_input(group: GroupSpec, *, cooperative: bool) -> ref.StickyInput:
         owned_of=ref.LazyOwned(raw_owned, protocol_owned_partitions if cooperative else user_data_partitions),
         raw_owned_of=raw_owned,
         generation_of={i: by_id[i].generation for i in ids},
-        # StickyAssignor (eager) members send no generationId in the Subscription itself.
+        # ConsumerCoordinator.metadata() sends generation().generationId in every Subscription
+        # (ConsumerProtocol v2+), eager members included; for StickyAssignor it equals the
+        # generation in its user data.
         subscription_generation_of={
-            i: (by_id[i].generation if cooperative and by_id[i].generation is not None else ref.DEFAULT_GENERATION)
+            i: (by_id[i].generation if by_id[i].generation is not None else ref.DEFAULT_GENERATION)
             for i in ids
         },
         rack_of={i: by_id[i].rack for i in ids},

@@ -265,18 +265,51 @@ def testPoorRoundRobinAssignmentScenario():
     _check(g, StickyAssignor().assign(g))
 
 
-def test_conflicting_claims_eager_members_send_no_subscription_generation():
-    # allSubscriptionsEqual compares a claimant's MemberData generation with the *other*
-    # claimant's Subscription.generationId(), which eager StickyAssignor members leave empty
-    # (-1): any member with a generation >= 0 takes the partition from the one iterated
-    # before it, whatever their generations. HashMap order here: "new" then "old".
-    assert string_hash_map_order(["old", "new"]) == ["new", "old"]
+def test_conflicting_claims_keep_the_higher_generation():
+    # allSubscriptionsEqual: the claimant with the higher generation keeps the partition (the
+    # other's generation comes from its Subscription.generationId, sent by eager members too).
     g = group({"t": 2}, {
         "old": {"topics": ["t"], "owned": [("t", 0), ("t", 1)], "generation": 1},
         "new": {"topics": ["t"], "owned": [("t", 0)], "generation": 2},
     })
     result = _check(g, StickyAssignor().assign(g))
-    assert result == {"old": [("t", 0)], "new": [("t", 1)]}
+    assert result == {"old": [("t", 1)], "new": [("t", 0)]}
+
+
+def testAllConsumersHaveOwnedPartitionInvalidatedWhenClaimedByMultipleConsumersInSameGenerationWithUnequalPartitionsPerConsumer():  # noqa: E501
+    g = group({"topic": 4}, {
+        "consumer1": {"topics": ["topic"], "owned": [("topic", 0), ("topic", 1)], "generation": 1},
+        "consumer2": {"topics": ["topic"], "owned": [("topic", 0), ("topic", 2)], "generation": 1},
+        "consumer3": {"topics": ["topic"], "generation": 1},
+    })
+    assert _check(g, StickyAssignor().assign(g)) == {
+        "consumer1": [("topic", 1), ("topic", 3)],
+        "consumer2": [("topic", 2)],
+        "consumer3": [("topic", 0)],
+    }
+
+
+@pytest.mark.parametrize("all_equal", [True, False])
+@pytest.mark.parametrize("assignor", [StickyAssignor(), CooperativeStickyAssignor()], ids=lambda a: a.name)
+def testAssignmentWithConflictingPreviousGenerations(all_equal, assignor):
+    topics = {"topic": 4, "topic2": 4, "topic3": 4}
+    every = list(topics)
+    c1_topics = every if all_equal else ["topic"]
+    c2_topics = every if all_equal else ["topic", "topic2"]
+    c1_owned = [("topic", 0), ("topic", 1), ("topic", 2), ("topic2", 2), ("topic2", 3), ("topic3", 0)] if all_equal \
+        else [("topic", 0), ("topic", 1), ("topic", 2), ("topic", 3)]
+    c2_owned = [("topic", 0), ("topic", 1), ("topic2", 0), ("topic2", 1), ("topic2", 2), ("topic2", 3)]
+    c3_owned = [("topic", 2), ("topic", 3), ("topic3", 0), ("topic3", 1), ("topic3", 2), ("topic3", 3)]
+    g = group(topics, {
+        "consumer1": {"topics": c1_topics, "owned": c1_owned, "generation": 1},
+        "consumer2": {"topics": c2_topics, "owned": c2_owned, "generation": 2},
+        "consumer3": {"topics": every, "owned": c3_owned, "generation": 2},
+    })
+    result, _ = assign_partitions(g, cooperative=assignor.name == "cooperative-sticky")
+    assert [len(result[c]) for c in ("consumer1", "consumer2", "consumer3")] == [4, 4, 4]
+    assert set(result["consumer2"]) <= set(c2_owned)
+    assert set(result["consumer3"]) <= set(c3_owned)
+    assert_valid_and_balanced(g, result)
 
 
 # --- properties ---
