@@ -129,10 +129,16 @@ def _claims(inp: ref.StickyInput, lay: Layout):
     return owned_ids
 
 
-def constrained(inp: ref.StickyInput, lay: Layout, owned_ids: list[list[int]], multi_owned: set[int]):
-    """``ConstrainedAssignmentBuilder.build`` without racks; returns (assignment, transferring)."""
+def constrained(inp: ref.StickyInput, lay: Layout, owned_ids: list[list[int]], multi_owned: set[int],
+                racks: Racks | None = None):
+    """``ConstrainedAssignmentBuilder.build``; returns (per member (kept, new), transferring).
+
+    Returns None when the rack-aware round robin would leave a member under ``minQuota`` (Java
+    then throws; the reference port reports it with Java's exact message).
+    """
     n = len(lay.members)
     total = lay.total
+    aware = racks is not None and racks.aware
     min_q, max_q = total // n, -(-total // n)
     expected_over = total % n
     current_over = 0
@@ -142,14 +148,20 @@ def constrained(inp: ref.StickyInput, lay: Layout, owned_ids: list[list[int]], m
     revoked_by = np.full(total, -1, dtype=np.int64)  # maybeRevokedPartitions
     assigned = np.zeros(total, dtype=bool)
     topic_rank = lay.topic_of  # topics are numbered in Java order already
+    multi_arr = np.fromiter(multi_owned, dtype=np.int64) if multi_owned else None
     for i in range(n):  # consumerToOwnedPartitions: the same HashMap order as subscriptions
         ids = owned_ids[i]
         if ids:
             arr = np.asarray(ids, dtype=np.int64)
+            if aware:  # owned partitions without a replica on the member's rack are dropped
+                bad = racks.mismatch(i, arr)
+                if bad.any():
+                    revoked_by[arr[bad]] = i
+                    arr = arr[~bad]
             # Comparator.comparing(TopicPartition::partition).thenComparing(TopicPartition::topic)
             arr = arr[np.lexsort((topic_rank[arr], lay.partition_of[arr]))]
-            if multi_owned:
-                arr = arr[~np.isin(arr, np.fromiter(multi_owned, dtype=np.int64))]
+            if multi_arr is not None:
+                arr = arr[~np.isin(arr, multi_arr)]
         else:
             arr = np.empty(0, dtype=np.int64)
         size = len(arr)
@@ -173,13 +185,75 @@ def constrained(inp: ref.StickyInput, lay: Layout, owned_ids: list[list[int]], m
     rank = lay.member_rank
     under.sort(key=lambda i: rank[i])
     exactly.sort(key=lambda i: rank[i])
+    counts = np.array([len(kept[i]) for i in range(n)], dtype=np.int64)
+
+    rack_new: list[list[int]] = [[] for _ in range(n)]
+    rack_members: list[int] = []
+    rack_ids: list[int] = []
+    if aware:
+        # RackInfo.sortPartitionsByRackConsumers: stable sort by the number of members on the
+        # racks holding a replica of the partition.
+        per_rack = np.zeros(63, dtype=np.int64)
+        for b in racks.member_bit.tolist():
+            if b and b != (1 << 62):
+                per_rack[b.bit_length() - 1] += 1
+        mask = racks.mask[unassigned]
+        consumers_on_racks = np.zeros(len(unassigned), dtype=np.int64)
+        for r in np.flatnonzero(per_rack).tolist():
+            consumers_on_racks += ((mask >> r) & 1) * per_rack[r]
+        unassigned = unassigned[np.argsort(consumers_on_racks, kind="stable")]
+        # assignRackAwareRoundRobin
+        bits = racks.member_bit.tolist()
+        cnt = counts.tolist()
+        next_index = 0
+        left = []
+        for g, m in zip(unassigned.tolist(), racks.mask[unassigned].tolist()):
+            consumer = -1
+            index = -1
+            if m:
+                size_u = len(under)
+                for k in range(size_u):
+                    j = (next_index + k) % size_u
+                    if bits[under[j]] & m:
+                        index = j
+                        break
+            if index >= 0:
+                consumer = under[index]
+                c = cnt[consumer] + 1
+                if c >= min_q:
+                    under.remove(consumer)
+                    if c < max_q and current_over < expected_over:
+                        exactly.append(consumer)
+                else:
+                    index += 1
+                next_index = index % len(under) if under else 0
+            elif exactly and m:
+                for j, member in enumerate(exactly):
+                    if bits[member] & m:
+                        consumer = member
+                        if cnt[member] + 1 == max_q:
+                            del exactly[j]
+                            current_over += 1
+                            if current_over == expected_over:
+                                exactly.clear()
+                        break
+            if consumer >= 0:
+                cnt[consumer] += 1
+                rack_new[consumer].append(g)
+                rack_members.append(consumer)
+                rack_ids.append(g)
+            else:
+                left.append(g)
+        unassigned = np.asarray(left, dtype=np.int64)
+        counts = np.asarray(cnt, dtype=np.int64)
 
     # assignRoundRobin, phase A: passes over `under` (sorted), member i served while r <= deficit.
-    counts = np.array([len(kept[i]) for i in range(n)], dtype=np.int64)
     under_arr = np.array(under, dtype=np.int64)
     deficit = min_q - counts[under_arr] if len(under_arr) else np.empty(0, dtype=np.int64)
     demand = int(deficit.sum())
-    if len(unassigned) < demand:  # cannot happen for consistent quotas; mirror Java's checks
+    if len(unassigned) < demand:
+        if aware:
+            return None
         raise ref.StickyAssignorFailure(
             "Kafka's sticky assignor throws IllegalStateException: a member doesn't reach minQuota partitions")
     recipients = np.empty(len(unassigned), dtype=np.int64)
@@ -199,23 +273,26 @@ def constrained(inp: ref.StickyInput, lay: Layout, owned_ids: list[list[int]], m
             "Kafka's sticky assignor throws IllegalStateException: No more unfilled consumers to be assigned.")
     if leftover:
         recipients[demand:] = exactly[:leftover]
-        current_over += int(np.count_nonzero(counts[exactly[:leftover]] + 1 == max_q))
 
-    # per-member new partitions, in assignment order
+    # per-member new partitions, in assignment order (rack-aware step first)
     order = np.argsort(recipients, kind="stable")
     new_sorted = unassigned[order]
     bounds = np.searchsorted(recipients[order], np.arange(n + 1))
-    prev = revoked_by[unassigned]
-    moving = (prev >= 0) & (prev != recipients)
-    if multi_owned:
-        moving |= np.isin(unassigned, np.fromiter(multi_owned, dtype=np.int64))
+    all_new = np.concatenate([np.asarray(rack_ids, dtype=np.int64), unassigned])
+    all_to = np.concatenate([np.asarray(rack_members, dtype=np.int64), recipients])
+    prev = revoked_by[all_new]
+    moving = (prev >= 0) & (prev != all_to)
+    if multi_arr is not None:
+        moving |= np.isin(all_new, multi_arr)
     transferring = {}
     if moving.any():
-        for g, c in zip(unassigned[moving].tolist(), recipients[moving].tolist()):
+        for g, c in zip(all_new[moving].tolist(), all_to[moving].tolist()):
             transferring[g] = c
     assignment = []
     for i in range(n):
         new = new_sorted[bounds[i]:bounds[i + 1]]
+        if rack_new[i]:
+            new = np.concatenate([np.asarray(rack_new[i], dtype=np.int64), new])
         assignment.append((kept[i], new))
     return assignment, transferring
 
@@ -247,10 +324,7 @@ def assign(inp: ref.StickyInput, *, cooperative: bool):
         return None
     if any(len(set(inp.topics_of[m])) != len(inp.topics_of[m]) for m in members):
         return None
-    has_racks = any(inp.rack_of.get(m) for m in members)
     equal = _subscriptions_equal(inp)
-    if has_racks and equal:
-        return None  # the rack-aware round robin of the constrained builder: reference port
     lay = Layout(inp.partitions_per_topic, members)
     if equal:
         owned_ids = _claims(inp, lay)
@@ -262,7 +336,13 @@ def assign(inp: ref.StickyInput, *, cooperative: bool):
             ref.all_subscriptions_equal(inp, consumer_to_owned, multi_t)
             owned_ids = [lay.to_ids(consumer_to_owned[m]) for m in members]
             multi = set(lay.to_ids(multi_t))
-        result, transferring = constrained(inp, lay, owned_ids, multi)
+        racks = Racks(inp, lay)
+        if not racks.ok:
+            return None
+        built = constrained(inp, lay, owned_ids, multi, racks)
+        if built is None:
+            return None
+        result, transferring = built
     else:
         fast = general(inp, lay, cooperative=cooperative)
         if fast is None:

@@ -398,3 +398,9 @@ def test_topic_partition_hash_set_first_matches_jvm(name):
         elif int(p) in s.items:
             s.remove(int(p))
         assert (s.first() if len(s) else -1) == int(first), line
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(later_rounds(uniform=True, with_racks=True))
+def test_fast_constrained_rack_aware_equals_reference(g):
+    assert_same_as_reference(g)
