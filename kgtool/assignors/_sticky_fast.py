@@ -314,10 +314,12 @@ def _subscriptions_equal(inp: ref.StickyInput) -> bool:
     return True
 
 
-def assign(inp: ref.StickyInput, *, cooperative: bool):
+def assign(inp: ref.StickyInput, *, cooperative: bool, adjust: bool = True):
     """Both assignors' result as ``{member: [(topic, partition), ...]}``, or None (use the reference).
 
-    Returns (assignment after any cooperative adjustment, transferring as tuples).
+    ``cooperative`` selects how owned partitions are read (ConsumerProtocol order, and the
+    transfers computed for ``adjustAssignment``); ``adjust`` withholds the transfers.
+    Returns (assignment, transferring as tuples -> new owner, whether the general builder ran).
     """
     members = inp.members
     if not members or not inp.partitions_per_topic:
@@ -348,17 +350,18 @@ def assign(inp: ref.StickyInput, *, cooperative: bool):
         if fast is None:
             return None
         result, transferring = fast
+    general_ran = not equal
     out = {}
     # A million result tuples would trigger the cyclic GC over and over; none can form a cycle.
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        _fill(out, result, transferring, lay, cooperative)
+        _fill(out, result, transferring, lay, cooperative and adjust)
     finally:
         if gc_was_enabled:
             gc.enable()
     moving = {(lay.topics[lay.topic_of[g]], int(lay.partition_of[g])): members[c] for g, c in transferring.items()}
-    return out, moving
+    return out, moving, general_ran
 
 
 def _fill(out: dict, result, transferring: dict[int, int], lay: Layout, cooperative: bool) -> None:

@@ -132,6 +132,11 @@ def assign_partitions(group: GroupSpec, *, cooperative: bool) -> tuple[Assignmen
     if not group.members:
         return {}, {}
     inp = sticky_input(group, cooperative=cooperative)
+    fast = _sticky_fast.assign(inp, cooperative=cooperative, adjust=False)
+    if fast is not None:
+        assignment, transferring, general_ran = fast
+        # Java leaves partitionsTransferringOwnership null after the general builder.
+        return _result(group, assignment), (None if general_ran else transferring)
     assignment, transferring = ref.assign_partitions(inp)
     return _result(group, assignment), transferring
 
@@ -163,7 +168,7 @@ class StickyAssignor:
         inp = sticky_input(group, cooperative=False)
         fast = _sticky_fast.assign(inp, cooperative=False)
         if fast is not None:
-            return _result(group, fast[0])
+            return _result(group, fast[0])  # eager: no adjustment
         assignment, _ = ref.assign_partitions(inp)
         return _result(group, assignment)
 

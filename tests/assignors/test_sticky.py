@@ -404,3 +404,18 @@ def test_topic_partition_hash_set_first_matches_jvm(name):
 @given(later_rounds(uniform=True, with_racks=True))
 def test_fast_constrained_rack_aware_equals_reference(g):
     assert_same_as_reference(g)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(later_rounds(uniform=None, with_racks=True))
+def test_assign_partitions_fast_equals_reference(g):
+    """The pre-adjustment assignment and partitionsTransferringOwnership, both implementations."""
+    for cooperative in (False, True):
+        inp = sticky_module.sticky_input(g, cooperative=cooperative)
+        expected = _outcome(lambda: ref.assign_partitions(inp))
+        if isinstance(expected, tuple) and expected and expected[0] == "Kafka throws":
+            continue
+        assignment, transferring = expected
+        got_assignment, got_transferring = assign_partitions(g, cooperative=cooperative)
+        assert got_assignment == {m.member_id: assignment[m.member_id] for m in g.members}
+        assert got_transferring == transferring
