@@ -2,19 +2,25 @@
 
 Partitions are integers ``g = offset[topic] + partition`` with topics in ``String.compareTo``
 order, so ascending ``g`` is the order of ``getUnassignedPartitions`` (topic, then partition).
-Members are positions in the ``subscriptions`` ``HashMap`` order.
+Members are positions in the ``subscriptions`` ``HashMap`` order; racks are bitmasks
+(:class:`Racks`). The reference port still runs for what is rare and small: partitions claimed
+by several members on the general path, more than 62 distinct racks, a topic listed twice in
+one subscription, and eager user data naming topics nobody subscribes to.
 
-Covered here (anything else returns None and the reference port runs):
-
-- ``ConstrainedAssignmentBuilder`` (identical subscriptions) when the assignment is not
-  rack-aware: the owned-partition pass is a loop over members (not partitions), and the
-  round-robin of ``assignRoundRobin`` is computed in closed form. Members below ``minQuota``
-  (``unfilledMembersWithUnderMinQuotaPartitions``, sorted by id) are served in passes: pass
-  ``r`` gives one partition to every member whose deficit is at least ``r``, in id order, and a
-  member leaves the list (to the end of ``unfilledMembersWithExactlyMinQuotaPartitions``) when
-  its deficit is met. The partitions left over go one each to the members polled from the head
-  of that second list.
-- ``GeneralAssignmentBuilder`` when not rack-aware: see :func:`general`.
+- ``ConstrainedAssignmentBuilder`` (identical subscriptions): the owned-partition pass is a
+  loop over members (not partitions); ``assignRackAwareRoundRobin`` is a loop over partitions
+  with its cursor and lists as in Java; ``assignRoundRobin`` is computed in closed form.
+  Members below ``minQuota`` (``unfilledMembersWithUnderMinQuotaPartitions``, sorted by id) are
+  served in passes: pass ``r`` gives one partition to every member whose deficit is at least
+  ``r``, in id order, and a member leaves the list (to the end of
+  ``unfilledMembersWithExactlyMinQuotaPartitions``) when its deficit is met. The partitions
+  left over go one each to the members polled from the head of that second list.
+- ``GeneralAssignmentBuilder``: ``maybeAssign`` without racks is water-filling per topic (the
+  ``TreeSet`` always hands the next partition to the least (size, id) subscriber, see
+  :func:`_water_fill`); with racks, one argmin per partition over the subscribers on a replica's
+  rack. ``performReassignments`` walks the partitions in Java's order, but ``isBalanced`` is
+  answered from per-topic aggregates kept up to date on each move (largest owner, smallest
+  subscriber by size) instead of rescanning every partition: see :meth:`_General._refresh`.
 """
 
 from __future__ import annotations

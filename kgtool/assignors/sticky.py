@@ -37,6 +37,15 @@ the constrained builder's quota decisions follow that iteration order. kgtool re
 with that order, while input order, sorted order or reversed input order pass only 291 (see
 ``tests/assignors/test_sticky.py::test_member_order_is_java_hash_map_order``).
 
+Order of the owned partitions as the leader reads them (it decides the order of the kept
+partitions in the output): ``cooperative-sticky`` gets them from ``ConsumerProtocol``, which
+sorts them by topic, then partition; ``sticky`` gets them from its user data, grouped by topic
+in ``HashMap`` order (:func:`user_data_partitions`).
+
+Speed: :mod:`kgtool.assignors._sticky_fast` computes the same result on integer arrays
+(1,000,000 partitions and 2,000 members in well under a second for identical subscriptions);
+:mod:`kgtool.assignors._sticky_reference` is the line-by-line port it is tested against.
+
 Worked example (``StickyAssignor`` javadoc, repeated by the tests): C0, C1, C2 subscribed to
 t0..t3 with 2 partitions each get C0: t0p0 t1p1 t3p0, C1: t0p1 t2p0 t3p1, C2: t1p0 t2p1.
 After C1 leaves, C0 and C2 keep theirs: C0: t0p0 t3p0 t1p1 t0p1, C2: t1p0 t2p1 t2p0 t3p1.
