@@ -3,9 +3,10 @@
 Partitions are integers ``g = offset[topic] + partition`` with topics in ``String.compareTo``
 order, so ascending ``g`` is the order of ``getUnassignedPartitions`` (topic, then partition).
 Members are positions in the ``subscriptions`` ``HashMap`` order; racks are bitmasks
-(:class:`Racks`). The reference port still runs for what is rare and small: partitions claimed
-by several members on the general path, more than 62 distinct racks, a topic listed twice in
-one subscription, and eager user data naming topics nobody subscribes to.
+(:class:`Racks`). Conflicting claims (one partition claimed by several members) are resolved
+by the reference port's ``allSubscriptionsEqual`` on tuples, then the arrays take over. The
+reference port runs alone only for more than 62 distinct racks or a topic listed twice in one
+subscription.
 
 - ``ConstrainedAssignmentBuilder`` (identical subscriptions): the owned-partition pass is a
   loop over members (not partitions); ``assignRackAwareRoundRobin`` is a loop over partitions
@@ -800,27 +801,32 @@ def _score(sizes: np.ndarray) -> int:
 
 
 def general(inp: ref.StickyInput, lay: Layout, *, cooperative: bool):
-    """``GeneralAssignmentBuilder.build`` without racks, or None when the claims conflict."""
+    """``GeneralAssignmentBuilder.build``; returns (per member (kept, new), transferring) or None."""
     members = lay.members
     owned_raw = []
     total_claims = 0
+    foreign = False  # owned partitions of topics outside the assignment
     for m in members:
-        ids = np.asarray(lay.to_ids(inp.raw_owned_of[m]), dtype=np.int64)
+        raw = inp.raw_owned_of[m]
+        ids = np.asarray(lay.to_ids(raw), dtype=np.int64)
+        foreign |= len(ids) != len(raw)
         owned_raw.append(ids)
         total_claims += len(ids)
-    if total_claims and np.bincount(np.concatenate(owned_raw), minlength=lay.total).max() > 1:
-        return None
-    if cooperative:
+    conflicts = bool(total_claims) and np.bincount(np.concatenate(owned_raw), minlength=lay.total).max() > 1
+    if conflicts or (foreign and not cooperative):
+        # allSubscriptionsEqual on tuples: claims resolved by generation exactly as in Java,
+        # from the owned partitions in the order the protocol delivers them.
+        consumer_to_owned: dict[str, list[TP]] = {}
+        ref.all_subscriptions_equal(inp, consumer_to_owned, set())
+        owned = [np.asarray(lay.to_ids(consumer_to_owned[m]), dtype=np.int64) for m in members]
+    elif cooperative:
         owned = [np.sort(ids) for ids in owned_raw]  # ConsumerProtocol: sorted by topic, partition
     else:
-        from kgtool.coordinator.partitioning import java_string_hashcode
         from kgtool.assignors._sticky_java import spread
+        from kgtool.coordinator.partitioning import java_string_hashcode
 
         topic_hash = [java_string_hashcode(t) for t in lay.topics]
         topic_spread = np.array([spread(h) for h in topic_hash], dtype=np.int64)
-        for m, ids in zip(members, owned_raw):
-            if len(ids) != len(inp.raw_owned_of[m]):
-                return None  # user data also lists other topics: their count sizes the HashMap
         owned = [_user_data_order(ids, lay, topic_hash, topic_spread) for ids in owned_raw]
     max_generation = max([ref.DEFAULT_GENERATION] + [g for g in inp.generation_of.values() if g is not None])
     racks = Racks(inp, lay)
@@ -829,7 +835,12 @@ def general(inp: ref.StickyInput, lay: Layout, *, cooperative: bool):
     builder = _General(inp, lay, owned, max_generation, cooperative, racks)
     lists = builder.build()
     transferring: dict[int, int] = {}
-    if cooperative and total_claims:
+    if cooperative and conflicts:
+        final_tuples = {m: lay.to_tuples(np.asarray(lists[i], dtype=np.int64)) for i, m in enumerate(members)}
+        moving_t = ref.partitions_transferring_ownership(inp, final_tuples)
+        index = {m: i for i, m in enumerate(members)}
+        transferring = {lay.offset_of[t] + p: index[c] for (t, p), c in moving_t.items()}
+    elif cooperative and total_claims:
         # computePartitionsTransferringOwnership: with every partition claimed at most once, a
         # partition is both added and revoked exactly when its claimant is not its new owner.
         claimant = np.full(lay.total, -1, dtype=np.int64)
