@@ -109,7 +109,11 @@ def test_bit_flips_give_a_record_or_a_decode_error(record, data):
     try:
         rec = decode_offsets_record(k, v)
     except DecodeError as e:
-        assert 0 <= e.position <= len(raw) and e.context.split(".")[0] == target
+        part = e.context.split(".")[0]
+        # A flipped key can change the record type, and then the intact value is read with
+        # another schema: the error is then (rightly) in the value.
+        assert part == target or (target == "key" and part == "value"), e
+        assert 0 <= e.position <= len(raw if part == target else value)
     else:
         assert isinstance(rec, CoordinatorRecord)
 
