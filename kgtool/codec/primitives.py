@@ -239,7 +239,7 @@ class Reader:
         shift = 0
         for i in range(max_bytes):
             if self.pos >= self.end:
-                raise self.error(f"{what} ends after {i} bytes, at the end of the data", at=start, field=field)
+                raise self.error(f"{what} runs past the end of the data", at=start, field=field)
             b = data[self.pos]
             self.pos += 1
             value |= (b & 0x7F) << shift

@@ -26,7 +26,7 @@ import struct
 from collections.abc import Iterator
 
 from kgtool.codec import compression as _comp
-from kgtool.codec.batch import (
+from kgtool.codec.batch import (  # noqa: I001
     ATTRIBUTES_OFFSET,
     LOG_OVERHEAD,
     MAGIC_OFFSET,
@@ -95,6 +95,24 @@ def _resync(data, i: int, n: int) -> int:
         q += 1
 
 
+def align_chain(data, lo: int, base_position: int = 0, chain_from: int | None = None) -> int:
+    """The index of the first entry at or after index ``lo``, following the chain of entry
+    headers from ``chain_from`` (default: the start of ``data``); ``lo`` if the chain breaks."""
+    n = len(data)
+    if chain_from is None:
+        chain_from = base_position
+    c = max(chain_from - base_position, 0)
+    if c >= lo:
+        return c
+    # Follow the chain headers up to the range start (cheap: 12 bytes per entry).
+    while c < lo and c + HEADER_SIZE_UP_TO_MAGIC <= n:
+        _o, length = _OFFSET_SIZE.unpack_from(data, c)
+        if length < RECORD_OVERHEAD_V0 or length + LOG_OVERHEAD > n - c:
+            return lo  # chain broken before the range: trust ``lo`` as a boundary
+        c += length + LOG_OVERHEAD
+    return c if c >= lo else lo
+
+
 def scan_segment(
     data,
     *,
@@ -106,6 +124,7 @@ def scan_segment(
     base_position: int = 0,
     chain_from: int | None = None,
     max_decompressed_size: int = _comp.DEFAULT_MAX_DECOMPRESSED,
+    record_sink=None,
 ) -> Iterator[RecordBatch | ScanProblem]:
     """Yield the batches (and the problems) whose start position is in ``[start, end)``.
 
@@ -123,6 +142,7 @@ def scan_segment(
             yields exactly the batches that start in it; pass ``chain_from=start`` when
             ``start`` is itself a batch boundary (``--start-position``).
         max_decompressed_size: decompression bomb guard per batch.
+        record_sink: passed to :func:`~kgtool.codec.batch.decode_batch_v2` (summaries).
 
     Yields:
         :class:`RecordBatch` and :class:`ScanProblem` in position order; together they cover
@@ -131,20 +151,7 @@ def scan_segment(
     n = len(data)
     lo = max(start - base_position, 0)
     hi = n if end is None else min(max(end - base_position, 0), n)
-    i = lo
-    if chain_from is None:
-        chain_from = base_position
-    c = max(chain_from - base_position, 0)
-    if c < lo:
-        # Follow the chain headers up to the range start (cheap: 12 bytes per entry).
-        while c < lo and c + HEADER_SIZE_UP_TO_MAGIC <= n:
-            _o, length = _OFFSET_SIZE.unpack_from(data, c)
-            size = length + LOG_OVERHEAD
-            if length < RECORD_OVERHEAD_V0 or size > n - c:
-                c = lo  # chain broken before the range: trust ``start`` as a boundary
-                break
-            c += size
-        i = c
+    i = align_chain(data, lo, base_position, chain_from)
     while i < hi:
         position = base_position + i
         remaining = n - i
@@ -192,7 +199,8 @@ def scan_segment(
             if magic == 2:
                 batch = decode_batch_v2(data, i, source=source, base_position=base_position,
                                         verify_crc=verify_crc, decode_records=decode_records,
-                                        max_decompressed_size=max_decompressed_size)
+                                        max_decompressed_size=max_decompressed_size,
+                                        record_sink=record_sink)
             else:
                 batch = decode_legacy_entry(data, i, source=source, base_position=base_position,
                                             verify_crc=verify_crc, decode_records=decode_records,
