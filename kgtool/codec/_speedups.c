@@ -413,7 +413,7 @@ typedef struct {
     long long batches, records, bytes, key_bytes, value_bytes, null_keys, null_values;
     long long min_ts, max_ts, first_offset, last_offset;
     long long offset_commits[2], offset_tombstones[2], slow, transactional_batches;
-    long long min_batch_ts, max_batch_ts;
+    long long compression[5], control_records, markers[2];
     int have_ts, have_offset;
 } stats_t;
 
@@ -424,11 +424,19 @@ static void stats_init(stats_t *s) {
 }
 
 static PyObject *stats_tuple(stats_t *s) {
-    return Py_BuildValue("(LLLLLLLLLLLLLLLLL)", s->batches, s->records, s->bytes, s->key_bytes, s->value_bytes,
-                         s->null_keys, s->null_values, s->have_ts ? s->min_ts : -1LL, s->have_ts ? s->max_ts : -1LL,
-                         s->have_offset ? s->first_offset : -1LL, s->have_offset ? s->last_offset : -1LL,
-                         s->offset_commits[0], s->offset_commits[1], s->offset_tombstones[0],
-                         s->offset_tombstones[1], s->slow, s->transactional_batches);
+    return Py_BuildValue(
+        "{sLsLsLsLsLsLsLsLsLsLsLsLsLsLsLsLsLs(LLLLL)sLsLsL}",
+        "batches", s->batches, "records", s->records, "bytes", s->bytes, "key_bytes", s->key_bytes,
+        "value_bytes", s->value_bytes, "null_keys", s->null_keys, "null_values", s->null_values,
+        "min_ts", s->have_ts ? s->min_ts : -1LL, "max_ts", s->have_ts ? s->max_ts : -1LL,
+        "first_offset", s->have_offset ? s->first_offset : -1LL,
+        "last_offset", s->have_offset ? s->last_offset : -1LL,
+        "offset_commits_0", s->offset_commits[0], "offset_commits_1", s->offset_commits[1],
+        "offset_tombstones_0", s->offset_tombstones[0], "offset_tombstones_1", s->offset_tombstones[1],
+        "slow", s->slow, "transactional_batches", s->transactional_batches,
+        "compression", s->compression[0], s->compression[1], s->compression[2], s->compression[3],
+        s->compression[4],
+        "control_records", s->control_records, "abort_markers", s->markers[0], "commit_markers", s->markers[1]);
 }
 
 /* Strict UTF-8 validation (what Python's strict decoder accepts). */
@@ -592,16 +600,50 @@ static PyObject *py_summarize_records_v2(PyObject *self, PyObject *args) {
     return stats_tuple(&s);
 }
 
+/* Control records of an end-transaction-marker batch (ControlRecordType.parse,
+ * EndTransactionMarker.deserializeValue): 0 ok (markers counted), -1 anything else. */
+static int summarize_control(const uint8_t *p, const uint8_t *e, int64_t count, int64_t base_offset, int64_t base_ts,
+                             int has_lat, int64_t lat, stats_t *s) {
+    for (int64_t i = 0; i < count; i++) {
+        rec_t r;
+        rerr_t er;
+        if (parse_record(&p, e, &r, &er)) return -1;
+        if (!r.key || r.klen < 4 || be16(r.key) < 0) return -1;
+        int16_t type = be16(r.key + 2);
+        if (type != 0 && type != 1) return -1;
+        if (!r.value || r.vlen < 6 || be16(r.value) < 0) return -1;
+        int64_t ts = has_lat ? lat : wrap_add(base_ts, r.ts_delta);
+        int64_t off = wrap_add(base_offset, r.off_delta);
+        s->records++;
+        s->control_records++;
+        s->markers[type]++;
+        if (ts >= 0) {
+            if (!s->have_ts) { s->min_ts = s->max_ts = ts; s->have_ts = 1; }
+            else { if (ts < s->min_ts) s->min_ts = ts; if (ts > s->max_ts) s->max_ts = ts; }
+        }
+        if (!s->have_offset) { s->first_offset = off; s->have_offset = 1; }
+        s->last_offset = off;
+        s->key_bytes += r.klen;
+        s->value_bytes += r.vlen;
+    }
+    return p == e ? 0 : -1;
+}
+
+/* summarize_segment(data, i, hi, verify_crc, mode, slow, producers, decompress|None)
+ * decompress(codec, memoryview) -> bytes: the Python codec (with its size cap). */
 static PyObject *py_summarize_segment(PyObject *self, PyObject *args) {
+    PyObject *data_obj;
     Py_buffer buf;
     Py_ssize_t i, hi;
     int verify_crc, mode;
-    PyObject *slow, *producers;
-    if (!PyArg_ParseTuple(args, "y*nnpiO!O!", &buf, &i, &hi, &verify_crc, &mode, &PyList_Type, &slow, &PySet_Type,
-                          &producers))
+    PyObject *slow, *producers, *decompress;
+    if (!PyArg_ParseTuple(args, "OnnpiO!O!O", &data_obj, &i, &hi, &verify_crc, &mode, &PyList_Type, &slow,
+                          &PySet_Type, &producers, &decompress))
         return NULL;
+    if (PyObject_GetBuffer(data_obj, &buf, PyBUF_SIMPLE)) return NULL;
     const uint8_t *b = (const uint8_t *)buf.buf;
     Py_ssize_t n = buf.len;
+    PyObject *mv = NULL;
     stats_t s;
     stats_init(&s);
     long long last_pid = -2;
@@ -613,10 +655,11 @@ static PyObject *py_summarize_segment(PyObject *self, PyObject *args) {
         int64_t size = (int64_t)length + 12;
         if (h[16] != 2 || size < 61 || size > n - i) break;
         int16_t attributes = be16(h + 21);
-        if (attributes & 0x07) break;         /* compressed */
-        if (attributes & 0x20) break;         /* control */
+        int codec = attributes & 0x07;
+        if (codec > 4) break;
+        int is_control = (attributes & 0x20) != 0;
         int32_t count = be32(h + 57);
-        if (count < 0 || count > size - 61) break;
+        if (count < 0) break;
         if (verify_crc) {
             uint32_t stored = (uint32_t)be32(h + 17);
             if (crc32c_compute(h + 21, (size_t)(size - 21)) != stored) break;
@@ -628,28 +671,58 @@ static PyObject *py_summarize_segment(PyObject *self, PyObject *args) {
         int has_lat = (attributes & 0x08) != 0;
         stats_t t = s;
         Py_ssize_t before = PyList_GET_SIZE(slow);
-        int rc = summarize_records(h + 61, h + size, count, base_offset, base_ts, has_lat, max_ts, mode, slow, &t);
-        if (rc == -2) { PyBuffer_Release(&buf); return NULL; }
+        const uint8_t *rp = h + 61, *re = h + size;
+        PyObject *plain = NULL;
+        if (codec) {
+            if (decompress == Py_None) break;
+            if (!mv) {
+                mv = PyMemoryView_FromObject(data_obj);
+                if (!mv) goto error;
+            }
+            PyObject *slice = PySequence_GetSlice(mv, i + 61, i + (Py_ssize_t)size);
+            if (!slice) goto error;
+            plain = PyObject_CallFunction(decompress, "iO", codec, slice);
+            Py_DECREF(slice);
+            if (!plain) {
+                PyErr_Clear(); /* the general path reports it, with position */
+                break;
+            }
+            if (!PyBytes_Check(plain)) { Py_DECREF(plain); break; }
+            rp = (const uint8_t *)PyBytes_AS_STRING(plain);
+            re = rp + PyBytes_GET_SIZE(plain);
+        }
+        int rc;
+        if (count > re - rp) rc = -1;
+        else if (is_control) rc = summarize_control(rp, re, count, base_offset, base_ts, has_lat, max_ts, &t);
+        else rc = summarize_records(rp, re, count, base_offset, base_ts, has_lat, max_ts, mode, slow, &t);
+        Py_XDECREF(plain);
+        if (rc == -2) goto error;
         if (rc == -1) {
-            if (PyList_SetSlice(slow, before, PyList_GET_SIZE(slow), NULL)) { PyBuffer_Release(&buf); return NULL; }
+            if (PyList_SetSlice(slow, before, PyList_GET_SIZE(slow), NULL)) goto error;
             break;
         }
         s = t;
         s.batches++;
         s.bytes += size;
+        s.compression[codec]++;
         if (attributes & 0x10) s.transactional_batches++;
         if (pid >= 0 && pid != last_pid) {
             PyObject *o = PyLong_FromLongLong(pid);
-            if (!o || PySet_Add(producers, o)) { Py_XDECREF(o); PyBuffer_Release(&buf); return NULL; }
+            if (!o || PySet_Add(producers, o)) { Py_XDECREF(o); goto error; }
             Py_DECREF(o);
             last_pid = pid;
         }
         i += (Py_ssize_t)size;
     }
+    Py_XDECREF(mv);
     PyBuffer_Release(&buf);
     PyObject *st = stats_tuple(&s);
     if (!st) return NULL;
     return Py_BuildValue("(nN)", i, st);
+error:
+    Py_XDECREF(mv);
+    PyBuffer_Release(&buf);
+    return NULL;
 }
 
 static PyObject *py_crc32c(PyObject *self, PyObject *args) {

@@ -101,46 +101,37 @@ class ScanSummary:
             self.first_offset = first
         self.last_offset = last
 
-    def add_c_stats(self, st: tuple, fast_kinds: tuple[str, str]) -> None:
-        (batches, records, nbytes, kb, vb, nk, nv, min_ts, max_ts, first_off, last_off,
-         oc0, oc1, ot0, ot1, _slow, txn) = st
+    def add_c_stats(self, st: dict, fast_kinds: tuple[str, str]) -> None:
+        """Counters returned by ``_speedups.summarize_segment`` / ``summarize_records_v2``."""
+        batches = st["batches"]
         self.batches += batches
-        self.records += records
-        self.bytes_decoded += nbytes
-        self.key_bytes += kb
-        self.value_bytes += vb
-        self.null_keys += nk
-        self.null_values += nv
+        self.records += st["records"]
+        self.bytes_decoded += st["bytes"]
+        self.key_bytes += st["key_bytes"]
+        self.value_bytes += st["value_bytes"]
+        self.null_keys += st["null_keys"]
+        self.null_values += st["null_values"]
         if batches:
-            self.compression["none"] += batches
+            for codec, n in enumerate(st["compression"]):
+                if n:
+                    self.compression[_comp.COMPRESSION_NAMES[codec]] += n
             self.magic[2] += batches
-        if min_ts >= 0:
-            self._ts(min_ts, max_ts)
-        if records:
-            self._offsets(first_off, last_off)
-        self.transactional_batches += txn
-        self._c_records(records, oc0, oc1, ot0, ot1, fast_kinds)
-
-    def _c_records(self, records, oc0, oc1, ot0, ot1, fast_kinds) -> None:
-        for kind, n in ((fast_kinds[0], oc0 + ot0), (fast_kinds[1], oc1 + ot1)):
+        if st["min_ts"] >= 0:
+            self._ts(st["min_ts"], st["max_ts"])
+        if st["records"]:
+            self._offsets(st["first_offset"], st["last_offset"])
+        self.transactional_batches += st["transactional_batches"]
+        if st["control_records"]:
+            self.control_records += st["control_records"]
+            if st["abort_markers"]:
+                self.control_markers["ABORT"] += st["abort_markers"]
+            if st["commit_markers"]:
+                self.control_markers["COMMIT"] += st["commit_markers"]
+        ot0, ot1 = st["offset_tombstones_0"], st["offset_tombstones_1"]
+        for kind, n in ((fast_kinds[0], st["offset_commits_0"] + ot0), (fast_kinds[1], st["offset_commits_1"] + ot1)):
             if n:
                 self.payload_kinds[kind] += n
         self.payload_tombstones += ot0 + ot1
-
-    def add_record_stats(self, st: tuple, fast_kinds: tuple[str, str]) -> None:
-        """Stats of one batch's records section (``summarize_records_v2``)."""
-        (_b, records, _n, kb, vb, nk, nv, min_ts, max_ts, first_off, last_off,
-         oc0, oc1, ot0, ot1, _slow, _txn) = st
-        self.records += records
-        self.key_bytes += kb
-        self.value_bytes += vb
-        self.null_keys += nk
-        self.null_values += nv
-        if min_ts >= 0:
-            self._ts(min_ts, max_ts)
-        if records:
-            self._offsets(first_off, last_off)
-        self._c_records(records, oc0, oc1, ot0, ot1, fast_kinds)
 
     def add_batch_header(self, b: RecordBatch) -> None:
         self.batches += 1
@@ -308,13 +299,16 @@ def summarize_segment(
         pending.append(st)
         return True
 
+    def decompress(codec: int, payload) -> bytes:
+        return _comp.decompress(codec, payload, magic=2, max_size=max_decompressed_size)
+
     def take(item) -> int:
         if isinstance(item, ScanProblem):
             summary.add_problem(item)
             return item.end_position - base_position
         summary.add_batch_header(item)
         if pending:
-            summary.add_record_stats(pending.pop(), kinds)
+            summary.add_c_stats(pending.pop(), kinds)
             drain_slow()
         else:
             summary.add_batch_records(item, payload)
@@ -334,7 +328,8 @@ def summarize_segment(
     else:
         while i < hi:
             # Plain v2 batches, in C, as far as it goes (it stops before anything else).
-            j, st = sp.summarize_segment(data, i, min(hi, i + step), verify_crc, mode, slow, summary.producers)
+            j, st = sp.summarize_segment(data, i, min(hi, i + step), verify_crc, mode, slow,
+                                         summary.producers, decompress)
             summary.add_c_stats(st, kinds)
             drain_slow()
             if j == i:
