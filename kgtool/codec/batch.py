@@ -395,7 +395,8 @@ def decode_batch_v2(
             abs_pos = where
         else:
             abs_pos = rbase + at
-        raise DecodeError(reason, source=source, position=abs_pos, context=f"{ctx}.records[{idx}].{fld}")
+        where_ctx = f"{ctx}.records" if fld == "records" else f"{ctx}.records[{idx}].{fld}"
+        raise DecodeError(reason, source=source, position=abs_pos, context=where_ctx)
     if is_control:
         records = []
         for idx, t in enumerate(tuples):
