@@ -313,15 +313,24 @@ def _unzstd(data, max_size: int) -> bytes:
         out = dobj.decompress(data)
         if len(out) == size and not dobj.unused_data:
             return out
-    reader = _ZSTD.stream_reader(io.BytesIO(data), read_across_frames=True)
+    # General case (frames without a size, several frames): feed small pieces so that the
+    # output can be checked against the cap as it grows, and require every frame to end.
     out = bytearray()
-    while True:
-        chunk = reader.read(min(1 << 20, max_size + 1 - len(out)))
-        if not chunk:
-            break
-        out += chunk
-        if len(out) > max_size:
-            raise _too_big("zstd", max_size)
+    buf = memoryview(data)
+    while len(buf):
+        dobj = _ZSTD.decompressobj()
+        pos = 0
+        rest = b""
+        while pos < len(buf) and not dobj.eof:
+            out += dobj.decompress(buf[pos:pos + 4096])
+            pos += 4096
+            if len(out) > max_size:
+                raise _too_big("zstd", max_size)
+        if not dobj.eof:
+            raise CompressionFailure("zstd data is truncated (the frame does not end)")
+        rest = dobj.unused_data
+        tail = bytes(buf[pos:]) if pos < len(buf) else b""
+        buf = memoryview(rest + tail)
     return bytes(out)
 
 

@@ -76,14 +76,22 @@ def _is_zero(data, i: int, j: int) -> bool:
     return True
 
 
+def _find(data, needle: bytes, lo: int, hi: int) -> int:
+    if hasattr(data, "find"):
+        return data.find(needle, lo, hi)
+    j = bytes(memoryview(data)[lo:hi]).find(needle)  # a memoryview: search a copy of the window
+    return -1 if j < 0 else lo + j
+
+
 def _resync(data, i: int, n: int) -> int:
-    """The next index after ``i`` holding a v2 batch whose CRC-32C checks out, else ``n``."""
+    """The next index after ``i`` (within a 64 MiB window) holding a v2 batch whose CRC-32C
+    checks out, or -1."""
     limit = min(n, i + _RESYNC_WINDOW)
     q = i + 1
     while True:
-        m = data.find(b"\x02", q + MAGIC_OFFSET, limit + MAGIC_OFFSET) if hasattr(data, "find") else -1
+        m = _find(data, b"\x02", q + MAGIC_OFFSET, limit + MAGIC_OFFSET)
         if m < 0:
-            return limit if limit < n else n
+            return -1
         q = m - MAGIC_OFFSET
         if q + RECORD_BATCH_OVERHEAD <= n:
             _off, length = _OFFSET_SIZE.unpack_from(data, q)
@@ -174,6 +182,8 @@ def scan_segment(
         if length < RECORD_OVERHEAD_V0 or (magic <= 2 and size < _min_size(magic)):
             # FileLogInputStream: "Found record size N smaller than minimum record overhead"
             nxt = _resync(data, i, n)
+            if nxt < 0:
+                nxt = min(n, i + _RESYNC_WINDOW)
             yield _problem("corrupt", source, position, nxt - i,
                            f"entry length {length} is smaller than the minimum "
                            f"{(_min_size(magic) if magic <= 2 else LOG_OVERHEAD + RECORD_OVERHEAD_V0) - LOG_OVERHEAD}"
@@ -185,6 +195,15 @@ def scan_segment(
             i = nxt
             continue
         if size > remaining:
+            nxt = _resync(data, i, n)
+            if nxt >= 0:
+                # A valid batch follows: this length is damage, not the end of the data.
+                yield _problem("corrupt", source, position, nxt - i,
+                               f"entry length {length} runs past the end of the data, but a valid batch "
+                               f"starts at byte {base_position + nxt}; skipped {nxt - i} bytes",
+                               context=f"batch@{position}.batch_length", base_offset=base_offset)
+                i = nxt
+                continue
             yield _problem("truncated", source, position, remaining,
                            f"entry of {size} bytes (length {length}) but only {remaining} bytes remain: "
                            "partial batch at the end",
