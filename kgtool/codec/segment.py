@@ -225,15 +225,16 @@ def scan_segment(
                                             verify_crc=verify_crc, decode_records=decode_records,
                                             max_decompressed_size=max_decompressed_size)
         except CrcMismatch as exc:
-            yield _problem("crc_mismatch", source, position, size, exc.reason, context=exc.context,
-                           base_offset=base_offset)
+            p = _problem("crc_mismatch", source, position, size, exc.reason, context=exc.context,
+                         base_offset=base_offset)
+            p.message = f"{exc}; batch@{position} ({size} bytes) skipped"
+            yield p
             i += size
             continue
         except DecodeError as exc:
             p = _problem("malformed", source, position, size, exc.reason, context=exc.context,
                          base_offset=base_offset)
-            if exc.position is not None and exc.position != position:
-                p.message = f"{exc}; batch@{position} ({size} bytes) skipped"
+            p.message = f"{exc}; batch@{position} ({size} bytes) skipped"
             yield p
             i += size
             continue
