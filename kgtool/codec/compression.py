@@ -20,7 +20,6 @@ produces (xerial framing for snappy, the lz4 frame with 64 KiB blocks, independe
 
 from __future__ import annotations
 
-import io
 import struct
 import zlib
 
