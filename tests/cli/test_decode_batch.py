@@ -293,3 +293,36 @@ def test_man_sections_and_help_text():
     assert decode_batch.HELP.strip() and set(decode_batch.MAN_SECTIONS) >= {"EXAMPLES", "EXIT STATUS", "OUTPUT"}
     for key in RECORD_KEYS + BATCH_KEYS:
         assert key in decode_batch.MAN_SECTIONS["OUTPUT"]
+
+
+@pytest.mark.parametrize("scenario", ["scenario1_generations", "scenario3_transactions_tombstones"])
+def test_golden_offsets_payload_kinds_match_kafka(scenario, tmp_path):
+    src = ROOT / "fixtures" / "offsets" / scenario
+    d = tmp_path / "__consumer_offsets-12"
+    d.mkdir()
+    shutil.copy(src / "00000000000000000000.log", d / "00000000000000000000.log")
+    rows = jsonl(run(d, "--format", "jsonl"))
+    want = [json.loads(line) for line in (src / "decode.jsonl").read_text().splitlines() if line.strip()]
+    want = [w for w in want if w["type"] == "record"]
+    assert [r["offset"] for r in rows] == [w["offset"] for w in want]
+    for r, w in zip(rows, want):
+        if "offsetsTopic" in w:
+            assert (r["payload"]["kind"], r["payload"]["tombstone"]) == (w["offsetsTopic"]["kind"],
+                                                                         w["offsetsTopic"]["tombstone"])
+        else:
+            assert r["control"]["type_name"] == w["control"]["type"] and "payload" not in r
+
+
+def test_progress_bar_on_a_terminal(monkeypatch):
+    from kgtool.cli import decode_batch
+
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True, raising=False)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
+    p = decode_batch._Progress.maybe()
+    assert p is not None
+    p.begin("big.log", 200 * 1024 * 1024, 0)
+    p.update(100 * 1024 * 1024)
+    assert p.p.tasks[0].completed == 100 * 1024 * 1024
+    p.begin("small.log", 1000, 0)  # small inputs get no bar
+    assert p.task is None
+    p.stop()
