@@ -417,9 +417,13 @@ class _Writer:
         self.run = run
         self.first = True
         self.out = sys.stdout
+        self.seps = (",", ":") if fmt is render.OutputFormat.jsonl else (", ", ": ")
 
-    def _emit(self, obj: dict) -> None:
-        text = json.dumps(obj, ensure_ascii=False, separators=(",", ":") if self.fmt is render.OutputFormat.jsonl else None)
+    def _emit(self, obj: dict, batch_text: str | None = None) -> None:
+        text = json.dumps(obj, ensure_ascii=False, separators=self.seps)
+        if batch_text is not None:
+            # The batch object is the same for all its records: serialised once per batch.
+            text = f"{text[:-1]}{self.seps[0]}\"batch\"{self.seps[1]}{batch_text}}}"
         if self.fmt is render.OutputFormat.jsonl:
             self.out.write(text + "\n")
         else:
@@ -442,6 +446,7 @@ class _Writer:
         if batches_only:
             self._emit({"source": source, **bj})
             return
+        batch_text = json.dumps(bj, ensure_ascii=False, separators=self.seps)
         for r in b.records:
             obj = {
                 "source": source,
@@ -454,16 +459,30 @@ class _Writer:
                 "value": rb(r.value),
                 "headers": [{"key": k, "value": rb(v)} for k, v in r.headers],
                 "control": _control_json(r),
-                "batch": bj,
             }
             rec, error = _decode_payload(run, decoder, r, b, source)
+            tail = None
             if rec is not None:
-                obj["payload"] = _payload_json(rec)
+                tail = ("payload", _payload_json(rec))
                 if rec.warnings:
                     run.total.payload_warnings += len(rec.warnings)
             elif error is not None:
-                obj["payload_error"] = error
-            self._emit(obj)
+                tail = ("payload_error", error)
+            if tail is None:
+                self._emit(obj, batch_text)
+            else:
+                # Keep the documented key order: ..., batch, payload.
+                text = json.dumps({tail[0]: tail[1]}, ensure_ascii=False, separators=self.seps)
+                self._emit_with_tail(obj, batch_text, text)
+
+    def _emit_with_tail(self, obj: dict, batch_text: str, tail_text: str) -> None:
+        text = json.dumps(obj, ensure_ascii=False, separators=self.seps)
+        text = f"{text[:-1]}{self.seps[0]}\"batch\"{self.seps[1]}{batch_text}{self.seps[0]}{tail_text[1:]}"
+        if self.fmt is render.OutputFormat.jsonl:
+            self.out.write(text + "\n")
+        else:
+            self.out.write(("[\n  " if self.first else ",\n  ") + text)
+        self.first = False
 
     def _table(self, source: str, b: RecordBatch, decoder, batches_only: bool) -> None:
         from rich.markup import escape

@@ -127,6 +127,7 @@ def test_decode_offsets_payload_and_auto_detection(tmp_path):
     commit = next(r for r in rows if r.get("payload", {}).get("kind") == "offset_commit")
     assert commit["payload"]["key"] == {"group": "txn-group", "topic": "input", "partition": 0}
     assert commit["payload"]["value"]["offset"] == 100
+    assert list(commit) == RECORD_KEYS + ["payload"]
     assert all("payload" not in r for r in rows if r["control"] is not None)
     rows = jsonl(run(d, "--format", "jsonl", "--decode", "none"))
     assert all("payload" not in r for r in rows)
@@ -173,7 +174,7 @@ def test_payload_error_exits_1(tmp_path):
     r = run(p, "--format", "jsonl", "--decode", "offsets")
     assert r.exit_code == 1, r.output
     (row,) = jsonl(r)
-    assert "payload_error" in row and "payload" in r.stderr
+    assert list(row) == RECORD_KEYS + ["payload_error"] and "payload" in r.stderr
     r = run(p, "--summary", "--decode", "offsets", "--format", "json")
     assert r.exit_code == 1 and json.loads(r.stdout)["inputs"][0]["payload"]["errors"] == 1
 
