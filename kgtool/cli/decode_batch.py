@@ -593,7 +593,7 @@ def _iso(ms: int) -> str:
 
 
 MAN_SECTIONS: dict[str, str] = {
-    "DESCRIPTION": (
+    "FORMATS": (
         "kgtool decode-batch reads Kafka log segments offline and prints every batch and record "
         "exactly as Kafka's own readers (FileRecords, DefaultRecordBatch, LegacyRecord) see them: "
         "record batches v2 (all header fields and attribute bits, CRC-32C), legacy message sets "
@@ -620,19 +620,22 @@ MAN_SECTIONS: dict[str, str] = {
         "last_offset_delta and base_timestamp null). --format json prints the same objects in "
         "one array. With --summary: one object per input (jsonl) or {inputs, total} (json)."
     ),
-    "EXIT STATUS": (
-        "0: everything decoded (a truncated tail is reported on stderr but is not an error). "
+    "DIAGNOSTICS": (
+        "Problems go to stderr, one line each, with file, byte position, structure path and "
+        "reason, e.g. 'seg.log: byte 96 (batch@79.crc): stored crc 0x3a30e034 != computed "
+        "0xf1669b91; batch@79 (70 bytes) skipped'. Exit status 0: everything decoded (a "
+        "truncated tail is reported on stderr but is not an error). "
         "1: something was reported: a CRC mismatch, a malformed or corrupt batch, a payload that "
         "does not decode, or, with --strict, a truncated tail or zero padding. 2: usage or input "
         "error (missing file, bad --hex, bad option)."
     ),
     "EXAMPLES": (
-        "kgtool decode-batch /data/kafka/__consumer_offsets-12/00000000000000000000.log\n"
-        "kgtool decode-batch --summary /data/kafka/__consumer_offsets-12\n"
-        "kgtool decode-batch --format jsonl --decode offsets segment.log | jq 'select(.payload.kind==\"offset_commit\")'\n"
-        "kgtool decode-batch --start-position 4096 --max-bytes 65536 --batches-only segment.log\n"
-        "kgtool decode-batch --hex '0000000000000000 0000003a ...'\n"
-        "cat segment.log | kgtool decode-batch - --format jsonl --bytes utf8"
+        "$ kgtool decode-batch /data/kafka/__consumer_offsets-12/00000000000000000000.log\n"
+        "$ kgtool decode-batch --summary /data/kafka/__consumer_offsets-12\n"
+        "$ kgtool decode-batch --format jsonl --decode offsets seg.log | jq 'select(.payload.kind==\"offset_commit\")'\n"
+        "$ kgtool decode-batch --start-position 4096 --max-bytes 65536 --batches-only segment.log\n"
+        "$ kgtool decode-batch --hex '0000000000000000 0000003a ...'\n"
+        "$ cat segment.log | kgtool decode-batch - --format jsonl --bytes utf8"
     ),
     "NOTES": (
         "Files are memory-mapped, so a multi-GiB segment decodes in bounded memory; stdin is read "

@@ -291,7 +291,9 @@ def test_help_and_module_entry_point():
 def test_man_sections_and_help_text():
     from kgtool.cli import decode_batch
 
-    assert decode_batch.HELP.strip() and set(decode_batch.MAN_SECTIONS) >= {"EXAMPLES", "EXIT STATUS", "OUTPUT"}
+    assert decode_batch.HELP.strip() and set(decode_batch.MAN_SECTIONS) >= {"EXAMPLES", "DIAGNOSTICS", "OUTPUT"}
+    # The generator adds DESCRIPTION (from HELP) and the shared EXIT STATUS itself.
+    assert not {"DESCRIPTION", "EXIT STATUS"} & set(decode_batch.MAN_SECTIONS)
     for key in RECORD_KEYS + BATCH_KEYS:
         assert key in decode_batch.MAN_SECTIONS["OUTPUT"]
 
