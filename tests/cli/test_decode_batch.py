@@ -329,3 +329,16 @@ def test_progress_bar_on_a_terminal(monkeypatch):
     p.begin("small.log", 1000, 0)  # small inputs get no bar
     assert p.task is None
     p.stop()
+
+
+def test_pure_python_env_var_gives_the_same_output():
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    args = [sys.executable, "-m", "kgtool", "decode-batch", str(BATCHES / "txn_gzip.log"), str(OFFSETS),
+            "--format", "jsonl", "--decode", "offsets"]
+    fast = subprocess.run(args, capture_output=True, text=True, env=env, timeout=120)
+    pure = subprocess.run(args, capture_output=True, text=True, env=dict(env, KGTOOL_PURE_PYTHON="1"), timeout=120)
+    assert fast.returncode == pure.returncode and fast.stdout == pure.stdout and fast.stdout
+    probe = "from kgtool.codec import speedups_enabled; print(speedups_enabled())"
+    p = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                       env=dict(env, KGTOOL_PURE_PYTHON="1"), timeout=60)
+    assert p.stdout.strip() == "False"
