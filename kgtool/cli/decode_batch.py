@@ -54,6 +54,10 @@ _PROGRESS_MIN_BYTES = 64 * 1024 * 1024
 #: Problem lines printed on stderr before the rest are only counted.
 _MAX_PROBLEM_LINES = 100
 
+#: Files of a partition directory that are not segments (UnifiedLog: offset/time/txn indexes,
+#: producer snapshots, leader-epoch checkpoints).
+_NOT_SEGMENTS = (".index", ".timeindex", ".txnindex", ".snapshot", "leader-epoch-checkpoint",
+                 "partition.metadata")
 _OFFSETS_DIR = re.compile(r"^__consumer_offsets-\d+$")
 _TXN_DIR = re.compile(r"^__transaction_state-\d+$")
 
@@ -153,6 +157,8 @@ def _collect_inputs(paths: list[str], hex_text: Optional[str]) -> Iterator[_Inpu
                 data, _ = open_segment(full)
                 yield _Input(full, data, _auto_mode(full))
         else:
+            if p.endswith(_NOT_SEGMENTS):
+                raise InputError(f"{p}: not a log segment (an index, snapshot or checkpoint file); give the .log file")
             data, _ = open_segment(p)
             yield _Input(p, data, _auto_mode(p))
 
