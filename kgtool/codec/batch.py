@@ -151,7 +151,7 @@ def _decode_records_py(data, start: int, end: int, count: int, base_offset: int,
     """Pure-Python twin of ``_speedups.decode_records_v2`` (same results, same errors).
 
     Returns ``(records, error)``: a list of tuples (offset, timestamp, sequence, key, value,
-    headers, attributes) and None, or the records read so far and
+    headers, attributes, size_in_bytes) and None, or the records read so far and
     ``(index in data, record index, field, reason)``. One-byte varints (the common case)
     are decoded inline; longer ones by :func:`_varint_slow`.
     """
@@ -167,6 +167,7 @@ def _decode_records_py(data, start: int, end: int, count: int, base_offset: int,
     idx = 0
     try:
         for idx in range(count):
+            rec_start = i
             # Length (varint)
             if i < end and data[i] < 0x80:
                 b = data[i]
@@ -264,7 +265,7 @@ def _decode_records_py(data, start: int, end: int, count: int, base_offset: int,
             if not -(1 << 63) <= off < (1 << 63):
                 off = ((off + (1 << 63)) % (1 << 64)) - (1 << 63)
             seq = increment_sequence(base_sequence, off_delta) if base_sequence >= 0 else NO_SEQUENCE
-            append((off, ts, seq, key, value, headers, attributes))
+            append((off, ts, seq, key, value, headers, attributes, lim - rec_start))
     except _Bad as exc:
         at, fld, reason = exc.args
         return out, (at + shift, idx, fld, reason)
@@ -474,7 +475,7 @@ def decode_batch_v2(
             except DecodeError as exc:
                 raise DecodeError(exc.reason, source=source, position=position + RECORDS_OFFSET,
                                   context=f"{ctx}.records[{idx}].key") from None
-            records.append(Record(t[0], t[1], t[2], t[3], t[4], t[5], t[6], ctl))
+            records.append(Record(t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], ctl))
         batch.records = records
     else:
         batch.records = [Record(*t) for t in tuples]

@@ -174,7 +174,7 @@ def decode_legacy_entry(
     )
     if codec == _comp.NONE:
         batch.records = [Record(offset, outer.timestamp, NO_SEQUENCE, outer.key, outer.value, [],
-                                outer.attributes & 0xFF, None)]
+                                outer.attributes & 0xFF, size + LOG_OVERHEAD, None)]
         return batch
     if not decode_records:
         return batch
@@ -240,7 +240,8 @@ def decode_legacy_entry(
             ts = outer.timestamp
         else:
             ts = m.timestamp
-        records.append(Record(off, ts, NO_SEQUENCE, m.key, m.value, [], m.attributes & 0xFF, None))
+        records.append(Record(off, ts, NO_SEQUENCE, m.key, m.value, [], m.attributes & 0xFF,
+                              m.size + LOG_OVERHEAD, None))
     batch.records = records
     batch.base_offset = records[0].offset
     return batch
