@@ -128,7 +128,10 @@ def decode_legacy_entry(
 ) -> RecordBatch:
     """Decode the top-level magic 0/1 message at index ``pos`` as one :class:`RecordBatch`.
 
-    The caller has checked that Offset + MessageSize fit in ``data``.
+    The caller has checked that Offset + MessageSize fit in ``data``. With
+    ``decode_records=False`` a compressed wrapper is not decompressed, so its ``base_offset``
+    is the wrapper's offset (Kafka's ``baseOffset()`` is the first inner offset, which needs
+    the records) and ``records`` is empty.
 
     Raises:
         CrcMismatch: the (wrapper) message's CRC-32 does not match.
