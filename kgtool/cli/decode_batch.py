@@ -509,8 +509,8 @@ class _Writer:
             head += f"  delete horizon {b.delete_horizon_ms}"
         if flags:
             head += "  [cyan]" + " ".join(flags) + "[/cyan]"
-        con.print(head)
         if batches_only or not b.records:
+            _print(con, head)
             return
         rb = self.run.render_bytes
         rows = []
@@ -538,7 +538,16 @@ class _Writer:
             if r.headers:
                 val += "  headers: " + json.dumps({k: rb(v) for k, v in r.headers}, ensure_ascii=False)
             rows.append([str(r.offset), str(r.timestamp), escape(key), escape(val)])
-        con.print(render.table([("offset", "right"), ("timestamp", "right"), "key", "value"], rows))
+        _print(con, head, render.table([("offset", "right"), ("timestamp", "right"), "key", "value"], rows))
+
+
+def _print(con, *renderables) -> None:
+    """Print through the shared console, but write the text ourselves: Rich turns a broken pipe
+    (output piped into `head`) into exit status 1, the command's handler into a quiet stop."""
+    with con.capture() as cap:
+        for r in renderables:
+            con.print(r)
+    render.write_raw(cap.get())
 
 
 def _show(v: Any) -> str:
