@@ -461,8 +461,13 @@ def run_audit(
     fmt: str = "parquet",
     split_bytes: int = DEFAULT_SPLIT_BYTES,
     progress: Callable[[str], None] | None = None,
+    findings_sink: Callable[[Iterator[dict[str, Any]]], None] | None = None,
 ) -> AuditSummary:
-    """The whole job: build the frames, write the tables (``out``), summarize."""
+    """The whole job: build the frames, write the tables (``out``), summarize.
+
+    ``findings_sink`` receives every finding (sorted), streamed to the driver one Spark
+    partition at a time (``toLocalIterator``), not collected at once.
+    """
     if fmt not in ("parquet", "jsonl"):
         raise UsageError(f"unknown output format {fmt!r} (parquet or jsonl)")
     if not files:
@@ -473,7 +478,10 @@ def run_audit(
             (progress or (lambda _m: None))(f"writing tables to {out}")
             write_tables(spark, frames, out, fmt)
         (progress or (lambda _m: None))("summarizing")
-        return summarize(spark, frames, out, options)
+        summary = summarize(spark, frames, out, options)
+        if findings_sink is not None:
+            findings_sink(r.asDict(recursive=True) for r in table_from_replay(frames.replayed, "findings").toLocalIterator())
+        return summary
     finally:
         frames.unpersist()
 

@@ -82,6 +82,10 @@ def get_session(master: str = "local[*]", conf: dict[str, str] | None = None) ->
         check_java()
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    import warnings
+
+    # PySpark 4.x warns on pandas 3 at import; kgtool does not use pandas conversions.
+    warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas")
     from pyspark.sql import SparkSession
 
     builder = SparkSession.builder.appName("kgtool spark-audit")
