@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from kgtool.offsets.entries import CONSUMER_GROUP_PREFIX, CONTROL, GROUP_METADATA, OFFSET_COMMIT, PROBLEM, LogEntry
+from kgtool.offsets.entries import CONSUMER_GROUP_PREFIX, CONTROL, GROUP_METADATA, OFFSET_COMMIT_KINDS, PROBLEM, LogEntry
 
 
 @dataclass(frozen=True)
@@ -30,7 +30,7 @@ def classify(e: LogEntry) -> str:
         return "problems"
     if e.kind == CONTROL or e.is_control:
         return "control_records"
-    if e.kind == OFFSET_COMMIT:
+    if e.kind in OFFSET_COMMIT_KINDS:
         return "offset_tombstones" if e.value is None else "offset_commits"
     if e.kind == GROUP_METADATA:
         return "group_tombstones" if e.value is None else "group_metadata"

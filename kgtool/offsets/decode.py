@@ -64,61 +64,7 @@ def entries_from_bytes(
     if chain_from is not None:
         kwargs["chain_from"] = chain_from
     for item in scan_segment(data, **kwargs):
-        if not hasattr(item, "records"):  # a ScanProblem
-            yield LogEntry(
-                log_partition=log_partition,
-                offset=-1,
-                position=item.position,
-                source=source,
-                timestamp=-1,
-                kind=PROBLEM,
-                problem=f"{item.kind}: {item.message}",
-            )
-            continue
-        b = item
-        common = dict(
-            log_partition=log_partition,
-            position=b.position,
-            source=source,
-            producer_id=b.producer_id,
-            producer_epoch=b.producer_epoch,
-            is_transactional=bool(b.is_transactional),
-            is_control=bool(b.is_control),
-        )
-        for r in b.records:
-            if b.is_control or r.control is not None:
-                c = r.control
-                yield LogEntry(
-                    offset=r.offset,
-                    timestamp=r.timestamp,
-                    kind=CONTROL,
-                    control_type=None if c is None else c.type_name,
-                    coordinator_epoch=None if c is None else c.coordinator_epoch,
-                    **common,
-                )
-                continue
-            try:
-                rec = decode_offsets_record(r.key, r.value)
-            except KgtoolError as exc:
-                yield LogEntry(
-                    offset=r.offset,
-                    timestamp=r.timestamp,
-                    kind=PROBLEM,
-                    problem=f"record at offset {r.offset} (batch@{b.position}): {exc}",
-                    **common,
-                )
-                continue
-            key = rec.key if isinstance(rec.key, dict) else None
-            yield LogEntry(
-                offset=r.offset,
-                timestamp=r.timestamp,
-                kind=rec.kind,
-                group=_group_of(key),
-                key=key,
-                value=rec.value,
-                value_version=getattr(rec, "value_version", None),
-                **common,
-            )
+        yield from _entries_of(item, source, log_partition)
 
 
 def entries_from_file(path: str, *, log_partition: int, start: int = 0, end: int | None = None,
@@ -137,3 +83,83 @@ def entries_from_file(path: str, *, log_partition: int, start: int = 0, end: int
                 close()
             except BufferError:
                 pass
+
+
+def rows_from_bytes(
+    data: Any,
+    *,
+    source: str,
+    log_partition: int,
+    start: int = 0,
+    end: int | None = None,
+    base_position: int = 0,
+    chain_from: int | None = None,
+) -> Iterator[tuple]:
+    """The entries of :func:`entries_from_bytes` as row tuples
+    (:data:`~kgtool.offsets.entries.ENTRY_COLUMNS` order, ``entry_to_tuple(entry)``), with a
+    fast path for plain offset commits (the bulk of the log) that builds no dicts."""
+    from kgtool.codec.segment import scan_segment
+    from kgtool.coordinator.records import decode_offset_commit
+
+    from kgtool.offsets.entries import ENTRY_NAMES, entry_to_tuple
+
+    assert ENTRY_NAMES[15:22] == ["topic", "partition", "commit_offset", "leader_epoch", "metadata",
+                                  "commit_timestamp", "expire_timestamp"], ENTRY_NAMES
+    kwargs: dict[str, Any] = dict(source=source, start=start, end=end, base_position=base_position)
+    if chain_from is not None:
+        kwargs["chain_from"] = chain_from
+    for item in scan_segment(data, **kwargs):
+        if not hasattr(item, "records") or item.is_control:
+            for e in _entries_of(item, source, log_partition):
+                yield entry_to_tuple(e)
+            continue
+        b = item
+        head = (log_partition,)
+        pos, pid, pe = b.position, b.producer_id, b.producer_epoch
+        txn = bool(b.is_transactional)
+        for r in b.records:
+            fast = decode_offset_commit(r.key, r.value) if (r.key is not None and r.control is None) else None
+            if fast is None:
+                for e in _record_entries(b, r, source, log_partition):
+                    yield entry_to_tuple(e)
+                continue
+            rtype, group, topic, partition, version, offset, epoch, metadata, commit_ts, expire_ts = fast
+            yield head + (
+                r.offset, pos, source, r.timestamp, pid, pe, txn, False, None, None,
+                "offset_commit" if rtype == 1 else "legacy_offset_commit", group, None, None,
+                topic, partition, offset, epoch, metadata, commit_ts, expire_ts, version,
+                None, None, None, None, None,
+            )
+
+
+def _entries_of(item: Any, source: str, log_partition: int) -> Iterator[LogEntry]:
+    if not hasattr(item, "records"):
+        yield LogEntry(log_partition=log_partition, offset=-1, position=item.position, source=source,
+                       timestamp=-1, kind=PROBLEM, problem=f"{item.kind}: {item.message}")
+        return
+    for r in item.records:
+        yield from _record_entries(item, r, source, log_partition)
+
+
+def _record_entries(b: Any, r: Any, source: str, log_partition: int) -> Iterator[LogEntry]:
+    from kgtool.coordinator.records import decode_offsets_record
+
+    common = dict(
+        log_partition=log_partition, position=b.position, source=source, producer_id=b.producer_id,
+        producer_epoch=b.producer_epoch, is_transactional=bool(b.is_transactional), is_control=bool(b.is_control),
+    )
+    if b.is_control or r.control is not None:
+        c = r.control
+        yield LogEntry(offset=r.offset, timestamp=r.timestamp, kind=CONTROL,
+                       control_type=None if c is None else c.type_name,
+                       coordinator_epoch=None if c is None else c.coordinator_epoch, **common)
+        return
+    try:
+        rec = decode_offsets_record(r.key, r.value)
+    except KgtoolError as exc:
+        yield LogEntry(offset=r.offset, timestamp=r.timestamp, kind=PROBLEM,
+                       problem=f"record at offset {r.offset} (batch@{b.position}): {exc}", **common)
+        return
+    key = rec.key if isinstance(rec.key, dict) else None
+    yield LogEntry(offset=r.offset, timestamp=r.timestamp, kind=rec.kind, group=_group_of(key), key=key,
+                   value=rec.value, value_version=getattr(rec, "value_version", None), **common)

@@ -20,6 +20,8 @@ from typing import Any
 
 # Kinds this model interprets (the names kgtool.coordinator.records gives record types).
 OFFSET_COMMIT = "offset_commit"
+LEGACY_OFFSET_COMMIT = "legacy_offset_commit"  # record type 0: replayed as an offset commit
+OFFSET_COMMIT_KINDS = frozenset({OFFSET_COMMIT, LEGACY_OFFSET_COMMIT})
 GROUP_METADATA = "group_metadata"
 CONTROL = "control"  # a transaction marker (control record of a control batch)
 PROBLEM = "problem"  # bytes that did not decode; ``problem`` says why
@@ -75,8 +77,16 @@ ENTRY_COLUMNS: list[tuple[str, str]] = [
     ("coordinator_epoch", "int32"),
     ("kind", "string"),
     ("group", "string"),
-    ("key", "string"),  # JSON text
-    ("value", "string"),  # JSON text; null for a tombstone
+    ("key", "string"),  # JSON text; null for an offset commit in flat form
+    ("value", "string"),  # JSON text; null for a tombstone or a flat offset commit
+    # Offset commits (the bulk of the log) travel flat, without JSON: key and value fields.
+    ("topic", "string"),
+    ("partition", "int32"),
+    ("commit_offset", "int64"),  # OffsetCommitValue.offset; null for a tombstone
+    ("leader_epoch", "int32"),  # v3+
+    ("metadata", "string"),
+    ("commit_timestamp", "int64"),
+    ("expire_timestamp", "int64"),  # v1
     ("value_version", "int32"),
     ("problem", "string"),
     ("marker_offset", "int64"),
@@ -104,14 +114,40 @@ def dumps(obj: Any) -> str:
     return json.dumps(obj, default=_json_default, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
 
 
+_FLAT_KEY = frozenset({"group", "topic", "partition"})
+_FLAT_VALUE = ("offset", "leader_epoch", "metadata", "commit_timestamp", "expire_timestamp")
+_FLAT_COLUMNS = ("commit_offset", "leader_epoch", "metadata", "commit_timestamp", "expire_timestamp")
+_ENTRY_FIELDS = [n for n, _ in ENTRY_COLUMNS if n in {f.name for f in fields(LogEntry)}]
+
+
+def _flat(entry: LogEntry) -> bool:
+    if entry.kind not in OFFSET_COMMIT_KINDS or entry.key is None or set(entry.key) != _FLAT_KEY:
+        return False
+    v = entry.value
+    if v is None:
+        return True
+    return (
+        set(v) <= set(_FLAT_VALUE)
+        and all(v.get(k) is not None for k in ("offset", "metadata", "commit_timestamp"))
+        and all(k not in v or v[k] is not None for k in _FLAT_VALUE)
+    )
+
+
 def entry_to_row(entry: LogEntry) -> dict[str, Any]:
-    """The row form (key/value as JSON text) used by the Spark job."""
-    row: dict[str, Any] = {}
-    for name, _ in ENTRY_COLUMNS:
-        v = getattr(entry, name)
-        if name in _JSON_FIELDS and v is not None:
-            v = dumps(v)
-        row[name] = v
+    """The row form used by the Spark job: offset commits flat (typed columns), other
+    records with key and value as JSON text."""
+    row: dict[str, Any] = {name: getattr(entry, name) for name in _ENTRY_FIELDS}
+    if _flat(entry):
+        k, v = entry.key, entry.value
+        row["key"] = row["value"] = None
+        row["topic"], row["partition"] = k["topic"], k["partition"]  # type: ignore[index]
+        if v is not None:
+            for col, name in zip(_FLAT_COLUMNS, _FLAT_VALUE):
+                row[col] = v.get(name)
+        return row
+    for name in _JSON_FIELDS:
+        if row[name] is not None:
+            row[name] = dumps(row[name])
     return row
 
 
@@ -126,6 +162,12 @@ def entry_from_row(row: dict[str, Any]) -> LogEntry:
         if v is not None and name in ("is_transactional", "is_control"):
             v = bool(v)
         kw[name] = v
+    if kw["kind"] in OFFSET_COMMIT_KINDS and kw["key"] is None and row.get("topic") is not None:
+        kw["key"] = {"group": kw["group"], "topic": row["topic"], "partition": row["partition"]}
+        if row.get("commit_offset") is not None:
+            kw["value"] = {
+                name: row[col] for col, name in zip(_FLAT_COLUMNS, _FLAT_VALUE) if row.get(col) is not None
+            }
     for flag in ("is_transactional", "is_control"):
         if kw[flag] is None:
             kw[flag] = False
@@ -135,6 +177,53 @@ def entry_from_row(row: dict[str, Any]) -> LogEntry:
     if kw["producer_epoch"] is None:
         kw["producer_epoch"] = -1
     return LogEntry(**kw)
+
+
+ENTRY_NAMES = [n for n, _ in ENTRY_COLUMNS]
+_IDX = {n: i for i, n in enumerate(ENTRY_NAMES)}
+
+
+def entry_to_tuple(entry: LogEntry) -> tuple:
+    """:func:`entry_to_row` as a tuple in :data:`ENTRY_COLUMNS` order."""
+    row = entry_to_row(entry)
+    return tuple(row.get(n) for n in ENTRY_NAMES)
+
+
+def entries_from_columns(cols: dict[str, list[Any]]) -> list[LogEntry]:
+    """Entries from columns (``pyarrow.Table.to_pydict()`` of rows of :data:`ENTRY_COLUMNS`);
+    equal to ``[entry_from_row(r) for r in rows]``, without a dict per row."""
+    out: list[LogEntry] = []
+    n = len(cols["offset"])
+    get = [cols.get(name, [None] * n) for name in ENTRY_NAMES]
+    loads = json.loads
+    I = _IDX  # noqa: E741
+    for v in zip(*get):
+        kind = v[I["kind"]]
+        key = v[I["key"]]
+        value = v[I["value"]]
+        if key is not None:
+            key = loads(key)
+        if value is not None:
+            value = loads(value)
+        if key is None and kind in OFFSET_COMMIT_KINDS and v[I["topic"]] is not None:
+            key = {"group": v[I["group"]], "topic": v[I["topic"]], "partition": v[I["partition"]]}
+            if v[I["commit_offset"]] is not None:
+                value = {
+                    name: v[I[col]] for col, name in zip(_FLAT_COLUMNS, _FLAT_VALUE) if v[I[col]] is not None
+                }
+        out.append(
+            LogEntry(
+                log_partition=v[0], offset=v[1], position=v[2], source=v[3], timestamp=v[4],
+                producer_id=NO_PRODUCER_ID if v[5] is None else v[5],
+                producer_epoch=-1 if v[6] is None else v[6],
+                is_transactional=bool(v[7]), is_control=bool(v[8]), control_type=v[9],
+                coordinator_epoch=v[10], kind=kind, group=v[I["group"]], key=key, value=value,
+                value_version=v[I["value_version"]], problem=v[I["problem"]],
+                marker_offset=v[I["marker_offset"]], marker_type=v[I["marker_type"]],
+                marker_position=v[I["marker_position"]], marker_timestamp=v[I["marker_timestamp"]],
+            )
+        )
+    return out
 
 
 def annotate_transactions(entries: Iterable[LogEntry]) -> Iterator[LogEntry]:

@@ -61,7 +61,7 @@ from kgtool.offsets.entries import (
     CONSUMER_GROUP_PREFIX,
     GROUP_METADATA,
     NO_PRODUCER_ID,
-    OFFSET_COMMIT,
+    OFFSET_COMMIT_KINDS,
     LogEntry,
 )
 
@@ -732,7 +732,7 @@ def replay_group(
             pid, typ = markers[marker_offsets[mi]]
             rp._marker(pid, typ, marker_offsets[mi])
             mi += 1
-        if e.kind == OFFSET_COMMIT:
+        if e.kind in OFFSET_COMMIT_KINDS:
             rp._commit(e)
         elif e.kind == GROUP_METADATA:
             rp._classic_metadata(e)

@@ -38,12 +38,11 @@ from kgtool.offsets.audit import AuditOptions, group_rows
 from kgtool.offsets.coverage import SegmentFile
 from kgtool.offsets.entries import (
     CONTROL,
+    ENTRY_NAMES,
     PROBLEM,
-    dumps,
-    entry_from_row,
-    entry_to_row,
+    entries_from_columns,
 )
-from kgtool.offsets.tables import COVERAGE, RULES, TABLE_NAMES
+from kgtool.offsets.tables import COVERAGE, RULES, TABLE_NAMES, TABLES
 from kgtool.spark.plan import DEFAULT_SPLIT_BYTES, plan_ranges
 from kgtool.spark.schemas import (
     FILE_COLUMNS,
@@ -106,39 +105,49 @@ def _plan_partition(split_bytes: int) -> Callable[[Iterator[Any]], Iterator[Any]
     return run
 
 
-def decode_range(path: str, log_partition: int, start: int, end: int) -> Iterator[Any]:
-    """Entries of the batches starting in ``[start, end)`` of ``path`` (read only that range
-    for remote files; memory-mapped for local ones)."""
-    from kgtool.offsets.decode import entries_from_bytes
+def decode_range(path: str, log_partition: int, start: int, end: int) -> Iterator[tuple]:
+    """Entry rows (tuples) of the batches starting in ``[start, end)`` of ``path`` (only that
+    range is read for remote files; local ones are memory-mapped)."""
+    from kgtool.offsets.decode import rows_from_bytes
     from kgtool.spark.files import RangeReader
 
     with RangeReader(path) as rd:
         if rd.data is not None:
-            yield from entries_from_bytes(rd.data, source=path, log_partition=log_partition, start=start,
-                                          end=end, chain_from=start)
+            yield from rows_from_bytes(rd.data, source=path, log_partition=log_partition, start=start,
+                                       end=end, chain_from=start)
         else:
             data = rd.read(start, end - start)
-            yield from entries_from_bytes(data, source=path, log_partition=log_partition, start=start,
-                                          end=end, base_position=start, chain_from=start)
+            yield from rows_from_bytes(data, source=path, log_partition=log_partition, start=start,
+                                       end=end, base_position=start, chain_from=start)
+
+
+def _to_batch(rows: list[tuple], schema: Any) -> Any:
+    import pyarrow as pa
+
+    columns = list(zip(*rows))
+    return pa.RecordBatch.from_arrays(
+        [pa.array(col, type=f.type) for col, f in zip(columns, schema)], schema=schema
+    )
 
 
 def _decode_partition(options: AuditOptions) -> Callable[[Iterator[Any]], Iterator[Any]]:
     def run(batches: Iterator[Any]) -> Iterator[Any]:
-        import pyarrow as pa
-
         schema = arrow_schema_entries()
-        rows: list[dict[str, Any]] = []
+        until = options.until
+        ts_i, off_i = ENTRY_NAMES.index("timestamp"), ENTRY_NAMES.index("offset")
+        rows: list[tuple] = []
         for b in batches:
             for s in b.to_pylist():
-                for e in decode_range(s["path"], s["log_partition"], s["start"], s["end"]):
-                    if not options.keep_record(e):
+                for row in decode_range(s["path"], s["log_partition"], s["start"], s["end"]):
+                    # AuditOptions.keep_record, on the tuple
+                    if until is not None and row[off_i] >= 0 and row[ts_i] >= until:
                         continue
-                    rows.append(entry_to_row(e))
+                    rows.append(row)
                     if len(rows) >= ROWS_PER_ARROW_BATCH:
-                        yield pa.RecordBatch.from_pylist(rows, schema=schema)
+                        yield _to_batch(rows, schema)
                         rows = []
         if rows:
-            yield pa.RecordBatch.from_pylist(rows, schema=schema)
+            yield _to_batch(rows, schema)
 
     return run
 
@@ -154,27 +163,21 @@ def _replay_group(end_ts: dict[int, int | None], options: AuditOptions) -> Calla
         import pyarrow as pa
 
         schema = arrow_schema(REPLAY_COLUMNS)
-        rows = table.to_pylist()
-        if not rows:
+        if table.num_rows == 0:
             return schema.empty_table()
-        part, group = rows[0]["log_partition"], rows[0]["group"]
+        cols = table.to_pydict()
+        part, group = cols["log_partition"][0], cols["group"][0]
         if not options.group_matches(group):
             return schema.empty_table()
-        entries = [entry_from_row(r) for r in rows]
+        entries = entries_from_columns(cols)
         out: list[dict[str, Any]] = []
         for name, trows in group_rows(entries, log_end_timestamp=end_ts.get(part), options=options).items():
-            for i, r in enumerate(trows):
-                out.append(
-                    {
-                        "table": name,
-                        "log_partition": part,
-                        "group": group,
-                        "record_offset": r.get("record_offset"),
-                        "seq": i,
-                        "payload": dumps(r),
-                    }
-                )
-        return pa.Table.from_pylist(out, schema=schema)
+            for r in trows:
+                r["table"] = name
+                out.append(r)
+        return pa.Table.from_arrays(
+            [pa.array([r.get(f.name) for r in out], type=f.type) for f in schema], schema=schema
+        )
 
     return run
 
@@ -208,8 +211,9 @@ def coverage_aggregates(entries: Any) -> Any:
     cls = (
         F.when(kind == PROBLEM, F.lit("problems"))
         .when((kind == CONTROL) | F.col("is_control"), F.lit("control_records"))
-        .when((kind == "offset_commit") & F.col("value").isNull(), F.lit("offset_tombstones"))
-        .when(kind == "offset_commit", F.lit("offset_commits"))
+        .when(kind.isin("offset_commit", "legacy_offset_commit") & F.col("value").isNull()
+              & F.col("commit_offset").isNull(), F.lit("offset_tombstones"))
+        .when(kind.isin("offset_commit", "legacy_offset_commit"), F.lit("offset_commits"))
         .when((kind == "group_metadata") & F.col("value").isNull(), F.lit("group_tombstones"))
         .when(kind == "group_metadata", F.lit("group_metadata"))
         .when(kind.startswith("consumer_group_"), F.lit("consumer_group_records"))
@@ -308,14 +312,14 @@ def replay(entries: Any, end_ts: dict[int, int | None], options: AuditOptions) -
 
 
 def table_from_replay(replayed: Any, name: str) -> Any:
-    """One output table, typed, sorted."""
+    """One output table, typed; sorted within each partition (no global sort: the replay's
+    partitioning is deterministic, so a re-run writes the same files)."""
     from pyspark.sql import functions as F
 
     return (
         replayed.filter(F.col("table") == name)
-        .select(F.from_json("payload", table_schema(name)).alias("r"))
-        .select("r.*")
-        .orderBy(*SORT_KEYS[name])
+        .select(*[c for c, _t in TABLES[name]])
+        .sortWithinPartitions(*SORT_KEYS[name])
     )
 
 
@@ -423,7 +427,7 @@ def summarize(spark: Any, frames: AuditFrames, out: str | None, options: AuditOp
     worst_groups = [
         {"group": w["group"], "total": int(w["total"]), **{r: int(w[r] or 0) for r in RULES}} for w in worst
     ]
-    shown = [r.asDict(recursive=True) for r in findings.limit(SHOWN_FINDINGS).collect()]
+    shown = [r.asDict(recursive=True) for r in findings.orderBy(*SORT_KEYS["findings"]).limit(SHOWN_FINDINGS).collect()]
     probs_df = frames.entries.filter(F.col("kind") == PROBLEM)
     problem_count = probs_df.count()
     problems = [
@@ -480,7 +484,8 @@ def run_audit(
         (progress or (lambda _m: None))("summarizing")
         summary = summarize(spark, frames, out, options)
         if findings_sink is not None:
-            findings_sink(r.asDict(recursive=True) for r in table_from_replay(frames.replayed, "findings").toLocalIterator())
+            ordered = table_from_replay(frames.replayed, "findings").orderBy(*SORT_KEYS["findings"])
+            findings_sink(r.asDict(recursive=True) for r in ordered.toLocalIterator())
         return summary
     finally:
         frames.unpersist()

@@ -7,15 +7,21 @@ from typing import Any
 from kgtool.offsets.entries import ENTRY_COLUMNS
 from kgtool.offsets.tables import TABLES
 
-# The replay's output rows travel as (table, log_partition, group, record_offset, payload JSON).
-REPLAY_COLUMNS: list[tuple[str, str]] = [
-    ("table", "string"),
-    ("log_partition", "int32"),
-    ("group", "string"),
-    ("record_offset", "int64"),
-    ("seq", "int64"),
-    ("payload", "string"),
-]
+
+def _union_columns() -> list[tuple[str, str]]:
+    cols: dict[str, str] = {}
+    for name, columns in TABLES.items():
+        if name == "coverage":
+            continue
+        for c, t in columns:
+            if cols.setdefault(c, t) != t:  # pragma: no cover - guarded by a test
+                raise AssertionError(f"column {c} has two types")
+    return list(cols.items())
+
+
+# The replay's output rows: the table name plus the union of the tables' columns (a column
+# has one type in every table), so that no row needs serializing.
+REPLAY_COLUMNS: list[tuple[str, str]] = [("table", "string"), *_union_columns()]
 
 SPLIT_COLUMNS: list[tuple[str, str]] = [
     ("path", "string"),

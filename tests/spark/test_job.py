@@ -78,7 +78,7 @@ def test_spark_equals_pure_with_filters(spark):
         pure = _pure(files, options)
         _assert_same(spark, frames, pure)
         groups = {r["group"] for r in pure.tables["commits"]}
-        assert {"orders-service", "txn-group", "payments-eos"} <= groups
+        assert {"orders-service", "txn-group", "orders-app"} <= groups
         assert all(re.search("^(orders|payments|txn)", g) for g in groups)
         assert all(r["timestamp"] >= start + 10_000 for r in pure.tables["commits"])
     finally:
