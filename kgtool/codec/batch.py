@@ -259,6 +259,7 @@ def decode_batch_v2(
     verify_crc: bool = True,
     decode_records: bool = True,
     max_decompressed_size: int = _comp.DEFAULT_MAX_DECOMPRESSED,
+    record_sink=None,
 ) -> RecordBatch:
     """Decode the v2 batch at index ``pos`` of ``data`` (whose length field fits in ``data``).
 
@@ -269,6 +270,10 @@ def decode_batch_v2(
         verify_crc: check the CRC-32C; on mismatch raise :class:`CrcMismatch`.
         decode_records: decompress and decode the records (else ``records`` is empty).
         max_decompressed_size: cap of the decompressed records section.
+        record_sink: optional ``f(buf, start, end, count, base_offset, base_timestamp,
+            log_append_time, batch) -> bool`` offered the (decompressed) records section of a
+            non-control batch instead of building :class:`Record` objects (summaries); when
+            it returns False the records are decoded normally (and errors raised).
 
     Returns:
         The batch with absolute ``position``.
@@ -378,6 +383,9 @@ def decode_batch_v2(
             )
         rbase = None
         where = position + RECORDS_OFFSET
+    if record_sink is not None and not is_control:
+        if record_sink(buf, rstart, rend, count, base_offset, base_ts, log_append_time, batch):
+            return batch
     tuples, err = _decode_records(buf, rstart, rend, count, base_offset, base_ts, base_sequence,
                                   log_append_time)
     if err is not None:
@@ -387,7 +395,8 @@ def decode_batch_v2(
             abs_pos = where
         else:
             abs_pos = rbase + at
-        raise DecodeError(reason, source=source, position=abs_pos, context=f"{ctx}.records[{idx}].{fld}")
+        where_ctx = f"{ctx}.records" if fld == "records" else f"{ctx}.records[{idx}].{fld}"
+        raise DecodeError(reason, source=source, position=abs_pos, context=where_ctx)
     if is_control:
         records = []
         for idx, t in enumerate(tuples):

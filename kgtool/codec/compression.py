@@ -20,7 +20,6 @@ produces (xerial framing for snappy, the lz4 frame with 64 KiB blocks, independe
 
 from __future__ import annotations
 
-import io
 import struct
 import zlib
 
@@ -236,10 +235,52 @@ def _lz4_header(data: bytes, ignore_header_checksum: bool) -> tuple[int, int, in
     return desc_end, stored, correct
 
 
+_LZ4_BLOCK_MAX = {4: 64 * 1024, 5: 256 * 1024, 6: 1024 * 1024, 7: 4 * 1024 * 1024}
+
+
 def _unlz4(data: bytes, max_size: int, *, ignore_header_checksum: bool) -> bytes:
-    import lz4.frame
+    """LZ4 frame: parsed here, blocks decoded by lz4.block (KafkaLZ4BlockInputStream reads
+    independent blocks; block and content checksums are skipped there too)."""
+    import lz4.block
 
     desc_end, stored, correct = _lz4_header(data, ignore_header_checksum)
+    flg = data[4]
+    bd = data[5]
+    block_max = _LZ4_BLOCK_MAX.get((bd >> 4) & 0x07)
+    if block_max is None:
+        raise CompressionFailure(f"lz4 frame block maximum size code {(bd >> 4) & 0x07} is invalid")
+    if not flg & 0x20:
+        # Linked blocks (never written by Kafka): the frame decoder handles them.
+        return _unlz4_frame(data, desc_end, stored, correct, max_size)
+    block_checksum = 4 if flg & 0x10 else 0
+    pos = desc_end + 1
+    n = len(data)
+    parts = []
+    total = 0
+    while True:
+        if pos + 4 > n:
+            raise CompressionFailure("lz4 frame is truncated (no end mark)")
+        (size,) = struct.unpack_from("<I", data, pos)
+        pos += 4
+        if size == 0:
+            break
+        raw = size & 0x80000000
+        size &= 0x7FFFFFFF
+        if size > block_max or pos + size + block_checksum > n:
+            raise CompressionFailure(f"lz4 block of {size} bytes is too large or truncated")
+        block = data[pos:pos + size]
+        pos += size + block_checksum
+        out = block if raw else lz4.block.decompress(block, uncompressed_size=block_max)
+        total += len(out)
+        if total > max_size:
+            raise _too_big("lz4", max_size)
+        parts.append(out)
+    return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
+def _unlz4_frame(data: bytes, desc_end: int, stored: int, correct: int, max_size: int) -> bytes:
+    import lz4.frame
+
     if stored != correct:
         data = data[:desc_end] + bytes([correct]) + data[desc_end + 1:]
     d = lz4.frame.LZ4FrameDecompressor()
@@ -251,18 +292,44 @@ def _unlz4(data: bytes, max_size: int, *, ignore_header_checksum: bool) -> bytes
     return bytes(out)
 
 
+_ZSTD = None
+
+
 def _unzstd(data, max_size: int) -> bytes:
+    global _ZSTD
     import zstandard
 
-    reader = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(bytes(data)), read_across_frames=True)
+    if _ZSTD is None:
+        _ZSTD = zstandard.ZstdDecompressor()
+    data = bytes(data)
+    try:
+        size = zstandard.frame_content_size(data)
+    except zstandard.ZstdError:
+        size = -1
+    if 0 <= size <= max_size:
+        # One frame with its size in the header (what ZstdOutputStream writes): one shot.
+        dobj = _ZSTD.decompressobj()
+        out = dobj.decompress(data)
+        if len(out) == size and not dobj.unused_data:
+            return out
+    # General case (frames without a size, several frames): feed small pieces so that the
+    # output can be checked against the cap as it grows, and require every frame to end.
     out = bytearray()
-    while True:
-        chunk = reader.read(min(1 << 20, max_size + 1 - len(out)))
-        if not chunk:
-            break
-        out += chunk
-        if len(out) > max_size:
-            raise _too_big("zstd", max_size)
+    buf = memoryview(data)
+    while len(buf):
+        dobj = _ZSTD.decompressobj()
+        pos = 0
+        rest = b""
+        while pos < len(buf) and not dobj.eof:
+            out += dobj.decompress(buf[pos:pos + 4096])
+            pos += 4096
+            if len(out) > max_size:
+                raise _too_big("zstd", max_size)
+        if not dobj.eof:
+            raise CompressionFailure("zstd data is truncated (the frame does not end)")
+        rest = dobj.unused_data
+        tail = bytes(buf[pos:]) if pos < len(buf) else b""
+        buf = memoryview(rest + tail)
     return bytes(out)
 
 

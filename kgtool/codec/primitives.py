@@ -17,6 +17,7 @@ its own position and context, never ``IndexError`` or ``struct.error``.
 
 from __future__ import annotations
 
+import os
 import struct
 import zlib
 
@@ -32,10 +33,17 @@ _S_INT32 = struct.Struct(">i")
 _S_UINT32 = struct.Struct(">I")
 _S_INT64 = struct.Struct(">q")
 
-try:  # The crc32c package: SSE4.2 / ARMv8 CRC instructions, else a fast software table.
-    from crc32c import crc32c as _crc32c_impl  # type: ignore[import-not-found]
-except ImportError:  # pragma: no cover - exercised by tests through _crc32c_py directly
-    _crc32c_impl = None
+_crc32c_impl = None
+if os.environ.get("KGTOOL_PURE_PYTHON", "") not in ("1", "true", "yes"):
+    try:  # kgtool's own C extension (SSE4.2 when the CPU has it): no extra import cost.
+        from kgtool.codec._speedups import crc32c as _crc32c_impl  # type: ignore[no-redef]
+    except ImportError:
+        _crc32c_impl = None
+if _crc32c_impl is None:
+    try:  # The crc32c package: hardware CRC instructions, else a fast software table.
+        from crc32c import crc32c as _crc32c_impl  # type: ignore[import-not-found,no-redef]
+    except ImportError:  # pragma: no cover - exercised by tests through _crc32c_py directly
+        _crc32c_impl = None
 
 
 def _make_crc32c_table() -> list[int]:
@@ -239,7 +247,7 @@ class Reader:
         shift = 0
         for i in range(max_bytes):
             if self.pos >= self.end:
-                raise self.error(f"{what} ends after {i} bytes, at the end of the data", at=start, field=field)
+                raise self.error(f"{what} runs past the end of the data", at=start, field=field)
             b = data[self.pos]
             self.pos += 1
             value |= (b & 0x7F) << shift

@@ -26,7 +26,7 @@ import struct
 from collections.abc import Iterator
 
 from kgtool.codec import compression as _comp
-from kgtool.codec.batch import (
+from kgtool.codec.batch import (  # noqa: I001
     ATTRIBUTES_OFFSET,
     LOG_OVERHEAD,
     MAGIC_OFFSET,
@@ -76,14 +76,50 @@ def _is_zero(data, i: int, j: int) -> bool:
     return True
 
 
+_RELEASE_STEP = 32 * 1024 * 1024
+_PAGE = mmap.PAGESIZE
+
+
+class PageReleaser:
+    """Keeps the resident size of a memory-mapped segment bounded: pages behind the scan are
+    dropped from this process (``madvise(MADV_DONTNEED)``; they stay in the page cache), so a
+    1 GiB segment is read with a few tens of MB resident instead of the whole file."""
+
+    __slots__ = ("data", "done")
+
+    def __init__(self, data, start: int = 0) -> None:
+        ok = isinstance(data, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED")
+        self.data = data if ok else None
+        self.done = start - start % _PAGE
+
+    def advance(self, index: int) -> None:
+        if self.data is None or index - self.done < _RELEASE_STEP:
+            return
+        upto = index - index % _PAGE
+        try:
+            self.data.madvise(mmap.MADV_DONTNEED, self.done, upto - self.done)
+        except (OSError, ValueError):  # pragma: no cover - not supported here: keep going
+            self.data = None
+            return
+        self.done = upto
+
+
+def _find(data, needle: bytes, lo: int, hi: int) -> int:
+    if hasattr(data, "find"):
+        return data.find(needle, lo, hi)
+    j = bytes(memoryview(data)[lo:hi]).find(needle)  # a memoryview: search a copy of the window
+    return -1 if j < 0 else lo + j
+
+
 def _resync(data, i: int, n: int) -> int:
-    """The next index after ``i`` holding a v2 batch whose CRC-32C checks out, else ``n``."""
+    """The next index after ``i`` (within a 64 MiB window) holding a v2 batch whose CRC-32C
+    checks out, or -1."""
     limit = min(n, i + _RESYNC_WINDOW)
     q = i + 1
     while True:
-        m = data.find(b"\x02", q + MAGIC_OFFSET, limit + MAGIC_OFFSET) if hasattr(data, "find") else -1
+        m = _find(data, b"\x02", q + MAGIC_OFFSET, limit + MAGIC_OFFSET)
         if m < 0:
-            return limit if limit < n else n
+            return -1
         q = m - MAGIC_OFFSET
         if q + RECORD_BATCH_OVERHEAD <= n:
             _off, length = _OFFSET_SIZE.unpack_from(data, q)
@@ -93,6 +129,24 @@ def _resync(data, i: int, n: int) -> int:
                 if crc32c(memoryview(data)[q + ATTRIBUTES_OFFSET:q + size]) == stored:
                     return q
         q += 1
+
+
+def align_chain(data, lo: int, base_position: int = 0, chain_from: int | None = None) -> int:
+    """The index of the first entry at or after index ``lo``, following the chain of entry
+    headers from ``chain_from`` (default: the start of ``data``); ``lo`` if the chain breaks."""
+    n = len(data)
+    if chain_from is None:
+        chain_from = base_position
+    c = max(chain_from - base_position, 0)
+    if c >= lo:
+        return c
+    # Follow the chain headers up to the range start (cheap: 12 bytes per entry).
+    while c < lo and c + HEADER_SIZE_UP_TO_MAGIC <= n:
+        _o, length = _OFFSET_SIZE.unpack_from(data, c)
+        if length < RECORD_OVERHEAD_V0 or length + LOG_OVERHEAD > n - c:
+            return lo  # chain broken before the range: trust ``lo`` as a boundary
+        c += length + LOG_OVERHEAD
+    return c if c >= lo else lo
 
 
 def scan_segment(
@@ -106,6 +160,7 @@ def scan_segment(
     base_position: int = 0,
     chain_from: int | None = None,
     max_decompressed_size: int = _comp.DEFAULT_MAX_DECOMPRESSED,
+    record_sink=None,
 ) -> Iterator[RecordBatch | ScanProblem]:
     """Yield the batches (and the problems) whose start position is in ``[start, end)``.
 
@@ -123,6 +178,7 @@ def scan_segment(
             yields exactly the batches that start in it; pass ``chain_from=start`` when
             ``start`` is itself a batch boundary (``--start-position``).
         max_decompressed_size: decompression bomb guard per batch.
+        record_sink: passed to :func:`~kgtool.codec.batch.decode_batch_v2` (summaries).
 
     Yields:
         :class:`RecordBatch` and :class:`ScanProblem` in position order; together they cover
@@ -131,21 +187,10 @@ def scan_segment(
     n = len(data)
     lo = max(start - base_position, 0)
     hi = n if end is None else min(max(end - base_position, 0), n)
-    i = lo
-    if chain_from is None:
-        chain_from = base_position
-    c = max(chain_from - base_position, 0)
-    if c < lo:
-        # Follow the chain headers up to the range start (cheap: 12 bytes per entry).
-        while c < lo and c + HEADER_SIZE_UP_TO_MAGIC <= n:
-            _o, length = _OFFSET_SIZE.unpack_from(data, c)
-            size = length + LOG_OVERHEAD
-            if length < RECORD_OVERHEAD_V0 or size > n - c:
-                c = lo  # chain broken before the range: trust ``start`` as a boundary
-                break
-            c += size
-        i = c
+    i = align_chain(data, lo, base_position, chain_from)
+    releaser = PageReleaser(data, i)
     while i < hi:
+        releaser.advance(i)
         position = base_position + i
         remaining = n - i
         if remaining < HEADER_SIZE_UP_TO_MAGIC:
@@ -167,6 +212,8 @@ def scan_segment(
         if length < RECORD_OVERHEAD_V0 or (magic <= 2 and size < _min_size(magic)):
             # FileLogInputStream: "Found record size N smaller than minimum record overhead"
             nxt = _resync(data, i, n)
+            if nxt < 0:
+                nxt = min(n, i + _RESYNC_WINDOW)
             yield _problem("corrupt", source, position, nxt - i,
                            f"entry length {length} is smaller than the minimum "
                            f"{(_min_size(magic) if magic <= 2 else LOG_OVERHEAD + RECORD_OVERHEAD_V0) - LOG_OVERHEAD}"
@@ -178,6 +225,15 @@ def scan_segment(
             i = nxt
             continue
         if size > remaining:
+            nxt = _resync(data, i, n)
+            if nxt >= 0:
+                # A valid batch follows: this length is damage, not the end of the data.
+                yield _problem("corrupt", source, position, nxt - i,
+                               f"entry length {length} runs past the end of the data, but a valid batch "
+                               f"starts at byte {base_position + nxt}; skipped {nxt - i} bytes",
+                               context=f"batch@{position}.batch_length", base_offset=base_offset)
+                i = nxt
+                continue
             yield _problem("truncated", source, position, remaining,
                            f"entry of {size} bytes (length {length}) but only {remaining} bytes remain: "
                            "partial batch at the end",
@@ -192,21 +248,23 @@ def scan_segment(
             if magic == 2:
                 batch = decode_batch_v2(data, i, source=source, base_position=base_position,
                                         verify_crc=verify_crc, decode_records=decode_records,
-                                        max_decompressed_size=max_decompressed_size)
+                                        max_decompressed_size=max_decompressed_size,
+                                        record_sink=record_sink)
             else:
                 batch = decode_legacy_entry(data, i, source=source, base_position=base_position,
                                             verify_crc=verify_crc, decode_records=decode_records,
                                             max_decompressed_size=max_decompressed_size)
         except CrcMismatch as exc:
-            yield _problem("crc_mismatch", source, position, size, exc.reason, context=exc.context,
-                           base_offset=base_offset)
+            p = _problem("crc_mismatch", source, position, size, exc.reason, context=exc.context,
+                         base_offset=base_offset)
+            p.message = f"{exc}; batch@{position} ({size} bytes) skipped"
+            yield p
             i += size
             continue
         except DecodeError as exc:
             p = _problem("malformed", source, position, size, exc.reason, context=exc.context,
                          base_offset=base_offset)
-            if exc.position is not None and exc.position != position:
-                p.message = f"{exc}; batch@{position} ({size} bytes) skipped"
+            p.message = f"{exc}; batch@{position} ({size} bytes) skipped"
             yield p
             i += size
             continue
@@ -237,7 +295,13 @@ def open_segment(path: str):
         if size == 0:
             return b"", 0
         try:
-            return mmap.mmap(fd, size, access=mmap.ACCESS_READ), size
+            m = mmap.mmap(fd, size, access=mmap.ACCESS_READ)
+            if hasattr(mmap, "MADV_SEQUENTIAL"):
+                try:
+                    m.madvise(mmap.MADV_SEQUENTIAL)
+                except OSError:  # pragma: no cover
+                    pass
+            return m, size
         except (OSError, ValueError):  # not mappable (a pipe, /proc): read it
             with os.fdopen(os.dup(fd), "rb") as fh:
                 data = fh.read()

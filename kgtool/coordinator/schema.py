@@ -25,6 +25,8 @@ this module turns a (schema, version) pair into code, the way Kafka's generator 
 
 A field exists in the versions of its ``versions`` range; a tagged field is written only when it
 differs from its default (``MessageDataGenerator``), and an absent one reads as its default.
+Decoded dicts are Kafka's JSON view of the message (``JsonConverterGenerator``): the fields of
+the version in schema order, a tagged field only when it differs from its default.
 Unknown tags are kept (``_unknown_tagged_fields``) and reported, as Kafka keeps them as
 ``RawTaggedField`` and writes them back.
 
@@ -345,7 +347,10 @@ def _uv(b: bytes, p: int, n: int, what: str) -> tuple[int, int]:
         p += 1
         value |= (c & 0x7F) << shift
         if c < 0x80:
-            return value & 0xFFFFFFFF, p
+            # Java's readUnsignedVarint returns an int: bits past 32 are lost and values of 2**31
+            # and up come out negative (a length of -1 or less then means null, as in Kafka).
+            value &= 0xFFFFFFFF
+            return (value - 0x100000000 if value >= 0x80000000 else value), p
         shift += 7
         if shift >= 35:
             raise _Fail(start, f"varint ({what}) longer than 5 bytes")
@@ -438,10 +443,28 @@ class _Codegen:
             flush()
             self.emit_field(body, f, var, version, flexible, "n", "    ")
         flush()
+        tagged_vars: dict[str, str] = {}
         if flexible:
-            self.emit_tagged_section(body, tagged, values, version)
-        items = ", ".join(f"{name!r}: {var}" for name, var in values)
-        body.append(f"_r = {{{items}}}")
+            tagged_vars = self.emit_tagged_section(body, tagged, version)
+        if not tagged_vars:
+            items = ", ".join(f"{name!r}: {var}" for name, var in values)
+            body.append(f"_r = {{{items}}}")
+        else:
+            # Schema order, and a tagged field only when it differs from its default: the view
+            # Kafka's generated JsonConverter.write() gives (generateNonDefaultValueCheck).
+            plain = dict(values)
+            body.append("_r = {}")
+            for f in fields:
+                if f.name in tagged_vars:
+                    var = tagged_vars[f.name]
+                    dv = default_value(f)
+                    if dv is None:
+                        body.append(f"if {var} is not None: _r[{f.name!r}] = {var}")
+                    else:
+                        dk = self.const(dv, "_def")
+                        body.append(f"if {var} != {dk}: _r[{f.name!r}] = {var}")
+                elif f.name in plain:
+                    body.append(f"_r[{f.name!r}] = {plain[f.name]}")
         if flexible:
             body.append("if _unk: _r['_unknown_tagged_fields'] = _unk")
         body.append("return _r, p")
@@ -517,7 +540,8 @@ class _Codegen:
         self.emit_length(out, lv, "length", name, flexible, end, 2 if typ == "string" else 4)
         out.append(f"if {lv} < 0:")
         if nullable:
-            out.append(f"    if {lv} != -1: raise _Fail(_lp, 'negative length ' + str({lv}), {name!r})")
+            # Kafka's generated read() takes any negative length as null.
+            out.append(f"    if {lv} != -1: w.append('length ' + str({lv}) + ' of {name} at byte ' + str(_lp) + ' read as null, as Kafka does')")
             out.append(f"    {var} = None")
         else:
             out.append(
@@ -544,7 +568,7 @@ class _Codegen:
         min_size = max(1, _min_size_of_type(f, et, version, flexible))
         out.append(f"if {cv} < 0:")
         if nullable:
-            out.append(f"    if {cv} != -1: raise _Fail(_lp, 'negative array count ' + str({cv}), {name!r})")
+            out.append(f"    if {cv} != -1: w.append('array count ' + str({cv}) + ' of {name} at byte ' + str(_lp) + ' read as null, as Kafka does')")
             out.append(f"    {var} = None")
         else:
             out.append(
@@ -582,9 +606,8 @@ class _Codegen:
                 inner.append(f"        _x.segs[-1:] = [{name!r} + '[' + str({iv}) + ']']; raise")
         out.extend("    " + line for line in inner)
 
-    def emit_tagged_section(
-        self, out: list[str], tagged: list[Field], values: list[tuple[str, str]], version: int
-    ) -> None:
+    def emit_tagged_section(self, out: list[str], tagged: list[Field], version: int) -> dict[str, str]:
+        """Emit the tagged-field section; returns {field name: variable} of the known tags."""
         tag_vars: dict[int, tuple[Field, str]] = {}
         for f in tagged:
             var = self.fresh("t")
@@ -595,7 +618,6 @@ class _Codegen:
                 self.ns["_copy"] = _deepcopy
             else:
                 out.append(f"{var} = {dv!r}")
-            values.append((f.name, var))
             tag_vars[f.tag] = (f, var)  # type: ignore[index]
         out.append("_unk = None")
         out.append("if p < n and b[p] < 128:")
@@ -611,7 +633,7 @@ class _Codegen:
         loop.append("_tag, p = _uv(b, p, n, 'tag')")
         loop.append("_tsz, p = _uv(b, p, n, 'tagged field size')")
         loop.append(
-            "if _tsz > n - p: raise _Fail(_tp, 'tagged field ' + str(_tag) + ' size ' + str(_tsz) + ' exceeds ' + str(n - p) + ' bytes remaining', '_tagged_fields')"
+            "if _tsz < 0 or _tsz > n - p: raise _Fail(_tp, 'tagged field ' + str(_tag) + ' size ' + str(_tsz) + ' exceeds ' + str(n - p) + ' bytes remaining', '_tagged_fields')"
         )
         loop.append("_te = p + _tsz")
         first = True
@@ -635,6 +657,7 @@ class _Codegen:
         loop.append("    p = _te")
         body.extend("    " + line for line in loop)
         out.extend("    " + line for line in body)
+        return {f.name: var for f, var in tag_vars.values()}
 
     def build(self) -> dict[str, Any]:
         src = "\n\n".join(self.chunks)

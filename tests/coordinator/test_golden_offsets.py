@@ -72,3 +72,43 @@ def test_consumer_protocol_matches_kafka(where, member):
     assert to_jsonable(got_asg) == snake_keys(member["assignmentDecoded"])
     assert encode_subscription(got_sub) == sub
     assert encode_assignment(got_asg) == asg
+
+
+# -- fuzz around Kafka's own records: truncations and bit flips give kgtool errors only ----------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from kgtool.coordinator.records import CoordinatorRecord  # noqa: E402
+from kgtool.errors import DecodeError  # noqa: E402
+
+
+@pytest.mark.parametrize("where,key,value,golden", RECORDS[:12], ids=[r[0] for r in RECORDS[:12]])
+def test_every_truncation_is_an_error_at_or_before_the_cut(where, key, value, golden):
+    for cut in range(len(key)):
+        with pytest.raises(DecodeError) as info:
+            decode_offsets_record(key[:cut], value)
+        assert info.value.context.startswith("key") and info.value.position <= cut
+    if value is not None:
+        for cut in range(len(value)):
+            with pytest.raises(DecodeError) as info:
+                decode_offsets_record(key, value[:cut])
+            assert info.value.context.startswith("value") and info.value.position <= cut
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(RECORDS), st.data())
+def test_bit_flips_give_a_record_or_a_decode_error(record, data):
+    _, key, value, _ = record
+    target = data.draw(st.sampled_from(["key", "value"] if value else ["key"]))
+    raw = bytearray(key if target == "key" else value)
+    for _ in range(data.draw(st.integers(1, 3))):
+        i = data.draw(st.integers(0, len(raw) - 1))
+        raw[i] ^= 1 << data.draw(st.integers(0, 7))
+    k, v = (bytes(raw), value) if target == "key" else (key, bytes(raw))
+    try:
+        rec = decode_offsets_record(k, v)
+    except DecodeError as e:
+        assert 0 <= e.position <= len(raw) and e.context.split(".")[0] == target
+    else:
+        assert isinstance(rec, CoordinatorRecord)
