@@ -30,7 +30,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kgtool.coordinator.consumer_protocol import decode_assignment, decode_subscription
-from kgtool.coordinator.schema import decode_message, encode_message
+from kgtool.coordinator.schema import (
+    DECODER_FAILURES,
+    decode_message,
+    encode_message,
+    strict_decoder,
+)
 from kgtool.coordinator.schemas import (
     OFFSETS_RECORD_TYPES,
     OFFSETS_RECORD_TYPES_BY_KIND,
@@ -83,23 +88,30 @@ class CoordinatorRecord:
     raw_value: bytes | None = None
 
     def to_json(self) -> dict:
-        """A JSON-able dict: bytes as standard base64, consumer-protocol bytes also decoded."""
-        if self.kind in _FLAT_KINDS:  # no bytes inside: shallow copies are enough (hot path)
+        """A JSON-able dict: bytes as standard base64, consumer-protocol bytes also decoded.
+
+        Keys: ``record_type``, ``kind``, ``tombstone``, ``key``, ``value_version``, ``value``,
+        then ``warnings`` (when any) and ``raw_key`` / ``raw_value`` (kind ``unknown``).
+        """
+        if self.kind in _FLAT_KINDS and (self.value is None or "_unknown_tagged_fields" not in self.value):
+            # no bytes inside: shallow copies are enough (hot path)
             key = dict(self.key)
             value = None if self.value is None else dict(self.value)
         else:
             key = to_jsonable(self.key)
             value = to_jsonable(self.value)
+        # The shape of the golden decode.jsonl's "offsetsTopic" (snake_case): key_version is
+        # record_type and is not repeated; warnings and raw bytes appear only when there are some.
         out: dict[str, Any] = {
             "record_type": self.record_type,
             "kind": self.kind,
             "tombstone": self.tombstone,
-            "key_version": self.key_version,
             "key": key,
             "value_version": self.value_version,
             "value": value,
-            "warnings": list(self.warnings),
         }
+        if self.warnings:
+            out["warnings"] = list(self.warnings)
         if self.raw_key is not None or self.raw_value is not None:
             out["raw_key"] = _b64(self.raw_key)
             out["raw_value"] = _b64(self.raw_value)
@@ -228,8 +240,12 @@ def decode_offset_commit(key: bytes, value: bytes | None) -> tuple | None:
     metadata, commit_timestamp, expire_timestamp)``, with ``value_version`` and the value
     fields None for a tombstone and fields a version lacks None. Returns None for any other
     record (or anything unusual, such as tagged fields or trailing bytes): use
-    :func:`decode_offsets_record` then. Never raises. ``key`` and ``value`` must be ``bytes``.
+    :func:`decode_offsets_record` then. Never raises (bytes-like inputs are copied to ``bytes``).
     """
+    if type(key) is not bytes:
+        key = bytes(key)
+    if value is not None and type(value) is not bytes:
+        value = bytes(value)
     k = _KEY_CACHE.get(key)
     if k is None:
         k = _offset_commit_key(key)
@@ -292,9 +308,9 @@ def _version_of(data: bytes, what: str) -> int:
 def _decode_generic(
     key: bytes, value: bytes | None, registry: dict[int, RecordType], topic: str
 ) -> CoordinatorRecord:
-    if not isinstance(key, bytes):
+    if type(key) is not bytes:
         key = bytes(key)
-    if value is not None and not isinstance(value, bytes):
+    if value is not None and type(value) is not bytes:
         value = bytes(value)
     rtype = _version_of(key, "key")
     rt = registry.get(rtype)
@@ -312,7 +328,11 @@ def _decode_generic(
             raw_value=value,
         )
     warnings: list[str] = []
-    kd, end = decode_message(rt.key, 0, key, 2, context="key", warnings=warnings)
+    try:
+        kd, end = strict_decoder(rt.key, 0)(key, 2, len(key), warnings)
+    except DECODER_FAILURES:
+        del warnings[:]
+        kd, end = decode_message(rt.key, 0, key, 2, context="key", warnings=warnings)
     if end != len(key):
         warnings.append(f"{len(key) - end} trailing bytes after the {rt.key.name} ignored")
     if value is None:
@@ -325,7 +345,12 @@ def _decode_generic(
         return CoordinatorRecord(
             UNKNOWN, rtype, rtype, kd, vversion, None, False, warnings, raw_key=key, raw_value=value
         )
-    vd, end = decode_message(rt.value, vversion, value, 2, context="value", warnings=warnings)
+    mark = len(warnings)
+    try:
+        vd, end = strict_decoder(rt.value, vversion)(value, 2, len(value), warnings)
+    except DECODER_FAILURES:
+        del warnings[mark:]
+        vd, end = decode_message(rt.value, vversion, value, 2, context="value", warnings=warnings)
     if end != len(value):
         warnings.append(f"{len(value) - end} trailing bytes after the {rt.value.name} v{vversion} ignored")
     if rt.kind == "group_metadata":

@@ -57,6 +57,8 @@ __all__ = [
     "uuid_to_str",
     "uuid_from_str",
     "ZERO_UUID",
+    "strict_decoder",
+    "DECODER_FAILURES",
 ]
 
 # ---------------------------------------------------------------------------------------------
@@ -67,8 +69,6 @@ __all__ = [
 class VersionRange:
     lowest: int
     highest: int  # inclusive; 0x7FFF stands for "+"
-
-    NONE_TEXT = "none"
 
     @classmethod
     def parse(cls, text: str | None) -> VersionRange:
@@ -366,13 +366,6 @@ def _unpacker(fmt: str) -> Callable:
     return fn
 
 
-def _int_array(fmt: str, size: int) -> Callable:
-    def read(b: bytes, p: int, count: int) -> list:
-        return list(struct.unpack_from(f">{count}{fmt}", b, p))
-
-    return read
-
-
 # ---------------------------------------------------------------------------------------------
 # Code generation
 
@@ -441,7 +434,7 @@ class _Codegen:
                 pending.append((f, var))
                 continue
             flush()
-            self.emit_field(body, f, var, version, flexible, "n", "    ")
+            self.emit_field(body, f, var, version, flexible, "n")
         flush()
         tagged_vars: dict[str, str] = {}
         if flexible:
@@ -475,7 +468,7 @@ class _Codegen:
     # -- fields -------------------------------------------------------------------------------
 
     def emit_field(
-        self, out: list[str], f: Field, var: str, version: int, flexible: bool, end: str, _i: str
+        self, out: list[str], f: Field, var: str, version: int, flexible: bool, end: str
     ) -> None:
         """Emit code reading field ``f`` into ``var``; ``end`` bounds the readable bytes."""
         name = f.name
@@ -500,7 +493,7 @@ class _Codegen:
         sub = self.struct_function(f.fields, version, flexible)
         if nullable:
             out.append(f"if p + 1 > {end}: raise _Fail(p, 'expected the null marker of a struct, 0 bytes remaining', {name!r})")
-            out.append(f"if b[p] >= 128:")
+            out.append("if b[p] >= 128:")
             out.append(f"    {var} = None; p += 1")
             out.append("else:")
             out.append("    p += 1")
@@ -595,7 +588,7 @@ class _Codegen:
                 loop.append(f"{ev}, p = {sub}(b, p, {end}, w)")
             else:
                 elem = Field(name=f"{name}", type=et, versions=f.versions)
-                self.emit_field(loop, elem, ev, version, flexible, end, "")
+                self.emit_field(loop, elem, ev, version, flexible, end)
             loop.append(f"{var}.append({ev})")
             inner.append("    try:")
             inner.extend("        " + line for line in loop)
@@ -642,7 +635,7 @@ class _Codegen:
             loop.append(f"{'if' if first else 'elif'} _tag == {tag}:")
             first = False
             branch: list[str] = []
-            self.emit_field(branch, f, var, version, True, "_te", "")
+            self.emit_field(branch, f, var, version, True, "_te")
             branch.append(
                 f"if p != _te: raise _Fail(_tp, 'tagged field {f.name} (tag {tag}) declared ' + str(_tsz) + ' bytes but its value took ' + str(p - _te + _tsz), {f.name!r})"
             )
@@ -709,6 +702,24 @@ def _compiled(schema: MessageSchema, version: int, lenient: bool) -> Callable:
         fn = ns[fname]
         fn.__kgtool_source__ = ns["__source__"]  # type: ignore[attr-defined]
         schema._cache[key] = fn
+    return fn
+
+
+#: What a decoder from :func:`strict_decoder` may raise; catch it and call
+#: :func:`decode_message` for the lenient retry or the exact :class:`DecodeError`.
+DECODER_FAILURES = (_Fail, UnicodeDecodeError)
+
+
+def strict_decoder(schema: MessageSchema, version: int) -> Callable:
+    """The compiled decoder ``fn(data, pos, end, warnings) -> (dict, pos)`` of a version.
+
+    For hot loops: no wrapping, so it raises :data:`DECODER_FAILURES` (internal exceptions);
+    on those, call :func:`decode_message`, which retries leniently or raises the
+    :class:`DecodeError` with position and path. ``data`` must be ``bytes``.
+    """
+    fn = schema._cache.get(version)
+    if fn is None:
+        fn = schema._cache[version] = _compiled(schema, version, False)
     return fn
 
 

@@ -17,7 +17,6 @@ _INT_RANGES = {
 
 # No lone surrogates: they have no UTF-8 form (Java would write '?', Python refuses).
 TEXT = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=12)
-BOOLEAN_INTS = {"bool": st.booleans()}
 
 
 def element_strategy(f: Field, type_: str, version: int) -> st.SearchStrategy:

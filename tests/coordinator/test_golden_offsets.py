@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from kgtool.coordinator.consumer_protocol import (
@@ -30,14 +32,12 @@ def test_decode_matches_kafka(where, key, value, golden):
     rec = decode_offsets_record(key, value)
     got = rec.to_json()
     want = snake_keys(golden)
-    assert got["record_type"] == want["record_type"]
-    assert got["key_version"] == want["record_type"]
-    assert got["kind"] == want["kind"]
-    assert got["tombstone"] == want["tombstone"]
-    assert got["key"] == want["key"]
-    assert got["value_version"] == want["value_version"]
-    assert got["value"] == want["value"]
-    assert got["warnings"] == []
+    assert rec.key_version == rec.record_type == want["record_type"]
+    assert rec.warnings == []
+    # field by field first (readable failures), then the whole object, order included
+    for name in ("record_type", "kind", "tombstone", "key", "value_version", "value"):
+        assert got[name] == want[name], name
+    assert json.dumps(got) == json.dumps(want)
 
 
 @pytest.mark.parametrize("where,key,value,golden", RECORDS, ids=[r[0] for r in RECORDS])
@@ -49,7 +49,7 @@ def test_encode_gives_kafkas_bytes(where, key, value, golden):
 
 
 def _members():
-    for where, key, value, golden in RECORDS:
+    for where, _key, _value, golden in RECORDS:
         if golden["kind"] == "group_metadata" and golden["value"]:
             for i, m in enumerate(golden["value"]["members"]):
                 yield f"{where}:m{i}", m
@@ -112,3 +112,19 @@ def test_bit_flips_give_a_record_or_a_decode_error(record, data):
         assert 0 <= e.position <= len(raw) and e.context.split(".")[0] == target
     else:
         assert isinstance(rec, CoordinatorRecord)
+
+
+COMMITS = [r for r in RECORDS if r[3]["kind"] == "offset_commit"]
+
+
+@pytest.mark.parametrize("where,key,value,golden", COMMITS, ids=[r[0] for r in COMMITS])
+def test_bulk_tuple_path_matches_kafka(where, key, value, golden):
+    from kgtool.coordinator.records import decode_offset_commit
+
+    got = decode_offset_commit(key, value)
+    k, v = golden["key"], golden["value"] or {}
+    assert got == (
+        golden["recordType"], k["group"], k["topic"], k["partition"], golden["valueVersion"],
+        v.get("offset"), v.get("leaderEpoch"), v.get("metadata"), v.get("commitTimestamp"),
+        v.get("expireTimestamp"),
+    )

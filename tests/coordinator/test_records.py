@@ -275,3 +275,25 @@ def test_readme_lists_every_record_type():
         assert f"| {rt.id} | `{rt.kind}` |" in section
     for kind in ("transaction_log", "share_snapshot", "share_update"):
         assert f"`{kind}`" in section
+
+
+def test_offset_commit_v4_with_unknown_tags_is_json_able():
+    kb, vb = encode_offsets_record("offset_commit", {"group": "g", "topic": "t", "partition": 0},
+                                   {"offset": 1, "leader_epoch": 0, "metadata": "", "commit_timestamp": 0},
+                                   value_version=4)
+    vb = vb[:-1] + b"\x01\x05\x01\xff"  # one unknown tag (5) of one byte
+    rec = decode_offsets_record(kb, vb)
+    assert rec.value["_unknown_tagged_fields"] == [{"tag": 5, "data": b"\xff"}]
+    assert rec.warnings == ["unknown tagged field 5 (1 bytes) in OffsetCommitValue v4 kept raw"]
+    assert json.loads(json.dumps(rec.to_json()))["value"]["_unknown_tagged_fields"] == [{"tag": 5, "data": "/w=="}]
+    assert encode_offsets_record(rec.kind, rec.key, rec.value, value_version=4) == (kb, vb)
+
+
+def test_bytes_like_inputs():
+    kb, vb = encode_offsets_record("offset_commit", {"group": "g", "topic": "t", "partition": 0},
+                                   {"offset": 1, "leader_epoch": 0, "metadata": "m", "commit_timestamp": 0})
+    for conv in (bytearray, memoryview):
+        assert decode_offset_commit(conv(kb), conv(vb)) == decode_offset_commit(kb, vb)
+        assert decode_offsets_record(conv(kb), conv(vb)) == decode_offsets_record(kb, vb)
+        assert decode_transaction_record(*encode_transaction_record({"transactional_id": "x"}, None)).key == {
+            "transactional_id": "x"}

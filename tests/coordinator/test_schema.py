@@ -334,3 +334,29 @@ def test_encoder_rejects_what_the_version_cannot_carry():
                               fields=[F("a", "int32", "1+")])
     with pytest.raises(ValueError, match="not in version 0"):
         encode_message(strict, 0, {"a": 5})
+
+
+FLEXIBLE_CASES = [(s, v) for s, v in CASES if s.is_flexible(v)]
+
+
+@pytest.mark.parametrize("schema,version", FLEXIBLE_CASES, ids=[f"{s.name}-v{v}" for s, v in FLEXIBLE_CASES])
+def test_unknown_top_level_tags_survive_a_round_trip(schema, version):
+    known = {f.tag for f in schema.fields if f.tagged_in(version)}
+
+    @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(
+        message_strategy(schema, version),
+        st.dictionaries(st.integers(0, 2000).filter(lambda t: t not in known), st.binary(max_size=6),
+                        min_size=1, max_size=3),
+    )
+    def check(obj, unknown):
+        raw = [{"tag": t, "data": d} for t, d in sorted(unknown.items())]
+        data = encode_message(schema, version, dict(obj, _unknown_tagged_fields=raw))
+        w: list[str] = []
+        got, end = decode_message(schema, version, data, warnings=w)
+        assert end == len(data)
+        assert got == dict(kafka_view(schema.fields, version, obj), _unknown_tagged_fields=raw)
+        assert len(w) == len(raw)
+        assert encode_message(schema, version, got) == data
+
+    check()
