@@ -64,17 +64,11 @@ def check_java() -> int:
     return version
 
 
-def _log4j_conf() -> str:
-    from kgtool.data import sample_path
-
-    return str(sample_path("log4j2-kgtool.properties"))
-
-
 def get_session(master: str = "local[*]", conf: dict[str, str] | None = None) -> Any:
     """The active SparkSession (under spark-submit), or a new one for ``master``.
 
     Local defaults, each overridable with ``conf``: UTC session time zone, UI off, 8 shuffle
-    partitions, errors-only JVM logging, the current Python for the workers.
+    partitions, the current Python for the workers; JVM log level ERROR once started.
     """
     conf = dict(conf or {})
     under_submit = "PYSPARK_GATEWAY_PORT" in os.environ
@@ -96,8 +90,6 @@ def get_session(master: str = "local[*]", conf: dict[str, str] | None = None) ->
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.shuffle.partitions": "8",
-        "spark.driver.extraJavaOptions": f"-Dlog4j.configurationFile=file:{_log4j_conf()}",
-        "spark.executor.extraJavaOptions": f"-Dlog4j.configurationFile=file:{_log4j_conf()}",
     }
     for k, v in {**defaults, **conf}.items():
         builder = builder.config(k, v)
