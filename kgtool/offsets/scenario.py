@@ -206,7 +206,7 @@ class Script:
                 offset += 1
                 continue
             for r in ev.records:
-                out.append(LogEntry(offset=offset, kind=r.kind, group=r.key.get("group"), key=dict(r.key),
+                out.append(LogEntry(offset=offset, kind=r.kind, group=r.key.get("group", r.key.get("group_id")), key=dict(r.key),
                                     value=r.value, value_version=None if r.value is None else r.value_version,
                                     **common))
                 offset += 1

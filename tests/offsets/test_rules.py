@@ -282,3 +282,48 @@ def test_group_filter_and_since_until():
     assert [f[1] for f in findings(s, group_pattern="^h$")] == ["h"]
     assert [f[1] for f in findings(s, until=s.start_ms + 3500)] == ["g"]
     assert [f[1] for f in findings(s, since=s.start_ms + 3500)] == ["h"]
+
+
+# ---- KIP-848 consumer groups ----------------------------------------------------------
+def _kip848() -> Script:
+    s = Script()
+    tid = "AAAAAAAAAAAAAAAAAAAAAQ"
+    s.raw("consumer_group_partition_metadata", {"group_id": "k"},
+          {"topics": [{"topic_id": tid, "topic_name": "t", "num_partitions": 4}]})
+    for m in ("m1", "m2"):
+        s.raw("consumer_group_member_metadata", {"group_id": "k", "member_id": m},
+              {"client_id": f"c-{m}", "client_host": "/10.0.0.9", "instance_id": None, "rack_id": None,
+               "subscribed_topic_names": ["t"], "rebalance_timeout_ms": 300000})
+    s.raw("consumer_group_metadata", {"group_id": "k"}, {"epoch": 4})
+    s.raw("consumer_group_current_member_assignment", {"group_id": "k", "member_id": "m1"},
+          {"member_epoch": 4, "previous_member_epoch": 3, "state": 0,
+           "assigned_partitions": [{"topic_id": tid, "partitions": [0, 1]}], "partitions_pending_revocation": []})
+    s.raw("consumer_group_current_member_assignment", {"group_id": "k", "member_id": "m2"},
+          {"member_epoch": 4, "previous_member_epoch": 3, "state": 0,
+           "assigned_partitions": [{"topic_id": tid, "partitions": [2]}],
+           "partitions_pending_revocation": [{"topic_id": tid, "partitions": [3]}]})
+    return s
+
+
+def test_kip848_group_epochs_members_and_attribution():
+    s = _kip848()
+    s.commit("k", {T1: 10, ("t", 3): 5})
+    r = audit(s)
+    gens = r.tables["generations"]
+    assert [(g["protocol"], g["generation_id"], g["member_count"], g["state"]) for g in gens] == [
+        ("consumer", 4, 2, "Stable")
+    ]
+    members = r.tables["members"]
+    assert [(m["member_id"], m["member_epoch"], m["client_id"], m["assigned_partitions"]) for m in members] == [
+        ("m1", 4, "c-m1", ["t-0", "t-1"]), ("m2", 4, "c-m2", ["t-2", "t-3"]),
+    ]
+    assert [(c["topic"], c["partition"], c["owners"], c["generation_id"]) for c in r.tables["commits"]] == [
+        ("t", 1, ["m1"], 4), ("t", 3, ["m2"], 4),
+    ]
+    assert r.tables["findings"] == []
+
+
+def test_kip848_orphan():
+    s = _kip848()
+    s.commit("k", {("t", 7): 5})
+    assert findings(s) == [("orphan", "k", "t", 7, 5, None)]
