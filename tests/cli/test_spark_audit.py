@@ -159,3 +159,17 @@ def test_help_lists_rules():
     assert result.exit_code == 0, result.output
     assert "--retention" in result.output and "--master" in result.output
     assert Path(FIXTURES).exists()
+
+
+@pytest.mark.spark
+def test_truncated_segment_reports_problem_exit_1(spark, tmp_path):  # noqa: F811
+    data = (FIXTURES / "scenario3_transactions_tombstones" / "00000000000000000000.log").read_bytes()
+    d = tmp_path / "__consumer_offsets-5"
+    d.mkdir()
+    (d / "00000000000000000000.log").write_bytes(data[:-40])
+    result = runner.invoke(app, ["spark-audit", str(tmp_path), "--format", "json", "--master", "local[2]"])
+    assert result.exit_code == 1, result.output
+    doc = json.loads(result.stdout)
+    assert doc["problem_count"] == 1 and doc["findings_by_rule"] == {}
+    assert doc["problems"][0]["position"] == 1453
+    assert "byte 1453" in result.stderr and "1 decode problem reported" in result.stderr

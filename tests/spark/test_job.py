@@ -46,8 +46,17 @@ def _assert_same(spark, frames, pure):
         assert got == want, name
 
 
-def test_spark_equals_pure_with_small_splits(spark):
-    files = _inputs()
+def _truncated(tmp_path) -> SegmentFile:
+    """scenario3 cut in the middle of its last batch, as partition 40: a decode problem."""
+    data = (FIXTURES / "scenario3_transactions_tombstones" / "00000000000000000000.log").read_bytes()
+    d = tmp_path / "__consumer_offsets-40"
+    d.mkdir()
+    (d / "00000000000000000000.log").write_bytes(data[:-40])
+    return SegmentFile(str(d / "00000000000000000000.log"), len(data) - 40, 40)
+
+
+def test_spark_equals_pure_with_small_splits(spark, tmp_path):
+    files = _inputs() + [_truncated(tmp_path)]
     options = AuditOptions()
     # 700-byte splits: every segment is cut into several ranges at batch boundaries.
     frames = job.build(spark, files, options, split_bytes=700)
@@ -59,6 +68,9 @@ def test_spark_equals_pure_with_small_splits(spark):
             assert all(a[1] == b[0] for a, b in zip(ranges, ranges[1:]))
         pure = _pure(files, options)
         _assert_same(spark, frames, pure)
+        cov40 = [c for c in pure.tables["coverage"] if c["log_partition"] == 40]
+        assert [(c["problems"], c["records"], c["group_tombstones"]) for c in cov40] == [(1, 13, 0)]
+        assert [p.position for p in pure.problems] == [1453]
         assert sorted((f["rule"], f["group"]) for f in pure.tables["findings"]) == [
             ("aborted-txn", "payments-eos"), ("epoch-regression", "metrics-agg"), ("expiring", "legacy-batch"),
             ("orphan", "inventory-sync"), ("pending-txn", "ledger-eos"), ("rewind", "billing-rewind"),
