@@ -426,10 +426,19 @@ class _GroupReplay:
 
     def _commit(self, e: LogEntry) -> None:
         key = e.key or {}
-        tp = (str(_get(key, "topic", default="")), int(_get(key, "partition", default=-1)))
+        tp = (str(key.get("topic", "")), int(key.get("partition", -1)))
         v = e.value
         transactional = e.producer_id != NO_PRODUCER_ID
         gen = self.gen
+        if v is None:
+            offset = leader_epoch = metadata = commit_ts = expire_ts = None
+        else:
+            offset = int(v.get("offset", -1))
+            le = v.get("leader_epoch")
+            leader_epoch = -1 if le is None else int(le)
+            metadata = v.get("metadata", "")
+            commit_ts = v.get("commit_timestamp")
+            expire_ts = v.get("expire_timestamp")
         row: dict[str, Any] = {
             "group": self.group,
             "log_partition": self.log_partition,
@@ -440,11 +449,11 @@ class _GroupReplay:
             "topic": tp[0],
             "partition": tp[1],
             "tombstone": v is None,
-            "offset": None if v is None else int(_get(v, "offset", default=-1)),
-            "leader_epoch": None if v is None else int(_get(v, "leader_epoch", default=-1)),
-            "metadata": None if v is None else _get(v, "metadata", default=""),
-            "commit_timestamp": None if v is None else _int_or_none(_get(v, "commit_timestamp")),
-            "expire_timestamp": None if v is None else _int_or_none(_get(v, "expire_timestamp")),
+            "offset": offset,
+            "leader_epoch": leader_epoch,
+            "metadata": metadata,
+            "commit_timestamp": commit_ts,
+            "expire_timestamp": expire_ts,
             "value_version": e.value_version,
             "transactional": transactional,
             "producer_id": e.producer_id if transactional else None,
