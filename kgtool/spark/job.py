@@ -514,7 +514,10 @@ def main(argv: list[str] | None = None) -> int:
     spark-submit configured; prints the summary as JSON; exit 1 when findings."""
     import argparse
     import sys
+    import warnings
 
+    # PySpark 4.x warns about pandas 3 on import; kgtool uses no pandas conversion.
+    warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas")
     from pyspark.sql import SparkSession
 
     from kgtool.spark.files import resolve_inputs
