@@ -173,3 +173,14 @@ def test_truncated_segment_reports_problem_exit_1(spark, tmp_path):  # noqa: F81
     assert doc["problem_count"] == 1 and doc["findings_by_rule"] == {}
     assert doc["problems"][0]["position"] == 1453
     assert "byte 1453" in result.stderr and "1 decode problem reported" in result.stderr
+
+
+def test_cli_import_does_not_load_pyspark():
+    import subprocess
+    import sys
+
+    repo = Path(__file__).resolve().parents[2]
+    code = "import sys, kgtool.cli.main; print('pyspark' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(repo)}, check=True)
+    assert out.stdout.strip() == "False"
