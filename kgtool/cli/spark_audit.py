@@ -15,12 +15,9 @@ from kgtool.errors import FindingsReported, UsageError
 
 HELP = """Reconstruct consumer-group history from __consumer_offsets segments with PySpark and report stale commits.
 
-PATH is a broker log directory (its __consumer_offsets-N directories are read), a
-__consumer_offsets-N directory or a segment file, local or on any filesystem Spark's Hadoop
-layer reads (hdfs://, s3a://). Without PATH, the sample log shipped with kgtool is audited.
-Segments are split at batch boundaries and decoded in Spark executors; each group is replayed
-in log order exactly as Kafka's group coordinator replays it. Findings (rewind, zombie, orphan,
-epoch-regression, expiring, aborted-txn, pending-txn) exit with status 1. Needs Java 17+.
+PATH is a broker log directory (its __consumer_offsets-N directories are read), a __consumer_offsets-N directory or a segment file, local or on any filesystem Spark's Hadoop layer reads (hdfs://, s3a://). Without PATH, the sample log shipped with kgtool is audited.
+
+Segments are split at batch boundaries and decoded in Spark executors; each group is replayed in log order exactly as Kafka's group coordinator replays it. Findings (rewind, zombie, orphan, epoch-regression, expiring, aborted-txn, pending-txn) exit with status 1. Needs Java 17+.
 """
 
 RULE_MEANINGS = {
@@ -176,7 +173,7 @@ def parse_conf(items: list[str]) -> dict[str, str]:
 def command(
     paths: Optional[list[str]] = typer.Argument(
         None,
-        metavar="[PATH]...",
+        metavar="PATH",
         help="Broker log dirs, __consumer_offsets-N dirs or segment files (local, hdfs://, s3a://). "
         "Default: the sample shipped with kgtool.",
         show_default=False,
