@@ -185,6 +185,7 @@ class _GroupReplay:
         self.last_removal: dict[TopicPartition, int] = {}  # record offset of last offset tombstone
         self.aborted: dict[TopicPartition, dict[str, Any]] = {}
         self.txn_rows: list[tuple[dict[str, Any], LogEntry]] = []
+        self.txn_orphans: dict[int, str] = {}  # id(commit row) -> orphan sentence
         # KIP-848 state
         self.kip848_members: dict[str, dict[str, Any]] = {}
         self.kip848_assigned: dict[str, list[TopicPartition]] = {}
@@ -487,29 +488,38 @@ class _GroupReplay:
             row["txn_marker_offset"] = e.marker_offset
             self.pending.setdefault(e.producer_id, {})[tp] = (row, e)
             self.txn_rows.append((row, e))
+            # Orphan is judged against the generation in effect when the record was written;
+            # reported only if the commit takes effect (at its COMMIT marker).
+            message = self._orphan_message(row, tp)
+            if message is not None:
+                self.txn_orphans[id(row)] = message
             return
         self._check_orphan(row, tp, e)
         self._apply(row, tp, e, at_offset=e.offset)
 
-    def _check_orphan(self, row: dict[str, Any], tp: TopicPartition, e: LogEntry) -> None:
+    def _orphan_message(self, row: dict[str, Any], tp: TopicPartition) -> str | None:
+        """The orphan finding's sentence for a commit written now, or None (sets ``note`` for
+        a cooperative revocation in transit)."""
         gen = self.gen
         if gen is None or gen.empty or gen.owners is None:
-            return
+            return None
         if gen.owners.get(tp):
-            return
+            return None
         prev = self.prev_gen
         if prev is not None and prev.owners and gen.record_offset != prev.record_offset:
             # Cooperative revocation in transit: the previous owner is still a member.
             if set(prev.owners.get(tp, [])) & set(gen.members):
                 row["note"] = "owner revoking (cooperative)"
-                return
-        self._finding(
-            "orphan",
-            row,
-            e,
+                return None
+        return (
             f"commit of {tp_name(tp)} at offset {row['offset']} while generation "
-            f"{gen.generation_id} has {len(gen.members)} member(s) and none owns the partition",
+            f"{gen.generation_id} has {len(gen.members)} member(s) and none owns the partition"
         )
+
+    def _check_orphan(self, row: dict[str, Any], tp: TopicPartition, e: LogEntry) -> None:
+        message = self._orphan_message(row, tp)
+        if message is not None:
+            self._finding("orphan", row, e, message)
 
     def _apply(self, row: dict[str, Any], tp: TopicPartition, e: LogEntry, *, at_offset: int) -> None:
         """Make ``row`` the partition's offset and check the rules that compare with the past."""
@@ -585,7 +595,9 @@ class _GroupReplay:
                 existing = self.offsets.get(tp)
                 # OffsetMetadataManager.replayEndTransactionMarker: only a higher record offset wins.
                 if existing is None or row["record_offset"] > existing.record_offset:
-                    self._check_orphan(row, tp, e)
+                    message = self.txn_orphans.pop(id(row), None)
+                    if message is not None:
+                        self._finding("orphan", row, e, message)
                     self._apply(row, tp, e, at_offset=marker_offset)
                 else:
                     row["note"] = "committed, superseded by a later commit record"

@@ -327,3 +327,17 @@ def test_kip848_orphan():
     s = _kip848()
     s.commit("k", {("t", 7): 5})
     assert findings(s) == [("orphan", "k", "t", 7, 5, None)]
+
+
+def test_orphan_transactional_judged_at_write_reported_when_committed():
+    s = Script()
+    s.generation("g", 1, {"a-1": [T0]})
+    s.commit("g", {T1: 9}, producer=P1)  # t-1 owned by nobody in generation 1
+    s.generation("g", 2, {"a-1": [T0, T1]})  # owned by the time the marker comes
+    s.marker(P1, "COMMIT")
+    s.commit("g", {T1: 5}, producer=P2)  # owned in generation 2: no orphan, but aborted and latest
+    s.marker(P2, "ABORT")
+    r = audit(s)
+    assert [(f["rule"], f["offset"], f["generation_id"]) for f in r.tables["findings"]] == [
+        ("orphan", 9, 1), ("aborted-txn", 5, 2)
+    ]
