@@ -170,14 +170,23 @@ def _replay_group(end_ts: dict[int, int | None], options: AuditOptions) -> Calla
         if not options.group_matches(group):
             return schema.empty_table()
         entries = entries_from_columns(cols)
-        out: list[dict[str, Any]] = []
+        parts = []
         for name, trows in group_rows(entries, log_end_timestamp=end_ts.get(part), options=options).items():
-            for r in trows:
-                r["table"] = name
-                out.append(r)
-        return pa.Table.from_arrays(
-            [pa.array([r.get(f.name) for r in out], type=f.type) for f in schema], schema=schema
-        )
+            if not trows:
+                continue
+            n = len(trows)
+            own = {c for c, _t in TABLES[name]}
+            arrays = []
+            for f in schema:
+                if f.name == "table":
+                    arrays.append(pa.array([name] * n, type=f.type))
+                elif f.name in own:
+                    key = f.name
+                    arrays.append(pa.array([r[key] for r in trows], type=f.type))
+                else:
+                    arrays.append(pa.nulls(n, type=f.type))
+            parts.append(pa.Table.from_arrays(arrays, schema=schema))
+        return pa.concat_tables(parts) if parts else schema.empty_table()
 
     return run
 
