@@ -67,8 +67,8 @@ def check_java() -> int:
 def get_session(master: str = "local[*]", conf: dict[str, str] | None = None) -> Any:
     """The active SparkSession (under spark-submit), or a new one for ``master``.
 
-    Local defaults, each overridable with ``conf``: UTC session time zone, UI off, 8 shuffle
-    partitions, the current Python for the workers; JVM log level ERROR once started.
+    Defaults, each overridable with ``conf``: UTC session time zone; for local masters UI off
+    and 8 shuffle partitions; the current Python for the workers; JVM log level ERROR once started.
     """
     conf = dict(conf or {})
     under_submit = "PYSPARK_GATEWAY_PORT" in os.environ
@@ -85,12 +85,15 @@ def get_session(master: str = "local[*]", conf: dict[str, str] | None = None) ->
     builder = SparkSession.builder.appName("kgtool spark-audit")
     if not under_submit:
         builder = builder.master(master)
-    defaults = {
+    defaults: dict[str, str] = {
         "spark.sql.session.timeZone": "UTC",
-        "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
-        "spark.sql.shuffle.partitions": "8",
     }
+    if master.startswith("local"):
+        # Spark's 200 shuffle partitions are 200 Python tasks for a few cores, and a laptop
+        # run needs no web UI; a cluster keeps its defaults (or --conf).
+        defaults["spark.sql.shuffle.partitions"] = "8"
+        defaults["spark.ui.enabled"] = "false"
     for k, v in {**defaults, **conf}.items():
         builder = builder.config(k, v)
     try:
