@@ -309,12 +309,28 @@ def annotate_transactions(entries: Any) -> Any:
     return annotated.unionByName(rest)
 
 
+def _group_filter(options: AuditOptions) -> Callable[[Iterator[Any]], Iterator[Any]]:
+    def run(batches: Iterator[Any]) -> Iterator[Any]:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        for b in batches:
+            groups = b.column(b.schema.get_field_index("group"))
+            keep = [g for g in pc.unique(groups).to_pylist() if g is not None and options.group_matches(g)]
+            yield b.filter(pc.is_in(groups, value_set=pa.array(keep, type=pa.string())))
+
+    return run
+
+
 def replay(entries: Any, end_ts: dict[int, int | None], options: AuditOptions) -> Any:
     """The replay output rows (:data:`kgtool.spark.schemas.REPLAY_COLUMNS`)."""
     from pyspark.sql import functions as F
 
     records = entries.filter((F.col("kind") != PROBLEM) | F.col("kind").isNull())
     ann = annotate_transactions(records).filter(F.col("group").isNotNull())
+    if options.group_pattern is not None:
+        # --group is a Python regex: drop other groups in Python before the shuffle.
+        ann = ann.mapInArrow(_group_filter(options), ann.schema)
     return ann.groupBy("log_partition", "group").applyInArrow(
         _replay_group(end_ts, options), spark_schema(REPLAY_COLUMNS)
     )
