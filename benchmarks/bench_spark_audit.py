@@ -110,7 +110,7 @@ def generate_partition(path: str, log_partition: int, target_bytes: int, segment
                                                           base_offset=offset + sum(n for _, n in batches),
                                                           timestamp=ts), 1))
                 else:
-                    rewind = 50 if (g == 3 and rnd % 97 == 96) else 0
+                    rewind = 150 if (g == 3 and rnd % 97 == 96) else 0  # below the previous round (+100)
                     recs = [(keys[g][p], _value(rnd * 100 + p - rewind, 1, ts), [], ts) for p in range(tps)]
                     comp = "gzip" if rnd % 8 == 3 else ("lz4" if rnd % 16 == 5 else "none")
                     batches.append((encode_batch_v2(recs, base_offset=offset + sum(n for _, n in batches),
