@@ -54,6 +54,10 @@ _PROGRESS_MIN_BYTES = 64 * 1024 * 1024
 #: Problem lines printed on stderr before the rest are only counted.
 _MAX_PROBLEM_LINES = 100
 
+#: Files of a partition directory that are not segments (UnifiedLog: offset/time/txn indexes,
+#: producer snapshots, leader-epoch checkpoints).
+_NOT_SEGMENTS = (".index", ".timeindex", ".txnindex", ".snapshot", "leader-epoch-checkpoint",
+                 "partition.metadata")
 _OFFSETS_DIR = re.compile(r"^__consumer_offsets-\d+$")
 _TXN_DIR = re.compile(r"^__transaction_state-\d+$")
 
@@ -153,6 +157,8 @@ def _collect_inputs(paths: list[str], hex_text: Optional[str]) -> Iterator[_Inpu
                 data, _ = open_segment(full)
                 yield _Input(full, data, _auto_mode(full))
         else:
+            if p.endswith(_NOT_SEGMENTS):
+                raise InputError(f"{p}: not a log segment (an index, snapshot or checkpoint file); give the .log file")
             data, _ = open_segment(p)
             yield _Input(p, data, _auto_mode(p))
 
@@ -503,8 +509,8 @@ class _Writer:
             head += f"  delete horizon {b.delete_horizon_ms}"
         if flags:
             head += "  [cyan]" + " ".join(flags) + "[/cyan]"
-        con.print(head)
         if batches_only or not b.records:
+            _print(con, head)
             return
         rb = self.run.render_bytes
         rows = []
@@ -532,7 +538,16 @@ class _Writer:
             if r.headers:
                 val += "  headers: " + json.dumps({k: rb(v) for k, v in r.headers}, ensure_ascii=False)
             rows.append([str(r.offset), str(r.timestamp), escape(key), escape(val)])
-        con.print(render.table([("offset", "right"), ("timestamp", "right"), "key", "value"], rows))
+        _print(con, head, render.table([("offset", "right"), ("timestamp", "right"), "key", "value"], rows))
+
+
+def _print(con, *renderables) -> None:
+    """Print through the shared console, but write the text ourselves: Rich turns a broken pipe
+    (output piped into `head`) into exit status 1, the command's handler into a quiet stop."""
+    with con.capture() as cap:
+        for r in renderables:
+            con.print(r)
+    render.write_raw(cap.get())
 
 
 def _show(v: Any) -> str:

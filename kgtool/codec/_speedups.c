@@ -7,7 +7,7 @@
  *   decode_records_v2(data, start, end, count, base_offset, base_timestamp, base_sequence,
  *                     log_append_time|None) -> (list[tuple], err|None)
  *       DefaultRecord.readFrom for `count` records of an uncompressed records section.
- *       tuple = (offset, timestamp, sequence, key, value, headers, attributes);
+ *       tuple = (offset, timestamp, sequence, key, value, headers, attributes, size_in_bytes);
  *       err = (index, record index, field, reason) at the first bad record.
  *
  *   summarize_records_v2(data, start, end, count, base_offset, base_timestamp,
@@ -384,8 +384,8 @@ static PyObject *py_decode_records_v2(PyObject *self, PyObject *args) {
         PyObject *key = bytes_or_none(r.key, r.klen);
         PyObject *value = bytes_or_none(r.value, r.vlen);
         if (!key || !value) { Py_XDECREF(key); Py_XDECREF(value); Py_DECREF(headers); goto fail; }
-        PyObject *t = Py_BuildValue("(LLiNNNi)", (long long)wrap_add(base_offset, r.off_delta), (long long)ts, seq,
-                                    key, value, headers, (int)r.attributes);
+        PyObject *t = Py_BuildValue("(LLiNNNin)", (long long)wrap_add(base_offset, r.off_delta), (long long)ts, seq,
+                                    key, value, headers, (int)r.attributes, (Py_ssize_t)(r.end - before));
         if (!t) goto fail;
         if (PyList_Append(list, t)) { Py_DECREF(t); goto fail; }
         Py_DECREF(t);

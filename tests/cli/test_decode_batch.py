@@ -259,6 +259,13 @@ def test_usage_and_input_errors_exit_2(args, msg):
     assert msg in r.stderr
 
 
+def test_index_files_are_refused(tmp_path):
+    p = tmp_path / "00000000000000000000.index"
+    p.write_bytes(b"\x00" * 16)
+    r = run(p)
+    assert r.exit_code == 2 and "not a log segment" in r.stderr
+
+
 def test_empty_directory_exits_2(tmp_path):
     r = run(tmp_path)
     assert r.exit_code == 2 and "no *.log" in r.stderr
@@ -329,3 +336,16 @@ def test_progress_bar_on_a_terminal(monkeypatch):
     p.begin("small.log", 1000, 0)  # small inputs get no bar
     assert p.task is None
     p.stop()
+
+
+def test_pure_python_env_var_gives_the_same_output():
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    args = [sys.executable, "-m", "kgtool", "decode-batch", str(BATCHES / "txn_gzip.log"), str(OFFSETS),
+            "--format", "jsonl", "--decode", "offsets"]
+    fast = subprocess.run(args, capture_output=True, text=True, env=env, timeout=120)
+    pure = subprocess.run(args, capture_output=True, text=True, env=dict(env, KGTOOL_PURE_PYTHON="1"), timeout=120)
+    assert fast.returncode == pure.returncode and fast.stdout == pure.stdout and fast.stdout
+    probe = "from kgtool.codec import speedups_enabled; print(speedups_enabled())"
+    p = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                       env=dict(env, KGTOOL_PURE_PYTHON="1"), timeout=60)
+    assert p.stdout.strip() == "False"
