@@ -34,7 +34,9 @@ Rules (exact semantics; the README and man page repeat them):
 - ``orphan``: a commit record written while the group has members and known assignments
   (classic ``consumer`` protocol, or KIP-848) for a partition no member owns, unless a member
   that owned it in the previous generation is still a member (a cooperative revocation in
-  transit: the member commits in ``onPartitionsRevoked`` before its next join).
+  transit: the member commits in ``onPartitionsRevoked`` before its next join). A
+  transactional commit is judged against the generation of its write and reported once its
+  COMMIT marker makes it effective.
 - ``epoch-regression``: a commit becomes effective with a leader epoch (>= 0) lower than the
   highest leader epoch of the partition's earlier effective commits since its last offset
   tombstone. Leader epoch -1 (unknown, e.g. admin tools and OffsetCommitValue v1) is not compared.
