@@ -142,6 +142,14 @@ app.command(
     no_args_is_help=False,
 )(decode_batch.command)
 
+from kgtool.cli import spark_audit  # noqa: E402
+
+app.command(
+    "spark-audit",
+    help=spark_audit.HELP,
+    no_args_is_help=False,
+)(spark_audit.command)
+
 
 def main() -> None:
     """Console-script entry point."""

@@ -1,0 +1,345 @@
+"""``kgtool spark-audit``: group history and stale-commit findings from ``__consumer_offsets``."""
+
+from __future__ import annotations
+
+import re
+import sys
+from datetime import datetime, timezone
+from typing import Any, Optional
+
+import typer
+
+from kgtool.cli import render
+from kgtool.cli.render import OutputFormat
+from kgtool.errors import FindingsReported, UsageError
+
+HELP = """Reconstruct consumer-group history from __consumer_offsets segments with PySpark and report stale commits.
+
+PATH is a broker log directory (its __consumer_offsets-N directories are read), a __consumer_offsets-N directory or a segment file, local or on any filesystem Spark's Hadoop layer reads (hdfs://, s3a://). Without PATH, the sample log shipped with kgtool is audited.
+
+Segments are split at batch boundaries and decoded in Spark executors; each group is replayed in log order exactly as Kafka's group coordinator replays it. Findings (rewind, zombie, orphan, epoch-regression, expiring, aborted-txn, pending-txn) exit with status 1. Needs Java 17+.
+"""
+
+RULE_MEANINGS = {
+    "rewind": "commit below the previous effective offset while the group is not Empty",
+    "zombie": "commit below what the partition's new owner committed after a rebalance",
+    "orphan": "commit for a partition no member of the current generation owns",
+    "epoch-regression": "commit with a leader epoch below an earlier commit's",
+    "expiring": "Empty group whose offsets are past the retention at the log's end",
+    "aborted-txn": "aborted transactional commit that would otherwise be the latest",
+    "pending-txn": "transactional commit without a marker that would be the latest",
+}
+
+MAN_SECTIONS = {
+    "DESCRIPTION": (
+        "spark-audit reads the segments of __consumer_offsets partitions, decodes every batch "
+        "in Spark executors (a segment is cut at batch boundaries into byte ranges of about "
+        "--split-size, so a 1 GiB segment is neither one task nor one row), and replays each "
+        "group's records in log order as Kafka's group coordinator does "
+        "(GroupMetadataManager.replay, OffsetMetadataManager.replay and "
+        "replayEndTransactionMarker). It reconstructs generations (generation id, protocol "
+        "type, assignor, leader, members with client id, host, instance id, timeouts, "
+        "subscriptions and assignments), offset commits with the generation in effect and the "
+        "members owning the partition, transactional commits with their outcome, and the "
+        "coverage of each partition.\n\n"
+        "A transactional offset commit counts only once its producer's COMMIT marker follows, "
+        "and then only if its record offset is greater than the record offset of the offset "
+        "already stored (replayEndTransactionMarker); an ABORT drops it; without a marker it is "
+        "pending. An offset tombstone also drops the pending transactional offsets of its "
+        "partition."
+    ),
+    "RULES": (
+        "rewind: a commit becomes effective with an offset lower than the partition's previous "
+        "effective offset while the group has members. While the group is Empty (no "
+        "generation, or a generation without members, as kafka-consumer-groups.sh "
+        "--reset-offsets requires) a lower commit is a deliberate reset: no finding, and the "
+        "commits table notes 'reset while Empty'. An offset deleted in between (OffsetDelete, "
+        "DeleteGroups) leaves nothing to compare with.\n\n"
+        "zombie: a lower commit (as for rewind) for a partition that moved to another owner "
+        "(its owner set in a generation differs from the last non-empty owner set before), "
+        "after the new owners committed, since the move, an offset above it. A lower commit "
+        "on a partition that did not move is a rewind.\n\n"
+        "orphan: a commit written while the group has members with known assignments "
+        "(protocol type 'consumer') for a partition no member owns, unless a member that "
+        "owned it in the previous generation is still a member (a cooperative revocation in "
+        "transit: the commit in onPartitionsRevoked). A transactional commit is judged against the "
+        "generation of its write and reported when its COMMIT marker makes it effective. Groups of other protocol types "
+        "(connect, custom) have opaque assignments and are not checked.\n\n"
+        "epoch-regression: a commit becomes effective with a leader epoch (>= 0) lower than "
+        "the highest leader epoch of the partition's earlier effective commits since its last "
+        "offset tombstone. Epoch -1 (unknown: admin tools, OffsetCommitValue v1) is not "
+        "compared.\n\n"
+        "expiring: at the end of the log (the partition's last record timestamp), the group "
+        "is Empty or has no metadata at all (a simple consumer group), and an offset is "
+        "expired by Kafka's condition (ClassicGroup.offsetExpirationCondition, "
+        "OffsetExpirationConditionImpl): with an expire timestamp (OffsetCommitValue v1), "
+        "end >= expire_timestamp; otherwise end - base >= --retention, where base is the "
+        "time the group became Empty (current_state_timestamp) when known, else the commit "
+        "timestamp. Offsets with an open transaction are kept, as the coordinator keeps "
+        "them.\n\n"
+        "aborted-txn: a transactional commit whose transaction was aborted and which would "
+        "otherwise be the latest offset of its partition: no effective commit, offset "
+        "tombstone or other transactional commit at a higher record offset follows it.\n\n"
+        "pending-txn: a transactional commit with no marker by the end of the log and no "
+        "effective commit or tombstone at a higher record offset (the offset is invisible "
+        "until the transaction completes)."
+    ),
+    "OUTPUT": (
+        "With --out DIR, the tables generations, members, commits, findings and coverage "
+        "are written as DIR/<table>/ (Parquet, or JSON Lines with --format jsonl), first into "
+        "a temporary directory next to DIR, which is then renamed into place: an interrupted "
+        "run leaves DIR as it was, and a re-run replaces it with the same rows. Rows are "
+        "sorted by log partition, group and record offset. The console shows the coverage, "
+        "the counts, the findings by rule and the worst groups (--format json: the same as "
+        "one JSON document; --format jsonl: the findings, one JSON object per line)."
+    ),
+    "FILTERS": (
+        "--group REGEX keeps groups whose id matches (Python re.search). --until TIME reads "
+        "the log as if it ended at TIME (records at or after it are ignored, and the expiring "
+        "rule is evaluated there). --since TIME hides generations, members, commits and "
+        "findings before TIME (the replay still reads them for state; findings about the "
+        "end of the log are always shown). TIME is ISO-8601 (UTC unless an offset is given) "
+        "or epoch milliseconds."
+    ),
+    "EXAMPLES": (
+        "kgtool spark-audit\n"
+        "kgtool spark-audit /var/lib/kafka/data --out audit/ --group '^orders-'\n"
+        "kgtool spark-audit __consumer_offsets-12 --since 2024-06-01T00:00:00Z --format json\n"
+        "kgtool spark-audit hdfs://nn/backups/kafka/ --master yarn --conf spark.executor.memory=4g "
+        "--out hdfs://nn/audit/run1\n"
+        "spark-submit kgtool/spark/job.py s3a://bucket/kafka-logs/ --out s3a://bucket/audit/"
+    ),
+    "FILES": (
+        "kgtool/data/sample_offsets/__consumer_offsets-{7,23}/00000000000000000000.log: the "
+        "sample audited when no PATH is given (every rule and its look-alike)."
+    ),
+    "NOTES": (
+        "Compaction removes history: the coverage table gives each partition's offset and "
+        "time range and how many offsets are absent, so that what cannot be seen is known. "
+        "Remote paths are listed through the JVM's Hadoop FileSystem and read by executors "
+        "through pyarrow.fs (hdfs:// needs libhdfs on the executors; s3a:// is read with "
+        "pyarrow's S3 client and AWS credentials from the environment). kgtool must be "
+        "installed on the executors. Java 17 or newer is required and checked first. "
+        "KIP-848 consumer-group records are replayed when the decoder knows them; record "
+        "types it does not know are counted as other records in the coverage."
+    ),
+}
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|min|h|d|w)?\s*$")
+_UNIT_MS = {"ms": 1, "s": 1000, "m": 60_000, "min": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000}
+_SIZE = re.compile(r"^\s*(\d+)\s*([kmgt]i?b?|b)?\s*$", re.I)
+
+
+def parse_duration_ms(text: str, option: str) -> int:
+    m = _DURATION.match(text)
+    if not m:
+        raise UsageError(f"{option}: expected a duration such as 7d, 168h, 10080m or 604800000ms, got {text!r}")
+    return int(float(m.group(1)) * _UNIT_MS[m.group(2) or "ms"])
+
+
+def parse_time_ms(text: str, option: str) -> int:
+    t = text.strip()
+    if re.fullmatch(r"-?\d+", t):
+        return int(t)
+    try:
+        dt = datetime.fromisoformat(t.replace("Z", "+00:00"))
+    except ValueError:
+        raise UsageError(f"{option}: expected ISO-8601 time or epoch milliseconds, got {text!r}") from None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return int(dt.timestamp() * 1000)
+
+
+def parse_size(text: str, option: str) -> int:
+    m = _SIZE.match(text)
+    if not m:
+        raise UsageError(f"{option}: expected a size such as 32MiB or 1048576, got {text!r}")
+    unit = (m.group(2) or "b").lower()[:1]
+    n = int(m.group(1)) * {"b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}[unit]
+    if n < 1024:
+        raise UsageError(f"{option}: at least 1 KiB, got {text!r}")
+    return n
+
+
+def parse_conf(items: list[str]) -> dict[str, str]:
+    conf = {}
+    for item in items:
+        k, sep, v = item.partition("=")
+        if not sep or not k.strip():
+            raise UsageError(f"--conf expects KEY=VALUE, got {item!r}")
+        conf[k.strip()] = v
+    return conf
+
+
+def command(
+    paths: Optional[list[str]] = typer.Argument(
+        None,
+        metavar="PATH",
+        help="Broker log dirs, __consumer_offsets-N dirs or segment files (local, hdfs://, s3a://). "
+        "Default: the sample shipped with kgtool.",
+        show_default=False,
+    ),
+    out: Optional[str] = typer.Option(
+        None, "--out", "-o", metavar="DIR",
+        help="Write the tables generations, members, commits, findings, coverage under DIR "
+        "(Parquet; JSON Lines with --format jsonl), atomically.",
+        show_default=False,
+    ),
+    output_format: OutputFormat = typer.Option(
+        OutputFormat.table, "--format",
+        help="table: Rich summary (tables in Parquet); json: the summary as JSON; jsonl: findings "
+        "as JSON Lines on stdout and tables as JSON Lines under --out.",
+        case_sensitive=False,
+    ),
+    group: Optional[str] = typer.Option(
+        None, "--group", "-g", metavar="REGEX", help="Only groups whose id matches REGEX (re.search).",
+        show_default=False,
+    ),
+    since: Optional[str] = typer.Option(
+        None, "--since", metavar="TIME", help="Hide rows before TIME (ISO-8601 or epoch ms).", show_default=False
+    ),
+    until: Optional[str] = typer.Option(
+        None, "--until", metavar="TIME", help="Read the log as if it ended at TIME.", show_default=False
+    ),
+    retention: str = typer.Option(
+        "7d", "--retention", metavar="DURATION",
+        help="offsets.retention.minutes of the cluster, for the expiring rule (e.g. 7d, 168h, 10080m).",
+    ),
+    master: str = typer.Option("local[*]", "--master", metavar="URL", help="Spark master."),
+    conf: Optional[list[str]] = typer.Option(
+        None, "--conf", metavar="KEY=VALUE", help="Spark configuration, repeatable.", show_default=False
+    ),
+    split_size: str = typer.Option(
+        "32MiB", "--split-size", metavar="SIZE", help="Target bytes per decoding task (cut at batch boundaries)."
+    ),
+) -> None:
+    from kgtool.offsets.audit import AuditOptions
+
+    if group is not None:
+        try:
+            re.compile(group)
+        except re.error as exc:
+            raise UsageError(f"--group: invalid regular expression {group!r}: {exc}") from None
+    options = AuditOptions(
+        group_pattern=group,
+        since=None if since is None else parse_time_ms(since, "--since"),
+        until=None if until is None else parse_time_ms(until, "--until"),
+        retention_ms=parse_duration_ms(retention, "--retention"),
+    )
+    split_bytes = parse_size(split_size, "--split-size")
+    spark_conf = parse_conf(list(conf or []))
+    if not paths:
+        from kgtool.data import sample_path
+
+        paths = [str(sample_path("sample_offsets"))]
+    fmt = "jsonl" if output_format is OutputFormat.jsonl else "parquet"
+
+    from kgtool.spark import job
+    from kgtool.spark.files import resolve_inputs, is_local
+    from kgtool.spark.session import get_session
+
+    local_files = None
+    if all(is_local(p) for p in paths):
+        local_files = resolve_inputs(paths)  # input errors before the JVM starts
+    with _progress() as say:
+        say("starting Spark")
+        spark = get_session(master, spark_conf)
+        files = local_files if local_files is not None else resolve_inputs(paths, spark)
+        sink = render.write_json_lines if output_format is OutputFormat.jsonl else None
+        summary = job.run_audit(spark, files, options, out=out, fmt=fmt, split_bytes=split_bytes, progress=say,
+                                findings_sink=sink)
+    if output_format is OutputFormat.json:
+        render.print_json(job.summary_json(summary))
+    elif output_format is OutputFormat.table:
+        _render_summary(summary)
+    for p in summary.problems:
+        render.warn(f"{p['source']}: byte {p['position']}: {p['problem']}")
+    if summary.problem_count > len(summary.problems):
+        render.warn(f"... and {summary.problem_count - len(summary.problems)} more decode problems")
+    n = summary.finding_count
+    if n or summary.problem_count:
+        parts = []
+        if n:
+            parts.append(f"{n} finding{'s' if n != 1 else ''}")
+        if summary.problem_count:
+            parts.append(f"{summary.problem_count} decode problem{'s' if summary.problem_count != 1 else ''}")
+        raise FindingsReported(" and ".join(parts) + " reported")
+
+
+class _progress:
+    """A Rich status line on stderr while the job runs (only on a terminal)."""
+
+    def __enter__(self):
+        self._status = None
+        if sys.stderr.isatty():
+            self._status = render.err().status("spark-audit")
+            self._status.__enter__()
+
+        def say(msg: str) -> None:
+            if self._status is not None:
+                self._status.update(f"spark-audit: {msg}")
+
+        return say
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._status is not None:
+            self._status.__exit__(*exc)
+
+
+def _ts(ms: int | None) -> str:
+    if ms is None or ms < 0:
+        return "-"
+    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _render_summary(s: Any) -> None:
+    c = render.out()
+    c.print(
+        f"[bold]spark-audit[/bold]: {s.files} segment file(s), {s.bytes:,} bytes, {s.splits} split(s); "
+        f"{s.groups} group(s), {s.counts['generations']} generation record(s), "
+        f"{s.counts['members']} member row(s), {s.counts['commits']} commit record(s)"
+        + (f"; tables written to {render.display_text(s.out)}" if s.out else "")
+    )
+    render.print_table(
+        [("part.", "right"), ("records", "right"), "offsets", ("absent", "right"), "time range (UTC)",
+         ("groups", "right"), ("problems", "right")],
+        [
+            [str(r["log_partition"]), str(r["records"]),
+             "-" if r["first_offset"] is None else f"{r['first_offset']}..{r['last_offset']}",
+             "-" if r["offsets_absent"] is None else str(r["offsets_absent"]),
+             f"{_ts(r['first_timestamp'])} .. {_ts(r['last_timestamp'])}", str(r["groups"]), str(r["problems"])]
+            for r in s.coverage
+        ],
+        title="coverage (what the log still holds)",
+    )
+    by_rule = s.findings_by_rule
+    if by_rule:
+        peak = max(by_rule.values())
+        render.print_table(
+            ["rule", ("findings", "right"), "", "meaning"],
+            [[r, str(by_rule[r]), f"[red]{render.bar(by_rule[r], peak, 20)}[/red]", RULE_MEANINGS[r]]
+             for r in RULE_MEANINGS if r in by_rule],
+            title="findings by rule",
+        )
+    if s.worst_groups:
+        render.print_table(
+            ["group", ("findings", "right"), "rules"],
+            [[render.display_text(w["group"]), str(w["total"]),
+              ", ".join(f"{r} {w[r]}" for r in RULE_MEANINGS if w.get(r))] for w in s.worst_groups],
+            title="worst groups",
+        )
+    if s.findings:
+        title = "findings" + (f" (first {len(s.findings)} of {s.finding_count})" if s.finding_count > len(s.findings) else "")
+        c.print(f"[bold]{title}[/bold]")
+        for f in s.findings:
+            prev = "" if f["previous_offset"] is None else f" (previous {f['previous_offset']})"
+            gen = "" if f["generation_id"] is None else f" gen {f['generation_id']}"
+            c.print(
+                f"[red]{f['rule']}[/red] {render.display_text(f['group'])} "
+                f"{render.display_text(f['topic'] + '-' + str(f['partition']))} offset {f['offset']}{prev}{gen} "
+                f"[dim]at __consumer_offsets-{f['log_partition']} offset {f['record_offset']}, "
+                f"byte {f['position']} of {render.display_text(f['source'])}[/dim]"
+            )
+            c.print(f"    {render.display_text(f['message'])}", style="dim")
+    else:
+        c.print("[green]no findings[/green]")

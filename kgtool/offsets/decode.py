@@ -1,0 +1,165 @@
+"""Segment bytes -> :class:`~kgtool.offsets.entries.LogEntry`: kgtool's codec plus the
+``__consumer_offsets`` record schemas.
+
+Used by the Spark executors (one byte range of a segment per task) and by the pure-Python
+audit. Following ``DumpLogSegments``, nothing is dropped silently: a stretch that is not a
+valid batch (corruption, a truncated tail) and a record whose key or value does not decode
+become :data:`~kgtool.offsets.entries.PROBLEM` entries that say where and why.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from kgtool.errors import KgtoolError
+from kgtool.offsets.entries import CONTROL, PROBLEM, LogEntry
+
+_PARTITION_DIR = re.compile(r"^__consumer_offsets-(\d+)$")
+
+
+def log_partition_of(path: str) -> int | None:
+    """The ``__consumer_offsets`` partition of a segment from its directory name, or None."""
+    parts = [p for p in re.split(r"[\\/]", path) if p]
+    if len(parts) >= 2:
+        m = _PARTITION_DIR.match(parts[-2])
+        if m:
+            return int(m.group(1))
+    return None
+
+
+def _group_of(key: dict[str, Any] | None) -> str | None:
+    if not key:
+        return None
+    g = key.get("group", key.get("group_id"))
+    return None if g is None else str(g)
+
+
+def entries_from_bytes(
+    data: Any,
+    *,
+    source: str,
+    log_partition: int,
+    start: int = 0,
+    end: int | None = None,
+    base_position: int = 0,
+    chain_from: int | None = None,
+) -> Iterator[LogEntry]:
+    """Decode the batches that start in ``[start, end)`` of ``data`` into entries.
+
+    Args:
+        data: the segment bytes (or an mmap / a slice beginning at ``base_position``).
+        source: the file name for positions and problems.
+        log_partition: the ``__consumer_offsets`` partition the segment belongs to.
+        start, end, base_position, chain_from: as :func:`kgtool.codec.segment.scan_segment`.
+
+    Yields:
+        Entries in log order: records, transaction markers, problems.
+    """
+    from kgtool.codec.segment import scan_segment
+    from kgtool.coordinator.records import decode_offsets_record
+
+    kwargs: dict[str, Any] = dict(source=source, start=start, end=end, base_position=base_position)
+    if chain_from is not None:
+        kwargs["chain_from"] = chain_from
+    for item in scan_segment(data, **kwargs):
+        yield from _entries_of(item, source, log_partition)
+
+
+def entries_from_file(path: str, *, log_partition: int, start: int = 0, end: int | None = None,
+                      chain_from: int | None = None) -> Iterator[LogEntry]:
+    """:func:`entries_from_bytes` over a local segment file, memory-mapped."""
+    from kgtool.codec.segment import open_segment
+
+    data, _size = open_segment(path)
+    try:
+        yield from entries_from_bytes(data, source=path, log_partition=log_partition, start=start, end=end,
+                                      chain_from=chain_from)
+    finally:
+        close = getattr(data, "close", None)
+        if close is not None:
+            try:
+                close()
+            except BufferError:
+                pass
+
+
+def rows_from_bytes(
+    data: Any,
+    *,
+    source: str,
+    log_partition: int,
+    start: int = 0,
+    end: int | None = None,
+    base_position: int = 0,
+    chain_from: int | None = None,
+) -> Iterator[tuple]:
+    """The entries of :func:`entries_from_bytes` as row tuples
+    (:data:`~kgtool.offsets.entries.ENTRY_COLUMNS` order, ``entry_to_tuple(entry)``), with a
+    fast path for plain offset commits (the bulk of the log) that builds no dicts."""
+    from kgtool.codec.segment import scan_segment
+    from kgtool.coordinator.records import decode_offset_commit
+
+    from kgtool.offsets.entries import ENTRY_NAMES, entry_to_tuple
+
+    assert ENTRY_NAMES[15:22] == ["topic", "partition", "commit_offset", "leader_epoch", "metadata",
+                                  "commit_timestamp", "expire_timestamp"], ENTRY_NAMES
+    kwargs: dict[str, Any] = dict(source=source, start=start, end=end, base_position=base_position)
+    if chain_from is not None:
+        kwargs["chain_from"] = chain_from
+    for item in scan_segment(data, **kwargs):
+        if not hasattr(item, "records") or item.is_control:
+            for e in _entries_of(item, source, log_partition):
+                yield entry_to_tuple(e)
+            continue
+        b = item
+        head = (log_partition,)
+        pos, pid, pe = b.position, b.producer_id, b.producer_epoch
+        txn = bool(b.is_transactional)
+        for r in b.records:
+            fast = decode_offset_commit(r.key, r.value) if (r.key is not None and r.control is None) else None
+            if fast is None:
+                for e in _record_entries(b, r, source, log_partition):
+                    yield entry_to_tuple(e)
+                continue
+            rtype, group, topic, partition, version, offset, epoch, metadata, commit_ts, expire_ts = fast
+            yield head + (
+                r.offset, pos, source, r.timestamp, pid, pe, txn, False, None, None,
+                "offset_commit" if rtype == 1 else "legacy_offset_commit", group, None, None,
+                topic, partition, offset, epoch, metadata, commit_ts, expire_ts, version,
+                None, None, None, None, None,
+            )
+
+
+def _entries_of(item: Any, source: str, log_partition: int) -> Iterator[LogEntry]:
+    if not hasattr(item, "records"):
+        yield LogEntry(log_partition=log_partition, offset=-1, position=item.position, source=source,
+                       timestamp=-1, kind=PROBLEM, problem=f"{item.kind}: {item.message}")
+        return
+    for r in item.records:
+        yield from _record_entries(item, r, source, log_partition)
+
+
+def _record_entries(b: Any, r: Any, source: str, log_partition: int) -> Iterator[LogEntry]:
+    from kgtool.coordinator.records import decode_offsets_record
+
+    common = dict(
+        log_partition=log_partition, position=b.position, source=source, producer_id=b.producer_id,
+        producer_epoch=b.producer_epoch, is_transactional=bool(b.is_transactional), is_control=bool(b.is_control),
+    )
+    if b.is_control or r.control is not None:
+        c = r.control
+        yield LogEntry(offset=r.offset, timestamp=r.timestamp, kind=CONTROL,
+                       control_type=None if c is None else c.type_name,
+                       coordinator_epoch=None if c is None else c.coordinator_epoch, **common)
+        return
+    try:
+        rec = decode_offsets_record(r.key, r.value)
+    except KgtoolError as exc:
+        yield LogEntry(offset=r.offset, timestamp=r.timestamp, kind=PROBLEM,
+                       problem=f"record at offset {r.offset} (batch@{b.position}): {exc}", **common)
+        return
+    key = rec.key if isinstance(rec.key, dict) else None
+    yield LogEntry(offset=r.offset, timestamp=r.timestamp, kind=rec.kind, group=_group_of(key), key=key,
+                   value=rec.value, value_version=getattr(rec, "value_version", None), **common)

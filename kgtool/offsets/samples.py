@@ -1,0 +1,124 @@
+"""The sample ``__consumer_offsets`` log shipped with kgtool, as scripts.
+
+Two partitions whose groups exercise every rule once, next to its legitimate look-alike:
+
+partition 7 (``orders`` / ``billing`` / ``inventory`` / ``metrics`` topics):
+  - ``billing-rewind``: Stable group commits billing-0 = 500, then 420: **rewind**.
+  - ``billing-reset``: the group goes Empty, an admin resets billing-0 from 500 to 100:
+    no finding (deliberate reset).
+  - ``orders-app``: orders-0 moves from member a to b in generation 2; b commits 1500,
+    then 1200 arrives (a still committing): **zombie**; orders-1 stays with a and progresses.
+  - ``inventory-sync``: a commit for inventory-9, which no member owns: **orphan**.
+  - ``inventory-coop``: cooperative-sticky revokes inventory-1 from a (in transit), a commits
+    it in onPartitionsRevoked: no finding.
+  - ``metrics-agg``: metrics-0 committed with leader epoch 7, later epoch 6:
+    **epoch-regression**; metrics-1 commits with epoch -1 (unknown) between: no finding.
+
+partition 23 (``payments`` / ``ledger`` / ``events``):
+  - ``payments-eos``: a transactional commit payments-0 = 900 is ABORTed and nothing
+    replaces it: **aborted-txn**.
+  - ``payments-retry``: aborted, then retried and COMMITted: no finding.
+  - ``ledger-eos``: a transactional commit of ledger-0 = 77 with no marker at the end:
+    **pending-txn**; ``ledger-ok``: the same, COMMITted: no finding.
+  - ``legacy-batch``: Empty since day 0: at the log's end (day 9) its offset is past the
+    7-day retention: **expiring**; ``nightly-job``: Empty since day 5: no finding.
+  - ``events-stream``: a Stable group committing all along (compressed batches), whose last
+    commit on day 9 is the log's end.
+"""
+
+from __future__ import annotations
+
+from kgtool.offsets.scenario import Script
+
+DAY = 24 * 3600 * 1000
+
+
+def partition_7() -> Script:
+    s = Script(log_partition=7)
+    # billing-rewind
+    s.generation("billing-rewind", 1, {"billing-1": [("billing", 0)]})
+    s.commit("billing-rewind", {("billing", 0): 500}, leader_epoch=3)
+    s.commit("billing-rewind", {("billing", 0): 420}, leader_epoch=3)
+    # billing-reset
+    s.generation("billing-reset", 1, {"billing-2": [("billing", 0)]})
+    s.commit("billing-reset", {("billing", 0): 500}, leader_epoch=3)
+    s.generation("billing-reset", 2, {})
+    s.commit("billing-reset", {("billing", 0): 100})
+    # orders-app
+    s.generation("orders-app", 1, {"orders-a": [("orders", 0), ("orders", 1)]}, compression="gzip")
+    s.commit("orders-app", {("orders", 0): 1000, ("orders", 1): 1000}, leader_epoch=5, compression="gzip")
+    s.generation("orders-app", 2, {"orders-a": [("orders", 1)], "orders-b": [("orders", 0)]},
+                 topics=["orders"], owned={"orders-a": [("orders", 0), ("orders", 1)]})
+    s.commit("orders-app", {("orders", 0): 1500}, leader_epoch=5)
+    s.commit("orders-app", {("orders", 1): 1300}, leader_epoch=5)
+    s.commit("orders-app", {("orders", 0): 1200}, leader_epoch=5)
+    # inventory-sync
+    s.generation("inventory-sync", 1, {"inv-1": [("inventory", 0), ("inventory", 1)]})
+    s.commit("inventory-sync", {("inventory", 0): 10, ("inventory", 9): 4})
+    # inventory-coop
+    s.generation("inventory-coop", 1, {"coop-a": [("inventory", 0), ("inventory", 1)]},
+                 protocol="cooperative-sticky")
+    s.generation("inventory-coop", 2, {"coop-a": [("inventory", 0)], "coop-b": []},
+                 protocol="cooperative-sticky", topics=["inventory"],
+                 owned={"coop-a": [("inventory", 0), ("inventory", 1)]})
+    s.commit("inventory-coop", {("inventory", 1): 33})
+    s.generation("inventory-coop", 3, {"coop-a": [("inventory", 0)], "coop-b": [("inventory", 1)]},
+                 protocol="cooperative-sticky", topics=["inventory"])
+    s.commit("inventory-coop", {("inventory", 1): 40})
+    # metrics-agg
+    s.generation("metrics-agg", 1, {"m-1": [("metrics", 0), ("metrics", 1)]}, compression="zstd")
+    s.commit("metrics-agg", {("metrics", 0): 70, ("metrics", 1): 70}, leader_epoch=7)
+    s.commit("metrics-agg", {("metrics", 1): 80}, leader_epoch=-1)
+    s.commit("metrics-agg", {("metrics", 0): 90}, leader_epoch=6, compression="lz4")
+    return s
+
+
+def partition_23() -> Script:
+    s = Script(log_partition=23)
+    s.generation("events-stream", 1, {"ev-1": [("events", 0)]}, compression="snappy")
+    # legacy-batch: Empty since day 0
+    s.generation("legacy-batch", 1, {"lb-1": [("events", 0)]})
+    s.commit("legacy-batch", {("events", 0): 12})
+    s.generation("legacy-batch", 2, {})
+    # payments-eos: aborted, nothing replaces it
+    s.generation("payments-eos", 1, {"pay-1": [("payments", 0)]})
+    s.commit("payments-eos", {("payments", 0): 800})
+    s.commit("payments-eos", {("payments", 0): 900}, producer=(4001, 0))
+    s.marker((4001, 0), "ABORT", coordinator_epoch=2)
+    # payments-retry: aborted, retried and committed
+    s.generation("payments-retry", 1, {"pr-1": [("payments", 0)]})
+    s.commit("payments-retry", {("payments", 0): 900}, producer=(4002, 0))
+    s.marker((4002, 0), "ABORT", coordinator_epoch=2)
+    s.commit("payments-retry", {("payments", 0): 900}, producer=(4002, 1))
+    s.marker((4002, 1), "COMMIT", coordinator_epoch=2)
+    # ledger-ok: committed
+    s.generation("ledger-ok", 1, {"lo-1": [("ledger", 0)]})
+    s.commit("ledger-ok", {("ledger", 0): 55}, producer=(4004, 0))
+    s.marker((4004, 0), "COMMIT", coordinator_epoch=2)
+    s.commit("events-stream", {("events", 0): 100}, at=1 * DAY, compression="gzip")
+    # nightly-job: Empty since day 5
+    s.generation("nightly-job", 1, {"nj-1": [("events", 0)]}, at=5 * DAY)
+    s.commit("nightly-job", {("events", 0): 30})
+    s.generation("nightly-job", 2, {})
+    # ledger-eos: no marker by the end
+    s.commit("ledger-eos", {("ledger", 0): 77}, producer=(4003, 0), at=8 * DAY)
+    s.commit("events-stream", {("events", 0): 200}, at=9 * DAY, compression="zstd")
+    return s
+
+
+def sample_scripts() -> list[Script]:
+    return [partition_7(), partition_23()]
+
+
+def write_sample(root: str) -> list[str]:
+    """Write the sample log under ``root/__consumer_offsets-N/``; returns the segment paths."""
+    from kgtool.offsets.writer import write_segment
+
+    return [write_segment(s, f"{root}/__consumer_offsets-{s.log_partition}") for s in sample_scripts()]
+
+
+if __name__ == "__main__":  # python -m kgtool.offsets.samples DIR: regenerate the sample
+    import sys
+
+    for p in write_sample(sys.argv[1] if len(sys.argv) > 1 else "kgtool/data/sample_offsets"):
+        print(p)

@@ -1,0 +1,136 @@
+"""The audit's output tables, as data: one list of ``(column, type)`` per table.
+
+Types are a small vocabulary (``string``, ``int32``, ``int64``, ``bool``, ``list<string>``)
+that :mod:`kgtool.spark.schemas` turns into Spark and Arrow schemas; the pure-Python replay
+produces dict rows with exactly these keys, in this order.
+
+Naming: ``log_partition`` is the ``__consumer_offsets`` partition a record was read from;
+``topic``/``partition`` are the committed topic partition; ``record_offset`` and ``position``
+are where the record sits in the ``__consumer_offsets`` log (offset, and byte position of its
+batch in ``source``); ``offset`` is the committed consumer offset.
+"""
+
+from __future__ import annotations
+
+TABLE_NAMES = ("generations", "members", "commits", "findings", "coverage")
+
+GENERATIONS = [
+    ("group", "string"),
+    ("log_partition", "int32"),
+    ("protocol", "string"),  # "classic" (GroupMetadata) or "consumer" (KIP-848 records)
+    ("generation_id", "int32"),  # classic generation, or KIP-848 group epoch; null for a tombstone
+    ("protocol_type", "string"),
+    ("protocol_name", "string"),  # the assignor (classic) / server assignor (KIP-848)
+    ("leader", "string"),
+    ("state", "string"),  # Empty / Stable / Dead (group tombstone)
+    ("member_count", "int32"),
+    ("current_state_timestamp", "int64"),
+    ("record_offset", "int64"),
+    ("position", "int64"),
+    ("source", "string"),
+    ("timestamp", "int64"),
+    ("end_record_offset", "int64"),  # record offset of the next generation record, null if last
+    ("commit_count", "int64"),  # offset commit records written while this generation was in effect
+]
+
+MEMBERS = [
+    ("group", "string"),
+    ("log_partition", "int32"),
+    ("protocol", "string"),
+    ("generation_id", "int32"),
+    ("member_id", "string"),
+    ("group_instance_id", "string"),
+    ("client_id", "string"),
+    ("client_host", "string"),
+    ("rack_id", "string"),
+    ("session_timeout_ms", "int32"),
+    ("rebalance_timeout_ms", "int32"),
+    ("is_leader", "bool"),
+    ("member_epoch", "int32"),  # KIP-848 only
+    ("subscribed_topics", "list<string>"),
+    ("owned_partitions", "list<string>"),  # ConsumerProtocol v1+ subscription (classic)
+    ("assigned_partitions", "list<string>"),  # "topic-partition", sorted
+    ("record_offset", "int64"),
+    ("timestamp", "int64"),
+]
+
+COMMITS = [
+    ("group", "string"),
+    ("log_partition", "int32"),
+    ("record_offset", "int64"),
+    ("position", "int64"),
+    ("source", "string"),
+    ("timestamp", "int64"),
+    ("topic", "string"),
+    ("partition", "int32"),
+    ("tombstone", "bool"),
+    ("offset", "int64"),
+    ("leader_epoch", "int32"),
+    ("metadata", "string"),
+    ("commit_timestamp", "int64"),
+    ("expire_timestamp", "int64"),
+    ("value_version", "int32"),
+    ("transactional", "bool"),
+    ("producer_id", "int64"),
+    ("producer_epoch", "int32"),
+    ("txn_result", "string"),  # COMMIT / ABORT / PENDING for transactional commits
+    ("txn_marker_offset", "int64"),
+    ("effective", "bool"),  # became the group's committed offset for the partition
+    ("effective_at_offset", "int64"),  # record offset where it took effect (the marker for txns)
+    ("generation_id", "int32"),  # the generation in effect when the record was written
+    ("protocol", "string"),
+    ("group_state", "string"),
+    ("owners", "list<string>"),  # members owning the partition in that generation; null if unknown
+    ("note", "string"),  # why a lower commit raised no finding (e.g. "reset while Empty")
+]
+
+FINDINGS = [
+    ("rule", "string"),
+    ("group", "string"),
+    ("log_partition", "int32"),
+    ("topic", "string"),
+    ("partition", "int32"),
+    ("offset", "int64"),
+    ("record_offset", "int64"),
+    ("position", "int64"),
+    ("source", "string"),
+    ("timestamp", "int64"),
+    ("generation_id", "int32"),
+    ("previous_offset", "int64"),
+    ("previous_record_offset", "int64"),
+    ("previous_position", "int64"),
+    ("previous_generation_id", "int32"),
+    ("message", "string"),
+]
+
+COVERAGE = [
+    ("log_partition", "int32"),
+    ("segments", "int32"),
+    ("bytes", "int64"),
+    ("batches", "int64"),
+    ("records", "int64"),
+    ("first_offset", "int64"),
+    ("last_offset", "int64"),
+    ("offsets_absent", "int64"),  # offsets in [first, last] with no record: compacted or never there
+    ("first_timestamp", "int64"),
+    ("last_timestamp", "int64"),
+    ("offset_commits", "int64"),
+    ("offset_tombstones", "int64"),
+    ("group_metadata", "int64"),
+    ("group_tombstones", "int64"),
+    ("consumer_group_records", "int64"),  # KIP-848 records
+    ("other_records", "int64"),  # other coordinator record types (share groups, streams, ...)
+    ("control_records", "int64"),
+    ("groups", "int64"),
+    ("problems", "int64"),  # undecodable stretches (corruption, truncated tail)
+]
+
+TABLES: dict[str, list[tuple[str, str]]] = {
+    "generations": GENERATIONS,
+    "members": MEMBERS,
+    "commits": COMMITS,
+    "findings": FINDINGS,
+    "coverage": COVERAGE,
+}
+
+RULES = ("rewind", "zombie", "orphan", "epoch-regression", "expiring", "aborted-txn", "pending-txn")

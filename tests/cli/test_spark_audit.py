@@ -1,0 +1,186 @@
+"""``kgtool spark-audit`` end to end, with real local Spark (one JVM shared with tests/spark)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kgtool.cli.main import app
+from kgtool.cli.spark_audit import parse_duration_ms, parse_size, parse_time_ms
+from kgtool.errors import UsageError
+from kgtool.spark.session import parse_java_version
+from tests.offsets.golden import FIXTURES
+from tests.spark.conftest import spark  # noqa: F401 - the shared session fixture
+
+runner = CliRunner()
+
+# The shipped sample: every rule once (kgtool/offsets/samples.py says why each fires).
+SAMPLE_FINDINGS = [
+    # rule, group, topic, partition, offset, previous_offset, log_partition, record_offset
+    ("aborted-txn", "payments-eos", "payments", 0, 900, 800, 23, 6),
+    ("epoch-regression", "metrics-agg", "metrics", 0, 90, 70, 7, 26),
+    ("expiring", "legacy-batch", "events", 0, 12, None, 23, 2),
+    ("orphan", "inventory-sync", "inventory", 9, 4, None, 7, 16),
+    ("pending-txn", "ledger-eos", "ledger", 0, 77, None, 23, 20),
+    ("rewind", "billing-rewind", "billing", 0, 420, 500, 7, 2),
+    ("zombie", "orders-app", "orders", 0, 1200, 1500, 7, 13),
+]
+
+
+def _tuples(rows):
+    return sorted(
+        (r["rule"], r["group"], r["topic"], r["partition"], r["offset"], r["previous_offset"], r["log_partition"],
+         r["record_offset"])
+        for r in rows
+    )
+
+
+@pytest.mark.spark
+def test_sample_jsonl_findings_and_tables(spark, tmp_path):  # noqa: F811
+    out = tmp_path / "audit"
+    result = runner.invoke(app, ["spark-audit", "--master", "local[2]", "--out", str(out), "--format", "jsonl"])
+    assert result.exit_code == 1, result.output
+    lines = [json.loads(x) for x in result.stdout.splitlines() if x.strip()]
+    assert _tuples(lines) == SAMPLE_FINDINGS
+    assert sorted(os.listdir(out)) == ["commits", "coverage", "findings", "generations", "members"]
+    written = [json.loads(x) for p in sorted((out / "findings").glob("part-*.json")) for x in p.read_text().splitlines()]
+    assert _tuples(written) == SAMPLE_FINDINGS
+    assert all(f["message"] for f in written)
+    coverage = [json.loads(x) for p in (out / "coverage").glob("part-*.json") for x in p.read_text().splitlines()]
+    assert sorted((c["log_partition"], c["records"], c["control_records"]) for c in coverage) == [(7, 27, 0), (23, 22, 4)]
+    assert "7 findings reported" in result.stderr
+
+
+@pytest.mark.spark
+def test_parquet_rerun_replaces_output_atomically(spark, tmp_path):  # noqa: F811
+    import pyarrow.parquet as pq
+
+    out = tmp_path / "audit"
+    first = runner.invoke(app, ["spark-audit", "--out", str(out), "--master", "local[2]"])
+    assert first.exit_code == 1, first.output
+    table1 = pq.read_table(out / "commits").to_pylist()
+    second = runner.invoke(app, ["spark-audit", "--out", str(out), "--master", "local[2]"])
+    assert second.exit_code == 1, second.output
+    assert pq.read_table(out / "commits").to_pylist() == table1
+    assert _tuples(pq.read_table(out / "findings").to_pylist()) == SAMPLE_FINDINGS
+    assert os.listdir(tmp_path) == ["audit"]  # no temporary or old directory left behind
+    assert "zombie" in first.stdout and "worst groups" in first.stdout
+
+
+@pytest.mark.spark
+def test_golden_scenario_without_findings_exits_0_json(spark):  # noqa: F811
+    path = FIXTURES / "scenario1_generations" / "00000000000000000000.log"
+    result = runner.invoke(app, ["spark-audit", str(path), "--format", "json", "--master", "local[2]"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["counts"] == {"generations": 5, "members": 11, "commits": 37, "findings": 0}
+    assert doc["groups"] == 1 and doc["findings_by_rule"] == {}
+    assert doc["coverage"][0]["records"] == 42
+
+
+def test_missing_path_exits_2(tmp_path):
+    result = runner.invoke(app, ["spark-audit", str(tmp_path / "nope")])
+    assert result.exit_code == 2, result.output
+    assert "no such file or directory" in result.stderr
+
+
+def test_directory_without_segments_exits_2(tmp_path):
+    result = runner.invoke(app, ["spark-audit", str(tmp_path)])
+    assert result.exit_code == 2, result.output
+    assert "no __consumer_offsets-N directories" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--retention", "seven days"], "--retention"),
+        (["--group", "("], "--group: invalid regular expression"),
+        (["--conf", "novalue"], "--conf expects KEY=VALUE"),
+        (["--since", "yesterday"], "--since"),
+        (["--split-size", "12"], "--split-size"),
+    ],
+)
+def test_bad_options_exit_2(args, message):
+    result = runner.invoke(app, ["spark-audit", *args])
+    assert result.exit_code == 2, result.output
+    assert message in result.stderr
+
+
+def test_missing_java_is_an_environment_problem(monkeypatch, tmp_path):
+    monkeypatch.setenv("JAVA_HOME", str(tmp_path / "no-jdk"))
+    monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
+    from kgtool.spark.session import check_java
+    from kgtool.errors import EnvironmentProblem
+
+    with pytest.raises(EnvironmentProblem, match="needs Java 17 or newer"):
+        check_java()
+
+
+def test_old_java_is_refused(monkeypatch, tmp_path):
+    java = tmp_path / "jdk" / "bin" / "java"
+    java.parent.mkdir(parents=True)
+    java.write_text('#!/bin/sh\necho \'openjdk version "11.0.2" 2019-01-15\' >&2\n')
+    java.chmod(0o755)
+    monkeypatch.setenv("JAVA_HOME", str(tmp_path / "jdk"))
+    monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
+    result = runner.invoke(app, ["spark-audit", str(FIXTURES / "scenario1_generations" / "00000000000000000000.log")])
+    if "PYSPARK_GATEWAY_PORT" in os.environ:  # pragma: no cover
+        pytest.fail("a JVM gateway is set in the environment")
+    assert result.exit_code == 2, result.output
+    assert "is Java 11" in result.stderr
+
+
+def test_java_version_parsing():
+    assert parse_java_version('openjdk version "17.0.15" 2025-04-15') == 17
+    assert parse_java_version('java version "1.8.0_402"') == 8
+    assert parse_java_version('openjdk version "21" 2023-09-19') == 21
+    assert parse_java_version("garbage") is None
+
+
+def test_option_parsers():
+    assert parse_duration_ms("7d", "--retention") == 7 * 86_400_000
+    assert parse_duration_ms("10080m", "--retention") == 7 * 86_400_000
+    assert parse_duration_ms("1500", "--retention") == 1500
+    assert parse_time_ms("2024-06-01T00:00:00Z", "--since") == 1_717_200_000_000
+    assert parse_time_ms("2024-06-01T02:00:00+02:00", "--since") == 1_717_200_000_000
+    assert parse_time_ms("1717200000000", "--since") == 1_717_200_000_000
+    assert parse_size("32MiB", "--split-size") == 32 << 20
+    assert parse_size("4096", "--split-size") == 4096
+    with pytest.raises(UsageError):
+        parse_size("1", "--split-size")
+
+
+def test_help_lists_rules():
+    result = runner.invoke(app, ["spark-audit", "--help"])
+    assert result.exit_code == 0, result.output
+    assert "--retention" in result.output and "--master" in result.output
+    assert Path(FIXTURES).exists()
+
+
+@pytest.mark.spark
+def test_truncated_segment_reports_problem_exit_1(spark, tmp_path):  # noqa: F811
+    data = (FIXTURES / "scenario3_transactions_tombstones" / "00000000000000000000.log").read_bytes()
+    d = tmp_path / "__consumer_offsets-5"
+    d.mkdir()
+    (d / "00000000000000000000.log").write_bytes(data[:-40])
+    result = runner.invoke(app, ["spark-audit", str(tmp_path), "--format", "json", "--master", "local[2]"])
+    assert result.exit_code == 1, result.output
+    doc = json.loads(result.stdout)
+    assert doc["problem_count"] == 1 and doc["findings_by_rule"] == {}
+    assert doc["problems"][0]["position"] == 1453
+    assert "byte 1453" in result.stderr and "1 decode problem reported" in result.stderr
+
+
+def test_cli_import_does_not_load_pyspark():
+    import subprocess
+    import sys
+
+    repo = Path(__file__).resolve().parents[2]
+    code = "import sys, kgtool.cli.main; print('pyspark' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(repo)}, check=True)
+    assert out.stdout.strip() == "False"
