@@ -278,6 +278,11 @@ def _assign_co_partitioned(consumers: list[str], num_partitions: int, states: li
     other topics copy the outcome at the end. The members' lists are sorted afterwards
     (``PARTITION_COMPARATOR``), so the order of these appends does not matter.
     """
+    if num_partitions == 0:
+        # partitionRacks is empty when none of the topic's consumers has a rack (and for a topic
+        # without partitions): Java's loop over 0 partitions assigns nothing, and topics grouped
+        # under size 0 may differ in real partition count, so no state may be shared.
+        return
     rep = states[0]
     # racksMatch for all topics at once: a member without rack matches; otherwise its rack
     # must be on a replica of partition p in every topic.

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 
+from kgtool.assignors.model import GroupSpec, MemberSpec, TopicSpec
 from kgtool.assignors.range import RangeAssignor
 from tests.assignors._build import group, rack_group, racks, null_racks, sorted_strings
 from tests.assignors._strategies import groups
@@ -306,3 +307,24 @@ def test_member_order_is_string_compare_to():
     # MemberInfo.compareTo uses String.compareTo (UTF-16 units): U+1F600 sorts before U+FFFF.
     g = group({"t": 2}, {"a\uffff": ["t"], "a\U0001F600": ["t"]})
     assert run(g) == {"a\U0001F600": [("t", 0)], "a\uffff": [("t", 1)]}
+
+
+def test_topics_whose_consumers_have_no_rack_are_not_co_partitioned():
+    # Found by hypothesis: t0 and t1 are consumed only by rack-less members, so their
+    # partitionRacks maps are empty and assignWithRackMatching groups them under size 0 even
+    # though they have 1 and 2 partitions; that group assigns nothing, and the final
+    # assignRanges pass hands out both topics in full.
+    g = GroupSpec(
+        topics={
+            "t0": TopicSpec("t0", 1),
+            "t1": TopicSpec("t1", 2),
+            "t2": TopicSpec("t2", 2, (("r0",), ("r1",))),
+        },
+        members=[
+            MemberSpec("m0-0", ("t0", "t1")),
+            MemberSpec("m0-1", ("t0", "t1")),
+            MemberSpec("m0-2", ("t2",), rack="r0"),
+        ],
+    )
+    expected = {"m0-0": [("t0", 0), ("t1", 0)], "m0-1": [("t1", 1)], "m0-2": [("t2", 0), ("t2", 1)]}
+    assert run(g) == expected == _rack_reference(g)
