@@ -134,6 +134,15 @@ app.command(
 )(coordinator_of.command)
 
 
+from kgtool.cli import assign  # noqa: E402
+
+app.command(
+    "assign",
+    help=assign.HELP,
+    no_args_is_help=True,
+)(assign.command)
+
+
 def main() -> None:
     """Console-script entry point."""
     typer.main.get_command(app).main(prog_name="kgtool")
