@@ -1,0 +1,57 @@
+"""What Kafka's client-side assignors share: ``AbstractPartitionAssignor`` and ``MemberInfo``.
+
+Sources: ``org.apache.kafka.clients.consumer.internals.AbstractPartitionAssignor`` (``assign``,
+``partitionInfosWithoutRacks``, ``useRackAwareAssignment``, ``MemberInfo.compareTo``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from kgtool.assignors._java import java_string_key, needs_utf16_key, string_hash_order
+from kgtool.assignors.model import GroupSpec, MemberSpec
+
+
+def partitions_per_topic_order(group: GroupSpec) -> list[str]:
+    """Topics in the iteration order of ``AbstractPartitionAssignor.assign``'s ``partitionsPerTopic``.
+
+    ``allSubscribedTopics`` is a ``HashSet`` filled member by member (in the order the group's
+    subscriptions are iterated: kgtool uses the input order), topic by topic; ``partitionsPerTopic``
+    is a ``HashMap`` filled while iterating that set, keeping only topics with metadata and more
+    than 0 partitions. Both orders are HashMap bucket orders over ``String.hashCode``.
+    """
+    first_seen: dict[str, None] = {}
+    seen_tuples: set[tuple[str, ...]] = set()
+    for m in group.members:
+        if m.topics in seen_tuples:  # identical subscriptions add nothing new
+            continue
+        seen_tuples.add(m.topics)
+        for t in m.topics:
+            first_seen[t] = None
+    set_order = string_hash_order(list(first_seen))
+    topics = group.topics
+    kept = [t for t in set_order if t in topics and topics[t].partitions > 0]
+    return string_hash_order(kept)
+
+
+def member_info_sorted(members: Sequence[MemberSpec]) -> list[MemberSpec]:
+    """``Utils.sorted`` / ``Collections.sort`` of ``AbstractPartitionAssignor.MemberInfo``.
+
+    ``MemberInfo.compareTo``: members with a ``group.instance.id`` first, by instance id; then the
+    dynamic members by member id; both with ``String.compareTo``. The sort is stable (TimSort), so
+    equal keys keep the order they came in.
+    """
+    utf16 = needs_utf16_key(
+        [m.member_id for m in members] + [m.instance_id for m in members if m.instance_id is not None]
+    )
+    if utf16:
+        def key(m: MemberSpec):
+            if m.instance_id is not None:
+                return (0, java_string_key(m.instance_id))
+            return (1, java_string_key(m.member_id))
+    else:
+        def key(m: MemberSpec):
+            if m.instance_id is not None:
+                return (0, m.instance_id)
+            return (1, m.member_id)
+    return sorted(members, key=key)
