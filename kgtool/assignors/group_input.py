@@ -157,6 +157,8 @@ def parse_yaml(text: str, source: str) -> Any:
         mark = exc.problem_mark or exc.context_mark
         where = f"line {mark.line + 1} column {mark.column + 1}: " if mark is not None else ""
         what = exc.problem or exc.context or "malformed"
+        if exc.problem and exc.context and exc.context_mark is not None and exc.context_mark is not mark:
+            what += f" ({exc.context} started on line {exc.context_mark.line + 1})"
         raise InputError(f"{source}: {where}malformed YAML: {what}") from None
     except yaml.YAMLError as exc:
         raise InputError(f"{source}: malformed YAML: {exc}") from None
@@ -418,8 +420,10 @@ def _split_row(line: str, columns: list[tuple[str, int]]) -> list[str] | None:
     """Cells of a row by the header's column positions (values are padded to the header's
     widths by printf("%-Ns")), or by whitespace when the row does not line up."""
     starts = [s for _, s in columns]
-    if all(s == 0 or line[s - 1 : s] in (" ", "") for s in starts):
-        return [line[a:b].strip() for a, b in zip(starts, starts[1:] + [max(len(line), starts[-1])])]
+    # Kafka never leaves the last cell empty (MISSING_COLUMN_VALUE is "-"), so an aligned row
+    # reaches the last column.
+    if len(line) > starts[-1] and all(s == 0 or line[s - 1] == " " for s in starts):
+        return [line[a:b].strip() for a, b in zip(starts, starts[1:] + [len(line)])]
     tokens = line.split()
     if len(tokens) == len(columns):
         return tokens
