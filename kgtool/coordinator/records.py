@@ -1,0 +1,408 @@
+"""Decode and encode the records of ``__consumer_offsets`` and ``__transaction_state``.
+
+.. code-block:: text
+
+    __consumer_offsets (CoordinatorRecordSerde, Kafka 4.x group coordinator)
+        key   = record_type:int16 key_message (read at version 0)
+        value = value_version:int16 value_message | null (tombstone)
+    __transaction_state (TransactionLog.readTxnRecordKey / readTxnRecordValue)
+        key   = key_version:int16 (0) TransactionLogKey
+        value = value_version:int16 (0-1) TransactionLogValue | null (tombstone)
+
+The record types and their schemas are tables in :mod:`kgtool.coordinator.schemas`. An
+unknown record type or value version is not an error (Kafka's ``CoordinatorLoaderImpl`` skips
+unknown record types with a log line; ``DumpLogSegments`` prints them as unknown): it decodes
+to a :class:`CoordinatorRecord` of kind ``"unknown"`` with the raw bytes and a warning.
+Malformed bytes raise :class:`kgtool.errors.DecodeError` with ``position`` = the byte offset
+inside the key or value and ``context`` such as ``value.members[2].subscription``; the batch
+codec shifts the position into the file with :meth:`DecodeError.located`.
+
+OffsetCommitKey and OffsetCommitValue v0-v4 (millions per segment) take a dedicated fast path
+(:func:`decode_offset_commit`); anything that path does not fully recognise goes through the
+generic compiled decoder, which gives the exact error.
+"""
+
+from __future__ import annotations
+
+import base64
+import struct
+from dataclasses import dataclass, field
+from typing import Any
+
+from kgtool.coordinator.consumer_protocol import decode_assignment, decode_subscription
+from kgtool.coordinator.schema import decode_message, encode_message
+from kgtool.coordinator.schemas import (
+    OFFSETS_RECORD_TYPES,
+    OFFSETS_RECORD_TYPES_BY_KIND,
+    TRANSACTION_RECORD_TYPES,
+    RecordType,
+)
+from kgtool.errors import DecodeError
+
+__all__ = [
+    "CoordinatorRecord",
+    "decode_offsets_record",
+    "decode_transaction_record",
+    "encode_offsets_record",
+    "encode_transaction_record",
+    "decode_offset_commit",
+    "default_offsets_value_version",
+    "to_jsonable",
+]
+
+UNKNOWN = "unknown"
+
+
+@dataclass(slots=True)
+class CoordinatorRecord:
+    """One decoded coordinator record.
+
+    ``record_type`` is the key's int16 prefix (``CoordinatorRecordType`` id in
+    ``__consumer_offsets``; 0 in ``__transaction_state``), equal to ``key_version``. ``value``
+    is ``None`` for a tombstone (``tombstone`` True) and for an unknown record type or version
+    (kind ``"unknown"``, raw bytes in ``raw_key`` / ``raw_value``).
+    """
+
+    kind: str
+    record_type: int
+    key_version: int
+    key: dict
+    value_version: int | None
+    value: dict | None
+    tombstone: bool
+    warnings: list[str] = field(default_factory=list)
+    raw_key: bytes | None = None
+    raw_value: bytes | None = None
+
+    def to_json(self) -> dict:
+        """A JSON-able dict: bytes as standard base64, consumer-protocol bytes also decoded."""
+        out: dict[str, Any] = {
+            "record_type": self.record_type,
+            "kind": self.kind,
+            "tombstone": self.tombstone,
+            "key_version": self.key_version,
+            "key": to_jsonable(self.key),
+            "value_version": self.value_version,
+            "value": to_jsonable(self.value),
+            "warnings": list(self.warnings),
+        }
+        if self.raw_key is not None or self.raw_value is not None:
+            out["raw_key"] = _b64(self.raw_key)
+            out["raw_value"] = _b64(self.raw_value)
+        return out
+
+
+def _b64(data: bytes | None) -> str | None:
+    return None if data is None else base64.b64encode(data).decode("ascii")
+
+
+def to_jsonable(obj: Any) -> Any:
+    """Recursively convert decoded values to JSON-able ones (bytes -> standard base64)."""
+    if isinstance(obj, dict):
+        return {k: to_jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [to_jsonable(v) for v in obj]
+    if isinstance(obj, (bytes, bytearray, memoryview)):
+        return base64.b64encode(bytes(obj)).decode("ascii")
+    return obj
+
+
+# ---------------------------------------------------------------------------------------------
+# The offset-commit fast path
+
+_S_KEY_HEAD = struct.Struct(">hh").unpack_from  # record type, group length
+_S_H = struct.Struct(">h").unpack_from
+_S_I = struct.Struct(">i").unpack_from
+_S_Q = struct.Struct(">q").unpack_from
+_S_QQ = struct.Struct(">qq").unpack_from
+_S_V3 = struct.Struct(">hqih").unpack_from  # version, offset, leader_epoch, metadata length
+_S_V0 = struct.Struct(">hqh").unpack_from  # version, offset, metadata length (v0, v1, v2)
+_S_V4 = struct.Struct(">hqi").unpack_from  # version, offset, leader_epoch (then compact string)
+
+
+def _fast_key(key: bytes) -> tuple[str, str, int] | None:
+    """OffsetCommitKey (types 0 and 1): (group, topic, partition), or None to take the slow path."""
+    try:
+        _, gl = _S_KEY_HEAD(key, 0)
+        p = 4 + gl
+        group = key[4:p].decode()
+        (tl,) = _S_H(key, p)
+        q = p + 2 + tl
+        topic = key[p + 2 : q].decode()
+        (partition,) = _S_I(key, q)
+    except (struct.error, UnicodeDecodeError):
+        return None
+    if gl < 0 or tl < 0 or q + 4 != len(key):
+        return None
+    return group, topic, partition
+
+
+def _fast_value(value: bytes) -> tuple | None:
+    """OffsetCommitValue v0-v4: (version, offset, leader_epoch, metadata, commit_ts, expire_ts).
+
+    Fields a version lacks are None. None (the whole result) means "take the slow path".
+    """
+    n = len(value)
+    try:
+        version = value[0] << 8 | value[1]
+        if version == 3:
+            _, offset, epoch, ml = _S_V3(value, 0)
+            p = 16 + ml
+            metadata = value[16:p].decode()
+            (commit,) = _S_Q(value, p)
+            if ml < 0 or p + 8 != n:
+                return None
+            return 3, offset, epoch, metadata, commit, None
+        if version == 1:
+            _, offset, ml = _S_V0(value, 0)
+            p = 12 + ml
+            metadata = value[12:p].decode()
+            commit, expire = _S_QQ(value, p)
+            if ml < 0 or p + 16 != n:
+                return None
+            return 1, offset, None, metadata, commit, expire
+        if version == 0 or version == 2:
+            _, offset, ml = _S_V0(value, 0)
+            p = 12 + ml
+            metadata = value[12:p].decode()
+            (commit,) = _S_Q(value, p)
+            if ml < 0 or p + 8 != n:
+                return None
+            return version, offset, None, metadata, commit, None
+        if version == 4:
+            _, offset, epoch = _S_V4(value, 0)
+            ml = value[14] - 1  # compact string: uvarint length + 1
+            if ml < 0 or ml >= 127:
+                return None
+            p = 15 + ml
+            metadata = value[15:p].decode()
+            (commit,) = _S_Q(value, p)
+            if p + 9 != n or value[p + 8] != 0:  # no tagged fields
+                return None
+            return 4, offset, epoch, metadata, commit, None
+    except (struct.error, UnicodeDecodeError, IndexError):
+        return None
+    return None
+
+
+def decode_offset_commit(key: bytes, value: bytes | None) -> tuple | None:
+    """The bulk path: an offset commit as a flat tuple, or None when it is not a plain one.
+
+    Returns ``(record_type, group, topic, partition, value_version, offset, leader_epoch,
+    metadata, commit_timestamp, expire_timestamp)``, with ``value_version`` and the value
+    fields None for a tombstone and fields a version lacks None. Returns None for any other
+    record (or anything unusual, such as tagged fields or trailing bytes): use
+    :func:`decode_offsets_record` then. Never raises.
+    """
+    if len(key) < 2 or key[0] != 0 or key[1] > 1:
+        return None
+    k = _fast_key(key)
+    if k is None:
+        return None
+    if value is None:
+        return (key[1], k[0], k[1], k[2], None, None, None, None, None, None)
+    v = _fast_value(value)
+    if v is None:
+        return None
+    return (key[1], k[0], k[1], k[2]) + v
+
+
+def _fast_offsets_record(key: bytes, value: bytes | None) -> CoordinatorRecord | None:
+    k = _fast_key(key)
+    if k is None:
+        return None
+    rtype = key[1]
+    kind = "offset_commit" if rtype == 1 else "legacy_offset_commit"
+    kd = {"group": k[0], "topic": k[1], "partition": k[2]}
+    if value is None:
+        return CoordinatorRecord(kind, rtype, rtype, kd, None, None, True, [])
+    v = _fast_value(value)
+    if v is None:
+        return None
+    version = v[0]
+    if version == 3 or version == 4:
+        vd = {"offset": v[1], "leader_epoch": v[2], "metadata": v[3], "commit_timestamp": v[4]}
+    elif version == 1:
+        vd = {"offset": v[1], "metadata": v[3], "commit_timestamp": v[4], "expire_timestamp": v[5]}
+    else:
+        vd = {"offset": v[1], "metadata": v[3], "commit_timestamp": v[4]}
+    return CoordinatorRecord(kind, rtype, rtype, kd, version, vd, False, [])
+
+
+# ---------------------------------------------------------------------------------------------
+# Generic decoding
+
+
+def _version_of(data: bytes, what: str) -> int:
+    if len(data) < 2:
+        raise DecodeError(
+            f"expected the 2-byte {what} version, {len(data)} bytes present", position=0, context=what
+        )
+    return struct.unpack_from(">h", data, 0)[0]
+
+
+def _decode_generic(
+    key: bytes, value: bytes | None, registry: dict[int, RecordType], topic: str
+) -> CoordinatorRecord:
+    if not isinstance(key, bytes):
+        key = bytes(key)
+    if value is not None and not isinstance(value, bytes):
+        value = bytes(value)
+    rtype = _version_of(key, "key")
+    rt = registry.get(rtype)
+    if rt is None:
+        return CoordinatorRecord(
+            UNKNOWN,
+            rtype,
+            rtype,
+            {},
+            None if value is None else _peek_version(value),
+            None,
+            value is None,
+            [f"unknown {topic} record type {rtype}: key and value kept raw"],
+            raw_key=key,
+            raw_value=value,
+        )
+    warnings: list[str] = []
+    kd, end = decode_message(rt.key, 0, key, 2, context="key", warnings=warnings)
+    if end != len(key):
+        warnings.append(f"{len(key) - end} trailing bytes after the {rt.key.name} ignored")
+    if value is None:
+        return CoordinatorRecord(rt.kind, rtype, rtype, kd, None, None, True, warnings)
+    vversion = _version_of(value, "value")
+    if not rt.value.supports(vversion):
+        warnings.append(
+            f"unknown {rt.value.name} version {vversion} (known {rt.value.valid_versions}): value kept raw"
+        )
+        return CoordinatorRecord(
+            UNKNOWN, rtype, rtype, kd, vversion, None, False, warnings, raw_key=key, raw_value=value
+        )
+    vd, end = decode_message(rt.value, vversion, value, 2, context="value", warnings=warnings)
+    if end != len(value):
+        warnings.append(f"{len(value) - end} trailing bytes after the {rt.value.name} v{vversion} ignored")
+    if rt.kind == "group_metadata":
+        _decode_members(vd, warnings)
+    return CoordinatorRecord(rt.kind, rtype, rtype, kd, vversion, vd, False, warnings)
+
+
+def _peek_version(value: bytes) -> int | None:
+    return struct.unpack_from(">h", value, 0)[0] if len(value) >= 2 else None
+
+
+def _decode_members(vd: dict, warnings: list[str]) -> None:
+    """Decode each member's consumer-protocol bytes when the group speaks ``consumer``.
+
+    Those bytes are opaque to the broker (it stores whatever the client sent), so bytes that
+    do not decode are a warning on the record (with the position and path), not an error.
+    """
+    if vd.get("protocol_type") != "consumer":
+        return
+    for i, member in enumerate(vd.get("members") or ()):
+        for name, fn in (("subscription", decode_subscription), ("assignment", decode_assignment)):
+            ctx = f"value.members[{i}].{name}"
+            try:
+                member[name + "_decoded"] = fn(member[name], context=ctx)
+            except DecodeError as exc:
+                member[name + "_decoded"] = None
+                warnings.append(f"{name} of member {member.get('member_id')!r} not decoded: {exc}")
+
+
+def decode_offsets_record(key: bytes | None, value: bytes | None) -> CoordinatorRecord:
+    """Decode one ``__consumer_offsets`` record from its key and value bytes.
+
+    Args:
+        key: the record key (Kafka never writes a null key here; a null key is reported).
+        value: the record value, or None for a tombstone.
+
+    Returns:
+        A :class:`CoordinatorRecord`; kind ``"unknown"`` (with a warning) for an unknown record
+        type or value version.
+
+    Raises:
+        DecodeError: truncated or malformed bytes; ``position`` is the offset inside the key or
+        value, ``context`` starts with ``key`` or ``value``.
+    """
+    if key is None:
+        raise DecodeError("a coordinator record needs a key, found null", position=0, context="key")
+    if len(key) > 1 and key[0] == 0 and key[1] <= 1 and type(key) is bytes:
+        rec = _fast_offsets_record(key, value if (value is None or type(value) is bytes) else bytes(value))
+        if rec is not None:
+            return rec
+    return _decode_generic(key, value, OFFSETS_RECORD_TYPES, "__consumer_offsets")
+
+
+def decode_transaction_record(key: bytes | None, value: bytes | None) -> CoordinatorRecord:
+    """Decode one ``__transaction_state`` record (TransactionLogKey / TransactionLogValue).
+
+    Same contract as :func:`decode_offsets_record`; kind ``"transaction_log"``.
+    """
+    if key is None:
+        raise DecodeError("a transaction log record needs a key, found null", position=0, context="key")
+    return _decode_generic(key, value, TRANSACTION_RECORD_TYPES, "__transaction_state")
+
+
+# ---------------------------------------------------------------------------------------------
+# Encoding
+
+
+def default_offsets_value_version(kind: str, value: dict) -> int:
+    """The value version Kafka 4.x writes for ``kind``.
+
+    OffsetCommitValue: v1 when an ``expire_timestamp`` is set (not -1), else v3
+    (``GroupCoordinatorRecordHelpers.newOffsetCommitRecord``); GroupMetadataValue: v3
+    (``newGroupMetadataRecord``); the KIP-848 / share / streams records: v0.
+    """
+    rt = OFFSETS_RECORD_TYPES_BY_KIND.get(kind)
+    if rt is None:
+        raise ValueError(f"unknown __consumer_offsets record kind {kind!r}")
+    if kind in ("offset_commit", "legacy_offset_commit"):
+        expire = value.get("expire_timestamp", -1)
+        if expire is not None and expire != -1:
+            return 1
+        return rt.default_value_version
+    return rt.default_value_version
+
+
+def encode_offsets_record(
+    kind: str, key: dict, value: dict | None, *, value_version: int | None = None
+) -> tuple[bytes, bytes | None]:
+    """Encode a ``__consumer_offsets`` record: the exact inverse of :func:`decode_offsets_record`.
+
+    Args:
+        kind: the record kind (``"offset_commit"``, ``"group_metadata"``, ...).
+        key: the key fields (``{"group", "topic", "partition"}`` for an offset commit).
+        value: the value fields, or None for a tombstone. ``*_decoded`` member entries are
+            ignored (the raw ``subscription`` / ``assignment`` bytes are written).
+        value_version: defaults to what Kafka 4.x writes (:func:`default_offsets_value_version`).
+
+    Returns ``(key_bytes, value_bytes_or_None)``. Raises ``ValueError`` for an unknown kind or a
+    value that the version cannot carry.
+    """
+    rt = OFFSETS_RECORD_TYPES_BY_KIND.get(kind)
+    if rt is None:
+        raise ValueError(f"unknown __consumer_offsets record kind {kind!r}")
+    kb = struct.pack(">h", rt.id) + encode_message(rt.key, 0, key)
+    if value is None:
+        return kb, None
+    if value_version is None:
+        value_version = default_offsets_value_version(kind, value)
+    vb = struct.pack(">h", value_version) + encode_message(rt.value, value_version, value)
+    return kb, vb
+
+
+def encode_transaction_record(
+    key: dict, value: dict | None, *, value_version: int | None = None
+) -> tuple[bytes, bytes | None]:
+    """Encode a ``__transaction_state`` record (TransactionLogKey v0, TransactionLogValue).
+
+    ``value_version`` defaults to 1 (flexible, with tagged producer ids), what a Kafka 4.x
+    broker writes (``TransactionVersion.transactionLogValueVersion``, TV_1+; 0 for TV_0).
+    """
+    rt = TRANSACTION_RECORD_TYPES[0]
+    kb = struct.pack(">h", 0) + encode_message(rt.key, 0, key)
+    if value is None:
+        return kb, None
+    if value_version is None:
+        value_version = 1
+    vb = struct.pack(">h", value_version) + encode_message(rt.value, value_version, value)
+    return kb, vb
