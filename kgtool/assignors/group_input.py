@@ -669,6 +669,12 @@ def _group_metadata_value(obj: Any) -> tuple[str | None, Any, int | None] | None
         return group, value, offset if _is_int(offset) else None
     if "members" in obj and "protocol" in obj and isinstance(obj.get("members"), list):
         return _get(obj, "group", "group_id"), obj, None
+    # Any other nesting (e.g. a decode-batch line holding the decoded record under its own key).
+    for holder in obj.values():
+        if isinstance(holder, Mapping) and ("members" in holder or "value" in holder):
+            found = _group_metadata_value(holder)
+            if found is not None:
+                return found[0], found[1], offset if found[2] is None else found[2]
     return None
 
 

@@ -396,3 +396,22 @@ def test_sticky_user_data_is_the_previous_assignment():
     truncated["members"][0]["subscriptionDecoded"]["userData"] = base64.b64encode(raw[:25]).decode()
     with pytest.raises(InputError, match=r"StickyAssignor userData: byte 22: needs 4 bytes, 3 remain"):
         gi.load_group_metadata(json.dumps({"kind": "group_metadata", "key": {"group": "g"}, "value": truncated}), "x")
+
+
+def test_group_metadata_as_kgtool_decodes_it():
+    # kgtool.coordinator.records (to_json: snake_case, subscription_decoded / assignment_decoded),
+    # nested in a decode-batch line, gives the same rounds as Kafka's own dump.
+    from kgtool.coordinator.records import decode_offsets_record
+
+    lines = []
+    for line in SCENARIO1.read_text().splitlines():
+        o = json.loads(line)
+        if o.get("type") != "record":
+            continue
+        value = None if o["value"] is None else base64.b64decode(o["value"])
+        rec = decode_offsets_record(base64.b64decode(o["key"]), value)
+        lines.append(json.dumps({"offset": o["offset"], "decoded": rec.to_json()}))
+    ours = gi.load_group_metadata("\n".join(lines), "x")
+    kafka = gi.load_group_metadata(SCENARIO1.read_text(), "x")
+    assert [(r.generation, r.offset, r.group, r.recorded) for r in ours] == [
+        (r.generation, r.offset, r.group, r.recorded) for r in kafka]
