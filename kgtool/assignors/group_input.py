@@ -546,7 +546,7 @@ def _from_members_view(rows: list[_DescribeRow], names: set[str], source: str, g
     if topics:
         notes.append(
             "partition counts inferred from the assignment ("
-            + ", ".join(f"{t}: {n}" for t, n in topics.items())
+            + ", ".join(f"{t}: {spec.partitions}" for t, spec in topics.items())
             + "); override with --partitions TOPIC=N"
         )
         notes.append("subscriptions are not in the describe output: every member taken as subscribed to every topic")
@@ -585,7 +585,7 @@ def _from_offsets_view(rows: list[_DescribeRow], source: str, group_id: str | No
     members = [MemberSpec(member_id=m, topics=tuple(topics), owned=tuple(parts)) for m, parts in owned.items()]
     notes = [
         "partition counts inferred from the partitions listed ("
-        + ", ".join(f"{t}: {n}" for t, n in topics.items())
+        + ", ".join(f"{t}: {spec.partitions}" for t, spec in topics.items())
         + "); override with --partitions TOPIC=N",
         "subscriptions are not in the describe output: every member taken as subscribed to every topic",
     ]
