@@ -50,6 +50,11 @@ class RangeAssignor:
         subscribers = _consumers_per_topic(members, topic_order)
         # RangeAssignor.consumerRacks: only non-empty rack ids count.
         racks = {m.member_id: m.rack for m in members if m.rack}
+        if not racks:
+            # No consumer rack: TopicAssignmentState.needsRackAwareAssignment is false for every
+            # topic (useRackAwareAssignment: consumerRacks.isEmpty()), only plain ranges remain.
+            _assign_plain_ranges(topic_order, group, subscribers, out)
+            return out
 
         states = [
             _TopicState(t, group.topics[t].partitions, subscribers[t], racks, group.topics[t].racks)
@@ -57,7 +62,7 @@ class RangeAssignor:
         ]
         use_rack_aware = any(s.needs_rack_aware for s in states)
         if not use_rack_aware:
-            _assign_plain_ranges(states, out)
+            _assign_plain_ranges(topic_order, group, subscribers, out)
             return out
 
         # RangeAssignor.assignPartitions, rack-aware branch.
@@ -78,27 +83,22 @@ class RangeAssignor:
 def _consumers_per_topic(members: list[MemberSpec], topics: list[str]) -> dict[str, list[MemberSpec]]:
     """``RangeAssignor.consumersPerTopic`` then ``Collections.sort(members)`` per topic, deduplicated.
 
-    The sorted list of the same subscriber set is computed once and shared.
+    ``MemberInfo.compareTo`` is a total order on distinct members, so sorting everyone once and
+    collecting each topic's subscribers in that order gives every topic's sorted list; identical
+    subscriptions share one list object.
     """
-    wanted = set(topics)
+    ordered = _dedup(member_info_sorted(members))
     first = members[0].topics
     if all(m.topics == first for m in members):
-        everyone = _dedup(member_info_sorted(members))
-        return {t: everyone for t in topics if t in set(first)}
-    by_topic: dict[str, list[int]] = {t: [] for t in topics}
-    for i, m in enumerate(members):
-        for t in dict.fromkeys(m.topics):
+        first_set = set(first)
+        return {t: ordered for t in topics if t in first_set}
+    wanted = set(topics)
+    by_topic: dict[str, list[MemberSpec]] = {t: [] for t in topics}
+    for m in ordered:
+        for t in set(m.topics):
             if t in wanted:
-                by_topic[t].append(i)
-    cache: dict[tuple[int, ...], list[MemberSpec]] = {}
-    result: dict[str, list[MemberSpec]] = {}
-    for t, idx in by_topic.items():
-        key = tuple(idx)
-        lst = cache.get(key)
-        if lst is None:
-            lst = cache[key] = _dedup(member_info_sorted([members[i] for i in idx]))
-        result[t] = lst
-    return result
+                by_topic[t].append(m)
+    return by_topic
 
 
 def _dedup(sorted_members: list[MemberSpec]) -> list[MemberSpec]:
@@ -113,20 +113,53 @@ def _dedup(sorted_members: list[MemberSpec]) -> list[MemberSpec]:
     return out
 
 
-def _assign_plain_ranges(states: list["_TopicState"], out: dict[str, list[TopicPartition]]) -> None:
+def _assign_plain_ranges(topic_order: list[str], group: GroupSpec, subscribers, out) -> None:
     """``assignRanges(t, (c, tp) -> true, assignment)`` for every topic, without racks.
 
     With nothing assigned yet this is ``RangeAssignor``'s arithmetic: member ``i`` of ``k`` gets
-    ``n // k`` partitions starting at ``(n // k) * i + min(i, n % k)``, one more if ``i < n % k``.
+    ``n // k`` partitions starting at ``(n // k) * i + min(i, n % k)``, one more if ``i < n % k``;
+    topics are appended in ``topic_order``.
+
+    Layout: when every topic has the same subscribers and the same partition count ``n`` (the
+    usual large group), the partitions are laid out topic-major in one list ``flat`` and member
+    ``i``'s list is ``flat[s + r + j*n]`` for topic ``j`` and ``r`` in its range: ``len(range)``
+    strided slices per member, so the work is one C-level copy per partition.
     """
-    for s in states:
-        n = s.num_partitions
-        consumers = s.consumers
+    topics = group.topics
+    first = subscribers[topic_order[0]]
+    n0 = topics[topic_order[0]].partitions
+    if all(subscribers[t] is first for t in topic_order) and all(topics[t].partitions == n0 for t in topic_order):
+        k = len(first)
+        if k == 0:
+            return
+        flat: list[TopicPartition] = []
+        for t in topic_order:
+            flat.extend(zip(repeat(t, n0), range(n0)))
+        n_topics = len(topic_order)
+        per, extra = divmod(n0, k)
+        start = 0
+        for i, m in enumerate(first):
+            length = per + 1 if i < extra else per
+            if length == 0:
+                break
+            if length == 1:
+                out[m.member_id].extend(flat[start::n0])
+            else:
+                mine: list = [None] * (n_topics * length)
+                for r in range(length):
+                    mine[r::length] = flat[start + r :: n0]
+                out[m.member_id].extend(mine)
+            start += length
+        return
+
+    for t in topic_order:
+        n = topics[t].partitions
+        consumers = subscribers[t]
         k = len(consumers)
         if k == 0:
             continue
         per, extra = divmod(n, k)
-        tps = list(zip(repeat(s.topic, n), range(n)))
+        tps = list(zip(repeat(t, n), range(n)))
         if per == 0:
             for i in range(extra):
                 out[consumers[i].member_id].append(tps[i])

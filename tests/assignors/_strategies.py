@@ -9,13 +9,15 @@ from kgtool.assignors.model import GroupSpec, MemberSpec, TopicSpec
 
 @st.composite
 def groups(draw, *, uniform: bool | None = None, max_members: int = 12, max_topics: int = 5,
-           max_partitions: int = 24, with_racks: bool = False, with_instance_ids: bool = False) -> GroupSpec:
+           max_partitions: int = 24, with_racks: bool = False, with_instance_ids: bool = False,
+           equal_partitions: bool = False) -> GroupSpec:
     n_topics = draw(st.integers(1, max_topics))
     names = [f"t{i}" for i in range(n_topics)]
     rack_names = ["r0", "r1", "r2"]
     topics = {}
+    shared = draw(st.integers(1, max_partitions))
     for t in names:
-        n = draw(st.integers(1, max_partitions))
+        n = shared if equal_partitions else draw(st.integers(1, max_partitions))
         racks = None
         if with_racks and draw(st.booleans()):
             racks = tuple(

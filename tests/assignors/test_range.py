@@ -179,3 +179,31 @@ def test_valid_for_any_group(g):
 @given(groups(uniform=True, max_topics=1))
 def test_single_topic_balanced(g):
     run(g, balanced=True)
+
+
+def _reference(g):
+    """A literal transliteration of the pre-KIP-881 ``RangeAssignor.assign`` loop (no racks)."""
+    from kgtool.assignors._client import member_info_sorted, partitions_per_topic_order
+
+    out = {m.member_id: [] for m in g.members}
+    for t in partitions_per_topic_order(g):
+        consumers = member_info_sorted([m for m in g.members if t in m.topics])
+        n = g.topics[t].partitions
+        per, extra = divmod(n, len(consumers))
+        for i, m in enumerate(consumers):
+            start = per * i + min(i, extra)
+            length = per + (0 if i + 1 > extra else 1)
+            out[m.member_id].extend((t, p) for p in range(start, start + length))
+    return out
+
+
+@settings(max_examples=150, deadline=None)
+@given(groups(with_instance_ids=True))
+def test_matches_reference_loop(g):
+    assert run(g) == _reference(g)
+
+
+@settings(max_examples=150, deadline=None)
+@given(groups(uniform=True, equal_partitions=True, max_members=30, max_partitions=70, with_instance_ids=True))
+def test_strided_layout_matches_reference_loop(g):
+    assert run(g) == _reference(g)

@@ -1,0 +1,85 @@
+"""In-process timing of kgtool's range, roundrobin, server-uniform and server-range ``assign()``.
+
+Not a test: prints seconds per call on issue 4's shapes. The whole-process benchmark against
+Kafka's Java assignors is ``benchmarks/`` of the ``assign`` command; this one isolates the
+assignor from input parsing and output rendering.
+
+    PYTHONPATH=. python benchmarks/assignors_inprocess.py [--topics 500] [--partitions 2000]
+        [--members 2000] [--nonuniform-members 1000] [--only range,roundrobin]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import time
+
+from kgtool.assignors.model import GroupSpec, MemberSpec, TopicSpec
+from kgtool.assignors.range import RangeAssignor
+from kgtool.assignors.roundrobin import RoundRobinAssignor
+from kgtool.assignors.server_range import ServerRangeAssignor
+from kgtool.assignors.server_uniform import UniformAssignor
+
+
+def uniform_group(n_topics: int, n_partitions: int, n_members: int) -> GroupSpec:
+    """Kafka's large-group shape: every member subscribes to every topic."""
+    topics = {f"topic-{i}": TopicSpec(f"topic-{i}", n_partitions) for i in range(n_topics)}
+    subs = tuple(topics)
+    members = [MemberSpec(f"consumer-{i}", subs) for i in range(n_members)]
+    return GroupSpec(topics=topics, members=members)
+
+
+def nonuniform_group(n_topics: int, n_partitions: int, n_members: int, seed: int = 42) -> GroupSpec:
+    """Members subscribe to differing random halves of the same topics."""
+    rnd = random.Random(seed)
+    topics = {f"topic-{i}": TopicSpec(f"topic-{i}", n_partitions) for i in range(n_topics)}
+    names = list(topics)
+    members = [
+        MemberSpec(f"consumer-{i}", tuple(sorted(rnd.sample(names, n_topics // 2), key=names.index)))
+        for i in range(n_members)
+    ]
+    return GroupSpec(topics=topics, members=members)
+
+
+def with_owned(group: GroupSpec, assignment) -> GroupSpec:
+    return GroupSpec(topics=group.topics, members=[
+        MemberSpec(m.member_id, m.topics, owned=tuple(assignment[m.member_id]), generation=1) for m in group.members
+    ])
+
+
+def timed(label: str, fn, *args):
+    t0 = time.perf_counter()
+    result = fn(*args)
+    dt = time.perf_counter() - t0
+    total = sum(len(v) for v in result.values())
+    print(f"{label:<48} {dt:7.3f} s   ({total:,} partitions)")
+    return result
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--topics", type=int, default=500)
+    ap.add_argument("--partitions", type=int, default=2000)
+    ap.add_argument("--members", type=int, default=2000)
+    ap.add_argument("--nonuniform-members", type=int, default=1000)
+    ap.add_argument("--only", default="range,roundrobin,server-uniform,server-range")
+    a = ap.parse_args()
+    only = set(a.only.split(","))
+    uni = uniform_group(a.topics, a.partitions, a.members)
+    non = nonuniform_group(a.topics, a.partitions, a.nonuniform_members)
+    shape = f"{a.topics}x{a.partitions}"
+    assignors = {
+        "range": RangeAssignor(), "roundrobin": RoundRobinAssignor(),
+        "server-uniform": UniformAssignor(), "server-range": ServerRangeAssignor(),
+    }
+    for name, assignor in assignors.items():
+        if name not in only:
+            continue
+        first = timed(f"{name} uniform {shape}, {a.members} members", assignor.assign, uni)
+        timed(f"{name} non-uniform {shape}, {a.nonuniform_members} members", assignor.assign, non)
+        if name.startswith("server"):
+            timed(f"{name} uniform, second round (owned = first)", assignor.assign, with_owned(uni, first))
+
+
+if __name__ == "__main__":
+    main()
