@@ -35,6 +35,8 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from itertools import chain, repeat
+from operator import itemgetter, methodcaller
 from typing import Any
 
 from kgtool.assignors.model import Assignment, GroupSpec, MemberSpec, TopicPartition, TopicSpec
@@ -375,6 +377,10 @@ def _check_static_members(members: list[MemberSpec], source: str) -> None:
 #: 3.x verbose ASSIGNMENT cell: ``orders(0,1),payments(2)`` (topic names are [a-zA-Z0-9._-]).
 _OLD_ASSIGNMENT = re.compile(r"([A-Za-z0-9._-]+)\(([0-9,\s]*)\)")
 _MISSING = "-"  # ConsumerGroupCommand.MISSING_COLUMN_VALUE
+_RPARTITION_COLON = methodcaller("rpartition", ":")
+_TOPIC_OF = itemgetter(0)
+_SEP_OF = itemgetter(1)
+_PARTS_OF = itemgetter(2)
 
 
 def parse_assignment_cell(cell: str) -> list[TopicPartition]:
@@ -403,12 +409,18 @@ def parse_assignment_cell(cell: str) -> list[TopicPartition]:
         if cell[pos:].strip(" ,"):
             raise ValueError(f"unexpected {cell[pos:].strip()!r}")
         return out
-    for chunk in cell.split(";"):
-        topic, sep, parts = chunk.rpartition(":")
-        if not sep or not topic:
-            raise ValueError(f"expected topic:partitions, got {chunk!r}")
+    # C-level loops: a group of 2,000 members x 500 topics is a million of these.
+    triples = list(map(_RPARTITION_COLON, cell.split(";")))
+    if not all(map(_SEP_OF, triples)) or not all(map(_TOPIC_OF, triples)):
+        bad = next(t for t in triples if not t[1] or not t[0])
+        raise ValueError(f"expected topic:partitions, got {''.join(bad)!r}")
+    if "," not in cell:
+        if not all(map(_PARTS_OF, triples)):  # "topic:" with no partition
+            return [(t, int(p)) for t, _, p in triples if p.strip()]
+        return list(zip(map(_TOPIC_OF, triples), map(int, map(_PARTS_OF, triples))))
+    for topic, _, parts in triples:
         if parts.strip():
-            out.extend((topic, int(p)) for p in parts.split(","))
+            out.extend(zip(repeat(topic), map(int, parts.split(","))))
     return out
 
 
@@ -501,7 +513,7 @@ def _from_members_view(rows: list[_DescribeRow], names: set[str], source: str, g
         )
     member_rows: list[tuple[str, str | None, list[TopicPartition]]] = []
     seen: dict[str, int] = {}
-    owner: dict[TopicPartition, str] = {}
+    lines: list[int] = []
     for r in rows:
         member_id = r.cells.get("CONSUMER-ID", "")
         if member_id in seen:
@@ -511,22 +523,29 @@ def _from_members_view(rows: list[_DescribeRow], names: set[str], source: str, g
             parts = parse_assignment_cell(r.cells.get(assignment_column, ""))
         except ValueError as exc:
             raise InputError(f"{source}: line {r.line_no}: {assignment_column} of {member_id!r}: {exc}") from None
-        for tp in parts:
-            other = owner.get(tp)
-            if other is not None:
-                raise InputError(
-                    f"{source}: line {r.line_no}: partition {tp[0]}-{tp[1]} assigned to both {other!r} and {member_id!r}"
-                )
-            owner[tp] = member_id
         declared = r.cells.get("#PARTITIONS", "")
         if declared.isdigit() and int(declared) != len(parts):
             notes.append(f"line {r.line_no}: {member_id} has #PARTITIONS {declared} but {len(parts)} listed")
         instance = r.cells.get("GROUP-INSTANCE-ID") or None
         member_rows.append((member_id, instance, parts))
+        lines.append(r.line_no)
+    all_parts = set(chain.from_iterable(p for _, _, p in member_rows))
+    if len(all_parts) != sum(len(p) for _, _, p in member_rows):
+        # Someone lists a partition twice: find the first culprit (the slow way, only now).
+        owner: dict[TopicPartition, str] = {}
+        for (member_id, _, parts), line_no in zip(member_rows, lines):
+            for tp in parts:
+                other = owner.get(tp)
+                if other is not None:
+                    raise InputError(
+                        f"{source}: line {line_no}: partition {tp[0]}-{tp[1]} assigned to both {other!r} and {member_id!r}"
+                    )
+                owner[tp] = member_id
     # Partition counts and subscriptions from the assignment: the text has neither.
     counts: dict[str, int] = {}
-    for (t, p) in owner:
-        if p + 1 > counts.get(t, 0):
+    get = counts.get
+    for t, p in all_parts:
+        if p >= get(t, 0):
             counts[t] = p + 1
     for column in ("TARGET-ASSIGNMENT",):
         if column in names:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import re
+from itertools import chain, groupby
 from json.encoder import encode_basestring as _json_str  # C-accelerated quoting
+from operator import itemgetter
 from typing import Optional
 
 import typer
@@ -154,16 +157,38 @@ def _by_topic(parts: list) -> dict[str, list[int]]:
     return out
 
 
-def _member_json(parts: list) -> str:
-    grouped = _by_topic(parts)
-    return "{" + ", ".join(f"{_json_str(t)}: [{', '.join(map(str, ps))}]" for t, ps in grouped.items()) + "}"
+# Kafka's legal topic characters (Topic.validate: [a-zA-Z0-9._-]) need no JSON escaping.
+_SAFE_TOPIC = re.compile(r"[A-Za-z0-9._-]+")
+_ONE_PARTITION = '"{0[0]}": [{0[1]}]'.format
+_topic_of = itemgetter(0)
+_partition_of = itemgetter(1)
+
+
+def _member_json(parts: list, safe: bool = False) -> str:
+    """One member's ``{topic: [partitions]}``; topics in first-seen order, partitions in the
+    assignor's order. Built with C-level loops: a million partitions must render in well under
+    a second."""
+    if not parts:
+        return "{}"
+    distinct = len(set(map(_topic_of, parts)))
+    if safe and distinct == len(parts):
+        # One partition per topic (e.g. range over many topics with as many members as
+        # partitions): one format call per partition.
+        return "{" + ", ".join(map(_ONE_PARTITION, parts)) + "}"
+    runs = [(t, list(map(_partition_of, g))) for t, g in groupby(parts, _topic_of)]
+    if len(runs) != distinct:  # a topic in several runs: merge them
+        runs = list(_by_topic(parts).items())
+    quote = (lambda t: f'"{t}"') if safe else _json_str
+    return "{" + ", ".join(f"{quote(t)}: [{', '.join(map(str, ps))}]" for t, ps in runs) + "}"
 
 
 def assignment_json(assignment: Assignment, indent: str = "  ") -> str:
     """``{member: {topic: [partitions]}}`` as JSON text, one member per line."""
     if not assignment:
         return "{}"
-    lines = [f"{indent}  {_json_str(m)}: {_member_json(parts)}" for m, parts in assignment.items()]
+    topics = set(map(_topic_of, chain.from_iterable(assignment.values())))
+    safe = all(_SAFE_TOPIC.fullmatch(t) for t in topics)
+    lines = [f"{indent}  {_json_str(m)}: {_member_json(parts, safe)}" for m, parts in assignment.items()]
     return "{\n" + ",\n".join(lines) + f"\n{indent}}}"
 
 
@@ -316,7 +341,11 @@ def _render_compare(
     title = "next rebalance by strategy"
     if what_if:
         title += " after: " + "; ".join(what_if.describe())
-    render.print_table(
+    console = render.out()
+    if not console.is_terminal:
+        # Ten short columns: an 80-column default for pipes would truncate the strategy names.
+        console.width = max(console.width, 120)
+    console.print(render.table(
         ["assignor", "protocol", ("rebalances", "right"), ("moved", "right"), ("revoked", "right"),
          ("kept", "right"), ("min", "right"), ("max", "right"), ("stddev", "right"), ("idle", "right")],
         [
@@ -327,7 +356,7 @@ def _render_compare(
         ],
         title=title,
         caption="revoked: partitions members stop consuming during the rebalance (eager protocols revoke everything)",
-    )
+    ))
 
 
 def _validate(g: GroupSpec, path: str, fmt: OutputFormat, group_id: str | None) -> None:
