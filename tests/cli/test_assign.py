@@ -223,3 +223,44 @@ def test_subprocess_from_stdin(group_file):
                           input=Path(group_file).read_text(), capture_output=True, text=True, env=env)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["assignment"]["consumer-2"] == {"orders": [3, 4, 5]}
+
+
+# -- the JSON text builder (fast paths must equal json.dumps)
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from kgtool.cli.assign import assignment_json, compact  # noqa: E402
+
+_topics = st.one_of(st.sampled_from(["a", "b.c", "d_e-f", "t0"]), st.text(min_size=1, max_size=4))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.text(max_size=5), st.lists(st.tuples(_topics, st.integers(0, 99)), max_size=12), max_size=5))
+def test_assignment_json_equals_json_dumps(assignment):
+    expected = {}
+    for member, parts in assignment.items():
+        by = {}
+        for t, p in parts:
+            by.setdefault(t, []).append(p)
+        expected[member] = by
+    assert json.loads(assignment_json(assignment)) == expected
+    # Key order too: topics in first-seen order, partitions in the assignor's order.
+    assert json.dumps(json.loads(assignment_json(assignment))) == json.dumps(expected)
+
+
+@pytest.mark.parametrize(
+    ("parts", "text"),
+    [
+        ([("a", 0), ("b", 0)], '{"a": [0], "b": [0]}'),  # one partition per topic
+        ([("a", 2), ("a", 0), ("b", 1)], '{"a": [2, 0], "b": [1]}'),  # runs
+        ([("a", 0), ("b", 1), ("a", 1)], '{"a": [0, 1], "b": [1]}'),  # a topic in two runs
+        ([('q"t', 0)], '{"q\\"t": [0]}'),  # not a Kafka topic name: escaped
+    ],
+)
+def test_assignment_json_paths(parts, text):
+    assert assignment_json({"m": parts}) == '{\n    "m": ' + text + "\n  }"
+
+
+def test_compact():
+    assert compact([("b", 3), ("a", 5), ("a", 0), ("a", 1), ("a", 2), ("b", 4)]) == "a: 0-2,5; b: 3-4"
