@@ -1,0 +1,63 @@
+"""Shared helpers of the sticky / cooperative-sticky tests: small group builders and strategies."""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from kgtool.assignors.model import GroupSpec, MemberSpec, TopicSpec
+
+
+def group(topics: dict[str, int], members: dict[str, dict], racks: dict[str, list[list[str]]] | None = None) -> GroupSpec:
+    """``group({"t": 3}, {"c1": {"topics": ["t"], "owned": [("t", 0)], "generation": 1}})``."""
+    racks = racks or {}
+    return GroupSpec(
+        topics={t: TopicSpec(t, n, tuple(tuple(r) for r in racks[t]) if t in racks else None) for t, n in topics.items()},
+        members=[
+            MemberSpec(
+                member_id=m,
+                topics=tuple(spec["topics"]),
+                owned=tuple(spec.get("owned", ())),
+                generation=spec.get("generation"),
+                rack=spec.get("rack"),
+            )
+            for m, spec in members.items()
+        ],
+    )
+
+
+def next_round(g: GroupSpec, assignment: dict[str, list], generation: int) -> GroupSpec:
+    """The same group, each member owning what it was just assigned, in ``generation``."""
+    return GroupSpec(
+        topics=g.topics,
+        members=[
+            MemberSpec(m.member_id, m.topics, tuple(assignment[m.member_id]), generation, m.rack, m.instance_id)
+            for m in g.members
+        ],
+    )
+
+
+@st.composite
+def groups(draw, *, uniform: bool | None = None, max_members: int = 12, with_racks: bool = True) -> GroupSpec:
+    """Random first-round groups: 1-12 members, 1-5 topics of 1-24 partitions, optional racks."""
+    n_topics = draw(st.integers(1, 5))
+    topics = {f"t{i}": draw(st.integers(1, 24)) for i in range(n_topics)}
+    names = list(topics)
+    rack_names = ["r0", "r1", "r2"]
+    use_racks = with_racks and draw(st.booleans())
+    racks = None
+    if use_racks:
+        racks = {
+            t: [draw(st.lists(st.sampled_from(rack_names), min_size=1, max_size=2, unique=True)) for _ in range(n)]
+            for t, n in topics.items()
+        }
+    n_members = draw(st.integers(1, max_members))
+    same = uniform if uniform is not None else draw(st.booleans())
+    common = draw(st.lists(st.sampled_from(names), min_size=1, unique=True))
+    members = {}
+    for i in range(n_members):
+        subs = common if same else draw(st.lists(st.sampled_from(names), min_size=1, unique=True))
+        members[f"C{i}"] = {
+            "topics": subs,
+            "rack": draw(st.sampled_from(rack_names + [None])) if use_racks else None,
+        }
+    return group(topics, members, racks)
