@@ -35,6 +35,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PEER = Path(__file__).resolve().parent / "_kafka_python_peer.py"
+TIME_BIN = "/usr/bin/time" if os.access("/usr/bin/time", os.X_OK) else None
 
 ASSIGNORS = ["range", "roundrobin", "sticky", "cooperative-sticky", "server-uniform", "server-range"]
 PEER_ASSIGNORS = {"range", "roundrobin", "sticky", "cooperative-sticky"}
@@ -66,6 +67,11 @@ def write_nonuniform(path: Path, n_topics: int, n_partitions: int, n_members: in
 def run_process(argv: list[str], out_path: Path, timeout: float) -> tuple[float | None, float | None, int | None]:
     """(seconds, peak RSS in MB, exit status) of one child process; seconds None on timeout."""
     env = dict(os.environ, PYTHONPATH=str(ROOT))
+    # Peak RSS from /usr/bin/time: a child's ru_maxrss from wait4 would include this process's
+    # own memory at fork time (Linux keeps the high-water mark across exec).
+    rss_file = out_path.with_suffix(".rss")
+    if TIME_BIN:
+        argv = [TIME_BIN, "-f", "%M", "-o", str(rss_file), *argv]
     with open(out_path, "wb") as out:
         t0 = time.perf_counter()
         proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.PIPE, env=env)
@@ -77,10 +83,17 @@ def run_process(argv: list[str], out_path: Path, timeout: float) -> tuple[float 
                 proc.returncode = os.waitstatus_to_exitcode(status)
                 if proc.returncode != 0:
                     tail = proc.stderr.read().decode(errors="replace").strip().splitlines()
-                    sys.stderr.write(f"  [{Path(argv[1]).name if argv[1] != '-m' else 'kgtool'} exit "
+                    who = "kafka-python" if str(PEER) in argv else "kgtool"
+                    sys.stderr.write(f"  [{who} exit "
                                      f"{proc.returncode}: {tail[-1] if tail else ''}]\n")
                 proc.stderr.close()
-                return dt, usage.ru_maxrss / 1024, proc.returncode
+                rss_kb = usage.ru_maxrss
+                if TIME_BIN:
+                    try:
+                        rss_kb = int(rss_file.read_text().split()[-1])
+                    except (OSError, ValueError, IndexError):
+                        pass
+                return dt, rss_kb / 1024, proc.returncode
             if time.perf_counter() > deadline:
                 proc.send_signal(signal.SIGKILL)
                 os.wait4(proc.pid, 0)
@@ -165,15 +178,6 @@ def main() -> None:
         cases[case] = path
         print(f"# {case}: {path} ({path.stat().st_size / 1e6:.1f} MB)", flush=True)
 
-    print("\n## kgtool's own share (in-process, uniform case when present)")
-    first = cases.get("uniform") or next(iter(cases.values()))
-    parse_s, assign_s, render_s, n = in_process_share(first)
-    print(f"file -> GroupSpec      {parse_s:6.3f} s")
-    print(f"range assign           {assign_s:6.3f} s")
-    print(f"assignment -> JSON     {render_s:6.3f} s  ({n:,} partitions)")
-    dt, n_desc = describe_text_share(first)
-    print(f"describe text -> Group {dt:6.3f} s  ({n_desc:,} owned partitions)", flush=True)
-
     header = f"{'case':<11} {'assignor':<19} {'kgtool s':>9} {'MB':>6} {'kafka-python s':>15} {'MB':>6} {'kp/kg':>7} {'Java s':>7} {'kg/Java':>8}  same as kafka-python"
     print("\n## whole process: python -m kgtool assign FILE --assignor NAME --format json > out.json")
     print(header)
@@ -207,6 +211,15 @@ def main() -> None:
             vs_java = f"{secs / java:.2f}" if java and secs and rc == 0 else "-"
             print(f"{case:<11} {name:<19} {kg:>9} {kg_mb:>6} {peer_s:>15} {peer_mb:>6} {ratio:>7} {java_s:>7} {vs_java:>8}  {same}",
                   flush=True)
+    print("\n## kgtool's own share (in-process, uniform case when present)")
+    first = cases.get("uniform") or next(iter(cases.values()))
+    parse_s, assign_s, render_s, n = in_process_share(first)
+    print(f"file -> GroupSpec      {parse_s:6.3f} s")
+    print(f"range assign           {assign_s:6.3f} s")
+    print(f"assignment -> JSON     {render_s:6.3f} s  ({n:,} partitions)")
+    dt, n_desc = describe_text_share(first)
+    print(f"describe text -> Group {dt:6.3f} s  ({n_desc:,} owned partitions)", flush=True)
+
     print("\nkp/kg > 1: kgtool faster than kafka-python; kg/Java < 1: kgtool faster than Kafka's Java (issue 4 figures).")
 
 

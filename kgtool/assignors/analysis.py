@@ -189,10 +189,15 @@ def run(assignor_name: str, group: GroupSpec) -> Assignment:
     return registry.get(assignor_name).assign(group)
 
 
-def settle(assignor_name: str, group: GroupSpec, first: Assignment, *, max_rounds: int = 3) -> tuple[Assignment, int]:
+def settle(assignor_name: str, group: GroupSpec, first: Assignment, *, max_rounds: int = 10) -> tuple[Assignment, int]:
     """Run follow-up rebalances while the assignor withholds partitions (cooperative
-    protocol: members revoke, then rejoin). Returns the settled assignment and how many
-    rebalances it took (1 when nothing was withheld)."""
+    protocol: members revoke, then rejoin with what they kept, at the next generation).
+    Returns the last assignment and how many rebalances it took (1 when nothing was withheld).
+
+    Usually two rebalances settle a cooperative group; with racks and differing subscriptions
+    CooperativeStickyAssignor may move further partitions in the follow-up rounds (seen on
+    Kafka's own golden groups), so up to ``max_rounds`` are run; a result that still withholds
+    partitions then has ``withheld > 0`` in its statistics."""
     total = subscribed_partition_count(group)
     current, rounds = first, 1
     g = group

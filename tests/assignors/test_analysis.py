@@ -222,3 +222,21 @@ def test_replay_needs_a_protocol():
     rnd = RecordedRound(group_id="g", generation=2, protocol=None, group=g, recorded={}, line=1)
     with pytest.raises(UsageError, match="generation 2 of 'g' has no protocol: give --assignor"):
         analysis.replay([rnd])
+
+
+def test_issue_sticky_example_after_c1_leaves():
+    # Issue 4: sticky with C0..C2 on t0..t3 (2 partitions each), then C1 leaves: every
+    # surviving owner keeps its partitions; only C1's move.
+    g = group({"t0": 2, "t1": 2, "t2": 2, "t3": 2}, {c: ["t0", "t1", "t2", "t3"] for c in ("C0", "C1", "C2")})
+    first = analysis.run("sticky", g)
+    assert first == {"C0": [("t0", 0), ("t1", 1), ("t3", 0)], "C1": [("t0", 1), ("t2", 0), ("t3", 1)],
+                     "C2": [("t1", 0), ("t2", 1)]}
+    r = analysis.analyse("sticky", g, analysis.WhatIf(remove=["C1"]))
+    assert r.baseline == first
+    for member in ("C0", "C2"):
+        assert set(first[member]) <= set(r.assignment[member])
+    assert (r.stats.moved, r.stats.kept) == (3, 5)
+    assert r.stats.revoked == 5  # eager: C0 and C2 revoke all they own before rejoining
+    rows = {row.assignor: row for row in analysis.compare(["sticky", "cooperative-sticky"], g, analysis.WhatIf(remove=["C1"]))}
+    assert rows["sticky"].revoked == 5 and rows["cooperative-sticky"].revoked == 0
+    assert rows["cooperative-sticky"].moved == 3 and rows["cooperative-sticky"].rebalances == 1

@@ -264,3 +264,29 @@ def test_assignment_json_paths(parts, text):
 
 def test_compact():
     assert compact([("b", 3), ("a", 5), ("a", 0), ("a", 1), ("a", 2), ("b", 4)]) == "a: 0-2,5; b: 3-4"
+
+
+def test_replay_scenario1_matches_kafka():
+    # Five generations written by Kafka's group coordinator, each computed by Kafka's
+    # CooperativeStickyAssignor: replaying the recorded subscriptions reproduces every one.
+    result = invoke(str(SCENARIO1), "--format", "json")
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["all_match"] is True
+    assert [(r["generation"], r["assignor"], r["matches"]) for r in doc["rounds"]] == [
+        (g, "cooperative-sticky", True) for g in range(1, 6)]
+    table = invoke(str(SCENARIO1))
+    assert table.exit_code == 0 and table.stdout.count("matches") == 5
+
+
+def test_what_if_on_recorded_group_starts_from_the_last_generation():
+    result = invoke(str(SCENARIO1), "--remove", "consumerC-3333", "--format", "json")
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["assignor"] == "cooperative-sticky" and doc["input"] == "group-metadata"
+    # Generation 5: B owns orders 0, 2 and payments 0 (kept), C orders 1 and payments 1, 2
+    # (moved: C left, nothing to revoke first), orders 3-5 were withheld (newly assigned).
+    assert (doc["stats"]["kept"], doc["stats"]["moved"], doc["stats"]["newly_assigned"]) == (3, 3, 3)
+    assert doc["stats"]["revoked"] == 0 and doc["stats"]["withheld"] == 0 and "settled" not in doc
+    assert doc["assignment"] == {"consumerB-2222": {"orders": [0, 2, 1], "payments": [0, 2]},
+                                 "consumerD-4444": {"orders": [3, 4, 5], "payments": [1]}}
