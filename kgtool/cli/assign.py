@@ -6,6 +6,8 @@ import re
 from itertools import chain, groupby
 from json.encoder import encode_basestring as _json_str  # C-accelerated quoting
 from operator import itemgetter
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager, nullcontext
 from typing import Optional
 
 import typer
@@ -15,7 +17,7 @@ from kgtool.assignors.model import Assignment, GroupSpec
 from kgtool.cli import render
 from kgtool.cli.render import OutputFormat
 from kgtool.errors import FindingsReported, UsageError
-from kgtool.inputs import display_name, read_text
+from kgtool.inputs import STDIN, display_name, read_text
 
 HELP = """Compute the assignment Kafka's assignors give a consumer group, exactly as Kafka 4.x does.
 
@@ -109,8 +111,11 @@ def command(
         help="table (Rich, for people), json (one object), jsonl (one object per member).", case_sensitive=False,
     ),
 ) -> None:
+    if validate_file == STDIN and group_file == STDIN:
+        raise UsageError("'-' (stdin) given for both GROUP_FILE and --validate")
     source = display_name(group_file)
-    loaded = group_input.load_group(read_text(group_file), source, group_id=group)
+    with _progress(f"reading {source}"):
+        loaded = group_input.load_group(read_text(group_file), source, group_id=group)
     for note in loaded.notes:
         render.info(f"note: {note}")
     what_if = analysis.WhatIf(
@@ -127,7 +132,8 @@ def command(
         return
     if compare_names:
         names = registry.parse_names(compare_names)
-        rows = analysis.compare(names, loaded.group, what_if)
+        with _progress(f"comparing {', '.join(names)}"):
+            rows = analysis.compare(names, loaded.group, what_if)
         _render_compare(rows, loaded, what_if, output_format)
         return
     if loaded.rounds and not what_if:
@@ -136,8 +142,17 @@ def command(
     name = assignor or loaded.group.assignor
     if not name:
         raise UsageError(f"no assignor: give --assignor ({', '.join(registry.names())}) or 'assignor:' in the file")
-    result = analysis.analyse(name, loaded.group, what_if)
+    with _progress(f"running {registry.canonical_name(name)}"):
+        result = analysis.analyse(name, loaded.group, what_if)
     _render_result(result, loaded, output_format)
+
+
+@contextmanager
+def _progress(what: str) -> Iterator[None]:
+    """A spinner on stderr while ``what`` runs, only when stderr is a terminal."""
+    console = render.err()
+    with console.status(f"{what}...") if console.is_terminal else nullcontext():
+        yield
 
 
 # ---------------------------------------------------------------------------------------------
@@ -182,11 +197,14 @@ def _member_json(parts: list, safe: bool = False) -> str:
     return "{" + ", ".join(f"{quote(t)}: [{', '.join(map(str, ps))}]" for t, ps in runs) + "}"
 
 
-def assignment_json(assignment: Assignment, indent: str = "  ") -> str:
-    """``{member: {topic: [partitions]}}`` as JSON text, one member per line."""
+def assignment_json(assignment: Assignment, indent: str = "  ", topics: Iterable[str] | None = None) -> str:
+    """``{member: {topic: [partitions]}}`` as JSON text, one member per line.
+
+    ``topics``: every topic the assignment may name (the group's), to skip collecting them."""
     if not assignment:
         return "{}"
-    topics = set(map(_topic_of, chain.from_iterable(assignment.values())))
+    if topics is None:
+        topics = set(map(_topic_of, chain.from_iterable(assignment.values())))
     safe = all(_SAFE_TOPIC.fullmatch(t) for t in topics)
     lines = [f"{indent}  {_json_str(m)}: {_member_json(parts, safe)}" for m, parts in assignment.items()]
     return "{\n" + ",\n".join(lines) + f"\n{indent}}}"
@@ -231,7 +249,7 @@ def _render_result(result: analysis.AssignResult, loaded: group_input.LoadedGrou
         ]
         if result.what_if:
             fields.append(("what_if", result.what_if))
-        fields.append(("assignment", _Raw(assignment_json(result.assignment))))
+        fields.append(("assignment", _Raw(assignment_json(result.assignment, topics=result.group.topics))))
         fields.append(("stats", result.stats.to_json()))
         if result.settled is not None and result.settled_stats is not None:
             fields.append(("settled", _Raw(

@@ -290,3 +290,9 @@ def test_what_if_on_recorded_group_starts_from_the_last_generation():
     assert doc["stats"]["revoked"] == 0 and doc["stats"]["withheld"] == 0 and "settled" not in doc
     assert doc["assignment"] == {"consumerB-2222": {"orders": [0, 2, 1], "payments": [0, 2]},
                                  "consumerD-4444": {"orders": [3, 4, 5], "payments": [1]}}
+
+
+def test_stdin_twice_is_a_usage_error():
+    result = invoke("-", "--validate", "-", input="topics: {}\nmembers: []\n")
+    assert result.exit_code == 2
+    assert "'-' (stdin) given for both GROUP_FILE and --validate" in result.output
