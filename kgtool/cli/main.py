@@ -133,6 +133,14 @@ app.command(
     no_args_is_help=False,
 )(coordinator_of.command)
 
+from kgtool.cli import decode_batch  # noqa: E402
+
+app.command(
+    "decode-batch",
+    help=decode_batch.HELP,
+    no_args_is_help=True,
+)(decode_batch.command)
+
 
 from kgtool.cli import assign  # noqa: E402
 

@@ -17,7 +17,7 @@ from kgtool.errors import InputError
 from tests.assignors.golden import group_from_golden, load_cases
 
 ROOT = Path(__file__).resolve().parents[2]
-SCENARIO1 = ROOT / "fixtures" / "offsets" / "scenario1_generations.decode.jsonl"
+SCENARIO1 = ROOT / "fixtures" / "offsets" / "scenario1_generations" / "decode.jsonl"
 
 ISSUE_YAML = """\
 assignor: cooperative-sticky        # or --assignor on the command line

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from kgtool.cli.main import app
 
 ROOT = Path(__file__).resolve().parents[2]
-SCENARIO1 = ROOT / "fixtures" / "offsets" / "scenario1_generations.decode.jsonl"
+SCENARIO1 = ROOT / "fixtures" / "offsets" / "scenario1_generations" / "decode.jsonl"
 runner = CliRunner()
 
 GROUP = """\

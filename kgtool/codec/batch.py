@@ -1,0 +1,593 @@
+"""Record batch v2 (magic 2): decoder and encoder (``DefaultRecordBatch``, ``DefaultRecord``).
+
+Wire schema (KIP-98; ``DefaultRecordBatch`` javadoc)::
+
+    RecordBatch =>
+      BaseOffset => Int64                 offset 0
+      Length => Int32                     offset 8   (bytes after this field)
+      PartitionLeaderEpoch => Int32       offset 12
+      Magic => Int8                       offset 16  (2)
+      CRC => Uint32                       offset 17  (CRC-32C of Attributes..end)
+      Attributes => Int16                 offset 21
+      LastOffsetDelta => Int32            offset 23
+      BaseTimestamp => Int64              offset 27  (the delete horizon when bit 6 is set)
+      MaxTimestamp => Int64               offset 35
+      ProducerId => Int64                 offset 43
+      ProducerEpoch => Int16              offset 51
+      BaseSequence => Int32               offset 53
+      RecordsCount => Int32               offset 57
+      Records => [Record]                 offset 61  (compressed as one block when bits 0-2 != 0)
+
+    Attributes:  -------------------------------------------------------------------------
+                 | Unused (7-15) | Delete Horizon Flag (6) | Control (5) | Transactional (4) |
+                 | Timestamp Type (3) | Compression Type (0-2) |
+                 -------------------------------------------------------------------------
+
+    Record =>
+      Length => Varint                (bytes after this field)
+      Attributes => Int8              (unused)
+      TimestampDelta => Varlong
+      OffsetDelta => Varint
+      KeyLen => Varint                (-1: null)
+      Key => Bytes
+      ValueLen => Varint              (-1: null)
+      Value => Bytes
+      Headers => [Header]             (count as Varint)
+        HeaderKeyLen => Varint, HeaderKey => String (UTF-8),
+        HeaderValueLen => Varint (-1: null), HeaderValue => Bytes
+
+Control batches hold control records: key = version Int16 + type Int16 (``ControlRecordType``),
+and for COMMIT/ABORT the value = version Int16 + CoordinatorEpoch Int32 (``EndTxnMarker``).
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from kgtool.codec import compression as _comp
+from kgtool.codec.model import (
+    CONTROL_TYPE_IDS,
+    CONTROL_TYPE_NAMES,
+    NO_PARTITION_LEADER_EPOCH,
+    NO_PRODUCER_EPOCH,
+    NO_PRODUCER_ID,
+    NO_SEQUENCE,
+    ControlRecord,
+    Record,
+    RecordBatch,
+    increment_sequence,
+)
+from kgtool.codec.primitives import Reader, crc32c, write_varint, write_varlong
+from kgtool.errors import DecodeError
+
+# Byte offsets inside a v2 batch, chained as in DefaultRecordBatch.
+BASE_OFFSET_OFFSET = 0
+BASE_OFFSET_LENGTH = 8
+LENGTH_OFFSET = BASE_OFFSET_OFFSET + BASE_OFFSET_LENGTH
+LENGTH_LENGTH = 4
+PARTITION_LEADER_EPOCH_OFFSET = LENGTH_OFFSET + LENGTH_LENGTH
+PARTITION_LEADER_EPOCH_LENGTH = 4
+MAGIC_OFFSET = PARTITION_LEADER_EPOCH_OFFSET + PARTITION_LEADER_EPOCH_LENGTH
+MAGIC_LENGTH = 1
+CRC_OFFSET = MAGIC_OFFSET + MAGIC_LENGTH
+CRC_LENGTH = 4
+ATTRIBUTES_OFFSET = CRC_OFFSET + CRC_LENGTH
+ATTRIBUTE_LENGTH = 2
+LAST_OFFSET_DELTA_OFFSET = ATTRIBUTES_OFFSET + ATTRIBUTE_LENGTH
+LAST_OFFSET_DELTA_LENGTH = 4
+BASE_TIMESTAMP_OFFSET = LAST_OFFSET_DELTA_OFFSET + LAST_OFFSET_DELTA_LENGTH
+BASE_TIMESTAMP_LENGTH = 8
+MAX_TIMESTAMP_OFFSET = BASE_TIMESTAMP_OFFSET + BASE_TIMESTAMP_LENGTH
+MAX_TIMESTAMP_LENGTH = 8
+PRODUCER_ID_OFFSET = MAX_TIMESTAMP_OFFSET + MAX_TIMESTAMP_LENGTH
+PRODUCER_ID_LENGTH = 8
+PRODUCER_EPOCH_OFFSET = PRODUCER_ID_OFFSET + PRODUCER_ID_LENGTH
+PRODUCER_EPOCH_LENGTH = 2
+BASE_SEQUENCE_OFFSET = PRODUCER_EPOCH_OFFSET + PRODUCER_EPOCH_LENGTH
+BASE_SEQUENCE_LENGTH = 4
+RECORDS_COUNT_OFFSET = BASE_SEQUENCE_OFFSET + BASE_SEQUENCE_LENGTH
+RECORDS_COUNT_LENGTH = 4
+RECORDS_OFFSET = RECORDS_COUNT_OFFSET + RECORDS_COUNT_LENGTH
+RECORD_BATCH_OVERHEAD = RECORDS_OFFSET
+LOG_OVERHEAD = LENGTH_OFFSET + LENGTH_LENGTH  # Records.LOG_OVERHEAD: offset + size
+
+COMPRESSION_CODEC_MASK = 0x07
+TIMESTAMP_TYPE_MASK = 0x08
+TRANSACTIONAL_FLAG_MASK = 0x10
+CONTROL_FLAG_MASK = 0x20
+DELETE_HORIZON_FLAG_MASK = 0x40
+
+CREATE_TIME = "CREATE_TIME"
+LOG_APPEND_TIME = "LOG_APPEND_TIME"
+NO_TIMESTAMP_TYPE = "NO_TIMESTAMP_TYPE"
+
+#: Header fields after the CRC, unpacked in one call.
+_HEADER = struct.Struct(">qiibIhiqqqhii")
+_AFTER_CRC = struct.Struct(">hiqqqhii")
+
+# --- the record loop: C extension if built, else pure Python -----------------------------------
+
+_speedups: Any = None
+if os.environ.get("KGTOOL_PURE_PYTHON", "") not in ("1", "true", "yes"):
+    try:
+        from kgtool.codec import _speedups  # type: ignore[attr-defined,no-redef]
+    except ImportError:  # the optional extension did not build: pure Python, same results
+        _speedups = None
+
+
+def speedups_enabled() -> bool:
+    """Whether the C extension (``kgtool.codec._speedups``) is in use."""
+    return _speedups is not None
+
+
+def _decode_records_py(data, start: int, end: int, count: int, base_offset: int,
+                       base_timestamp: int, base_sequence: int, log_append_time: int | None):
+    """Pure-Python twin of ``_speedups.decode_records_v2``.
+
+    Returns ``(records, error)``: a list of tuples (offset, timestamp, sequence, key, value,
+    headers, attributes) and None, or the records read so far and
+    ``(index in data, record index, field, reason)``.
+    """
+    r = Reader(data, start, end)
+    out = []
+    i = 0
+    fld = "length"
+    try:
+        for i in range(count):
+            fld = "length"
+            size = r.read_varint()
+            body_start = r.pos
+            if size < 0 or size > r.end - r.pos:
+                # DefaultRecord.readFrom: "Invalid record size: expected to read N bytes ..."
+                return out, (body_start, i, "length",
+                             f"record length {size} exceeds {r.end - r.pos} bytes remaining"
+                             if size >= 0 else f"negative record length {size}")
+            rec_end = body_start + size
+            sub = Reader(data, body_start, rec_end)
+            fld = "attributes"
+            attributes = sub.read_int8()
+            fld = "timestamp_delta"
+            ts_delta = sub.read_varlong()
+            fld = "offset_delta"
+            off_delta = sub.read_varint()
+            fld = "key_length"
+            klen = sub.read_varint()
+            if klen >= 0:
+                fld = "key"
+                key = sub.read_bytes(klen)
+            else:
+                key = None
+            fld = "value_length"
+            vlen = sub.read_varint()
+            if vlen >= 0:
+                fld = "value"
+                value = sub.read_bytes(vlen)
+            else:
+                value = None
+            fld = "header_count"
+            nh = sub.read_varint()
+            if nh < 0:
+                return out, (sub.pos, i, fld, f"invalid number of record headers {nh}")
+            if nh > sub.end - sub.pos:
+                return out, (sub.pos, i, fld,
+                             f"{nh} headers cannot fit in the {sub.end - sub.pos} bytes remaining")
+            headers = []
+            for h in range(nh):
+                fld = f"headers[{h}].key_length"
+                hk = sub.read_varint()
+                if hk < 0:
+                    return out, (sub.pos, i, fld, f"invalid negative header key size {hk}")
+                fld = f"headers[{h}].key"
+                hkey = sub.read_bytes(hk).decode("utf-8", "replace")
+                fld = f"headers[{h}].value_length"
+                hv = sub.read_varint()
+                if hv >= 0:
+                    fld = f"headers[{h}].value"
+                    hval = sub.read_bytes(hv)
+                else:
+                    hval = None
+                headers.append((hkey, hval))
+            if sub.pos != rec_end:
+                return out, (sub.pos, i, "length",
+                             f"record length {size} but its fields end after {sub.pos - body_start} bytes")
+            r.pos = rec_end
+            ts = log_append_time if log_append_time is not None else base_timestamp + ts_delta
+            seq = increment_sequence(base_sequence, off_delta) if base_sequence >= 0 else NO_SEQUENCE
+            out.append((base_offset + off_delta, ts, seq, key, value, headers, attributes))
+    except DecodeError as exc:
+        return out, (exc.position, i, fld, exc.reason)
+    if r.pos != end:
+        # DefaultRecordBatch.RecordIterator: "Incorrect declared batch size, records still
+        # remaining in file"
+        return out, (r.pos, count, "records",
+                     f"{end - r.pos} bytes remain after the {count} records the header declares")
+    return out, None
+
+
+def _decode_records(*args):
+    if _speedups is not None:
+        return _speedups.decode_records_v2(*args)
+    return _decode_records_py(*args)
+
+
+def timestamp_type_name(magic: int, attributes: int) -> str:
+    if magic == 0:
+        return NO_TIMESTAMP_TYPE
+    return LOG_APPEND_TIME if attributes & TIMESTAMP_TYPE_MASK else CREATE_TIME
+
+
+def parse_control_record(key: bytes | None, value: bytes | None) -> ControlRecord:
+    """Decode a control record's key (and the end-transaction marker value).
+
+    ``ControlRecordType.parse``: key = version int16 (>= 0) + type int16; COMMIT/ABORT values
+    are ``EndTxnMarker`` (version int16, CoordinatorEpoch int32, tagged fields from v1).
+
+    Raises:
+        DecodeError: without position (the caller places it).
+    """
+    if key is None or len(key) < 4:
+        raise DecodeError(
+            f"control record key must have at least 4 bytes, found {0 if key is None else len(key)}"
+        )
+    version, type_id = struct.unpack_from(">hh", key, 0)
+    if version < 0:
+        raise DecodeError(f"invalid control record key version {version}")
+    ctl = ControlRecord(type=type_id, type_name=CONTROL_TYPE_NAMES.get(type_id, "UNKNOWN"), version=version)
+    if type_id in (0, 1):
+        if value is None or len(value) < 6:
+            raise DecodeError(
+                f"end transaction marker value must have at least 6 bytes, found "
+                f"{'null' if value is None else len(value)}"
+            )
+        vversion, epoch = struct.unpack_from(">hi", value, 0)
+        if vversion < 0:
+            raise DecodeError(f"invalid end transaction marker version {vversion}")
+        ctl.value_version = vversion
+        ctl.coordinator_epoch = epoch
+    return ctl
+
+
+def decode_batch_v2(
+    data,
+    pos: int = 0,
+    *,
+    source: str | None = None,
+    base_position: int = 0,
+    verify_crc: bool = True,
+    decode_records: bool = True,
+    max_decompressed_size: int = _comp.DEFAULT_MAX_DECOMPRESSED,
+    record_sink=None,
+) -> RecordBatch:
+    """Decode the v2 batch at index ``pos`` of ``data`` (whose length field fits in ``data``).
+
+    Args:
+        data: the buffer (bytes, memoryview, mmap).
+        pos: index of the batch's first byte.
+        source: file name for errors. base_position: absolute position of ``data[0]``.
+        verify_crc: check the CRC-32C; on mismatch raise :class:`CrcMismatch`.
+        decode_records: decompress and decode the records (else ``records`` is empty).
+        max_decompressed_size: cap of the decompressed records section.
+        record_sink: optional ``f(buf, start, end, count, base_offset, base_timestamp,
+            log_append_time, batch) -> bool`` offered the (decompressed) records section of a
+            non-control batch instead of building :class:`Record` objects (summaries); when
+            it returns False the records are decoded normally (and errors raised).
+
+    Returns:
+        The batch with absolute ``position``.
+
+    Raises:
+        CrcMismatch: stored CRC != computed.
+        DecodeError: any malformed field, with absolute position and context.
+    """
+    position = base_position + pos
+    ctx = f"batch@{position}"
+    n = len(data) - pos
+    if n < RECORD_BATCH_OVERHEAD:
+        raise DecodeError(
+            f"batch header needs {RECORD_BATCH_OVERHEAD} bytes, {n} remaining",
+            source=source, position=position, context=ctx,
+        )
+    (base_offset, batch_length, ple, magic, crc, attributes, last_offset_delta, base_ts, max_ts,
+     producer_id, producer_epoch, base_sequence, count) = _HEADER.unpack_from(data, pos)
+    size = batch_length + LOG_OVERHEAD
+    if magic != 2:
+        raise DecodeError(f"magic {magic} is not 2", source=source, position=position + MAGIC_OFFSET,
+                          context=ctx + ".magic")
+    if size < RECORD_BATCH_OVERHEAD:
+        # DefaultRecordBatch.ensureValid: "Record batch is corrupt (the size ... is smaller than
+        # the minimum allowed overhead 61)"
+        raise DecodeError(
+            f"batch length {batch_length} is smaller than the minimum {RECORD_BATCH_OVERHEAD - LOG_OVERHEAD}",
+            source=source, position=position + LENGTH_OFFSET, context=ctx + ".batch_length",
+        )
+    if size > n:
+        raise DecodeError(
+            f"batch length {batch_length} exceeds the {n - LOG_OVERHEAD} bytes remaining",
+            source=source, position=position + LENGTH_OFFSET, context=ctx + ".batch_length",
+        )
+    end = pos + size
+    crc_valid = None
+    if verify_crc:
+        computed = crc32c(memoryview(data)[pos + ATTRIBUTES_OFFSET:end])
+        crc_valid = computed == crc
+        if not crc_valid:
+            raise CrcMismatch(
+                f"stored crc 0x{crc:08x} != computed 0x{computed:08x}",
+                source=source, position=position + CRC_OFFSET, context=ctx + ".crc",
+                batch_size=size, base_offset=base_offset,
+            )
+    codec = attributes & COMPRESSION_CODEC_MASK
+    if codec not in _comp.COMPRESSION_NAMES:
+        raise DecodeError(f"unknown compression type id {codec}", source=source,
+                          position=position + ATTRIBUTES_OFFSET, context=ctx + ".attributes")
+    ts_type = LOG_APPEND_TIME if attributes & TIMESTAMP_TYPE_MASK else CREATE_TIME
+    is_control = bool(attributes & CONTROL_FLAG_MASK)
+    has_horizon = bool(attributes & DELETE_HORIZON_FLAG_MASK)
+    batch = RecordBatch(
+        position=position,
+        base_offset=base_offset,
+        last_offset=base_offset + last_offset_delta,
+        batch_length=batch_length,
+        size_in_bytes=size,
+        partition_leader_epoch=ple,
+        magic=magic,
+        crc=crc,
+        crc_valid=crc_valid,
+        attributes=attributes,
+        compression=_comp.COMPRESSION_NAMES[codec],
+        timestamp_type=ts_type,
+        is_transactional=bool(attributes & TRANSACTIONAL_FLAG_MASK),
+        is_control=is_control,
+        delete_horizon_ms=base_ts if has_horizon else None,
+        last_offset_delta=last_offset_delta,
+        base_timestamp=base_ts,
+        max_timestamp=max_ts,
+        producer_id=producer_id,
+        producer_epoch=producer_epoch,
+        base_sequence=base_sequence,
+        record_count=count,
+    )
+    if not decode_records:
+        return batch
+    if count < 0:
+        raise DecodeError(f"invalid record count {count}", source=source,
+                          position=position + RECORDS_COUNT_OFFSET, context=ctx + ".record_count")
+    recs_start = pos + RECORDS_OFFSET
+    log_append_time = max_ts if ts_type == LOG_APPEND_TIME else None
+    if codec == _comp.NONE:
+        # Each record takes at least 7 bytes: guard the count before looping.
+        if count > (end - recs_start):
+            raise DecodeError(
+                f"record count {count} cannot fit in the {end - recs_start} bytes of records",
+                source=source, position=position + RECORDS_COUNT_OFFSET, context=ctx + ".record_count",
+            )
+        buf = data
+        rbase = base_position
+        rstart, rend = recs_start, end
+        where = None
+    else:
+        try:
+            buf = _comp.decompress(codec, memoryview(data)[recs_start:end], magic=2,
+                                   max_size=max_decompressed_size)
+        except _comp.CompressionFailure as exc:
+            raise DecodeError(str(exc), source=source, position=position + RECORDS_OFFSET,
+                              context=ctx + ".records") from None
+        rstart, rend = 0, len(buf)
+        if count > rend:
+            raise DecodeError(
+                f"record count {count} cannot fit in the {rend} decompressed bytes",
+                source=source, position=position + RECORDS_COUNT_OFFSET, context=ctx + ".record_count",
+            )
+        rbase = None
+        where = position + RECORDS_OFFSET
+    if record_sink is not None and not is_control:
+        if record_sink(buf, rstart, rend, count, base_offset, base_ts, log_append_time, batch):
+            return batch
+    tuples, err = _decode_records(buf, rstart, rend, count, base_offset, base_ts, base_sequence,
+                                  log_append_time)
+    if err is not None:
+        at, idx, fld, reason = err
+        if rbase is None:
+            reason = f"{reason} (at byte {at} of the decompressed records)"
+            abs_pos = where
+        else:
+            abs_pos = rbase + at
+        where_ctx = f"{ctx}.records" if fld == "records" else f"{ctx}.records[{idx}].{fld}"
+        raise DecodeError(reason, source=source, position=abs_pos, context=where_ctx)
+    if is_control:
+        records = []
+        for idx, t in enumerate(tuples):
+            try:
+                ctl = parse_control_record(t[3], t[4])
+            except DecodeError as exc:
+                raise DecodeError(exc.reason, source=source, position=position + RECORDS_OFFSET,
+                                  context=f"{ctx}.records[{idx}].key") from None
+            records.append(Record(t[0], t[1], t[2], t[3], t[4], t[5], t[6], ctl))
+        batch.records = records
+    else:
+        batch.records = [Record(*t) for t in tuples]
+    return batch
+
+
+class CrcMismatch(DecodeError):
+    """A batch (or legacy message) whose stored CRC differs from the computed one."""
+
+    def __init__(self, reason: str, *, batch_size: int | None = None, base_offset: int | None = None,
+                 **where) -> None:
+        self.batch_size = batch_size
+        self.base_offset = base_offset
+        super().__init__(reason, **where)
+
+
+# --- encoder ----------------------------------------------------------------------------------
+
+def _as_record_fields(item: Any, index: int, base_offset: int):
+    """(offset_delta or None, timestamp or None, key, value, headers, attributes)."""
+    if isinstance(item, Record):
+        return item.offset - base_offset, item.timestamp, item.key, item.value, item.headers, item.attributes
+    if isinstance(item, dict):
+        off = item.get("offset")
+        return (None if off is None else off - base_offset, item.get("timestamp"), item.get("key"),
+                item.get("value"), item.get("headers") or [], item.get("attributes", 0))
+    t = tuple(item)
+    if not 2 <= len(t) <= 4:
+        raise ValueError(f"record {index}: expected (key, value[, headers[, timestamp]])")
+    key, value = t[0], t[1]
+    headers = t[2] if len(t) > 2 and t[2] is not None else []
+    ts = t[3] if len(t) > 3 else None
+    return None, ts, key, value, headers, 0
+
+
+def _b(v) -> bytes | None:
+    if v is None:
+        return None
+    if isinstance(v, str):
+        return v.encode("utf-8")
+    return bytes(v)
+
+
+def encode_record_v2(offset_delta: int, timestamp_delta: int, key, value,
+                     headers: Sequence[tuple[str, Any]] = (), attributes: int = 0) -> bytes:
+    """One v2 record (``DefaultRecord.writeTo``), length prefix included."""
+    key = _b(key)
+    value = _b(value)
+    body = bytearray()
+    body += struct.pack(">b", attributes)
+    body += write_varlong(timestamp_delta)
+    body += write_varint(offset_delta)
+    if key is None:
+        body += write_varint(-1)
+    else:
+        body += write_varint(len(key)) + key
+    if value is None:
+        body += write_varint(-1)
+    else:
+        body += write_varint(len(value)) + value
+    body += write_varint(len(headers))
+    for hk, hv in headers:
+        hkb = hk.encode("utf-8") if isinstance(hk, str) else bytes(hk)
+        body += write_varint(len(hkb)) + hkb
+        hvb = _b(hv)
+        if hvb is None:
+            body += write_varint(-1)
+        else:
+            body += write_varint(len(hvb)) + hvb
+    return write_varint(len(body)) + bytes(body)
+
+
+def encode_batch_v2(
+    records: Iterable[Any] = (),
+    *,
+    base_offset: int = 0,
+    compression: str | int = "none",
+    timestamp_type: str = CREATE_TIME,
+    log_append_time: int | None = None,
+    partition_leader_epoch: int = NO_PARTITION_LEADER_EPOCH,
+    producer_id: int = NO_PRODUCER_ID,
+    producer_epoch: int = NO_PRODUCER_EPOCH,
+    base_sequence: int = NO_SEQUENCE,
+    is_transactional: bool = False,
+    is_control: bool = False,
+    delete_horizon_ms: int | None = None,
+    base_timestamp: int | None = None,
+    max_timestamp: int | None = None,
+    last_offset_delta: int | None = None,
+    timestamp: int | None = None,
+    attributes_extra: int = 0,
+) -> bytes:
+    """Encode one v2 batch as ``MemoryRecordsBuilder`` writes it.
+
+    Args:
+        records: items ``(key, value[, headers[, timestamp]])`` (keys/values bytes, str or None;
+            headers ``[(str, bytes|None)]``), or :class:`Record` / dicts with ``offset`` to
+            place a record at a given offset (compacted gaps). Offsets are otherwise
+            consecutive from ``base_offset``.
+        compression: "none" | "gzip" | "snappy" | "lz4" | "zstd" (or the id).
+        timestamp_type: CREATE_TIME or LOG_APPEND_TIME (then ``log_append_time`` is the
+            batch's MaxTimestamp, as the broker sets it).
+        timestamp: timestamp of records given without one (default
+            ``RecordBatch.NO_TIMESTAMP``, -1).
+        delete_horizon_ms: sets attribute bit 6 and BaseTimestamp (the log cleaner's form).
+        base_timestamp, max_timestamp, last_offset_delta: override the computed header values.
+        attributes_extra: OR-ed into the attributes (tests of unused bits).
+
+    Returns:
+        The batch bytes, CRC-32C computed.
+    """
+    codec = _comp.compression_id(compression)
+    default_ts = -1 if timestamp is None else timestamp
+    items = []
+    for i, item in enumerate(records):
+        off_delta, ts, key, value, headers, attrs = _as_record_fields(item, i, base_offset)
+        items.append((i if off_delta is None else off_delta, default_ts if ts is None else ts,
+                      key, value, headers, attrs))
+    if base_timestamp is None:
+        if delete_horizon_ms is not None:
+            base_timestamp = delete_horizon_ms
+        else:
+            base_timestamp = items[0][1] if items else -1
+    body = b"".join(
+        encode_record_v2(od, ts - base_timestamp, k, v, h, a) for od, ts, k, v, h, a in items
+    )
+    if last_offset_delta is None:
+        last_offset_delta = items[-1][0] if items else -1
+    if max_timestamp is None:
+        if timestamp_type == LOG_APPEND_TIME:
+            if log_append_time is None:
+                raise ValueError("LOG_APPEND_TIME needs log_append_time")
+            max_timestamp = log_append_time
+        else:
+            max_timestamp = max((it[1] for it in items), default=-1)
+    attributes = codec | attributes_extra
+    if timestamp_type == LOG_APPEND_TIME:
+        attributes |= TIMESTAMP_TYPE_MASK
+    elif timestamp_type != CREATE_TIME:
+        raise ValueError(f"v2 batches have CREATE_TIME or LOG_APPEND_TIME, not {timestamp_type}")
+    if is_transactional:
+        attributes |= TRANSACTIONAL_FLAG_MASK
+    if is_control:
+        attributes |= CONTROL_FLAG_MASK
+    if delete_horizon_ms is not None:
+        attributes |= DELETE_HORIZON_FLAG_MASK
+    payload = _comp.compress(codec, body, magic=2) if codec else body
+    after_crc = _AFTER_CRC.pack(attributes, last_offset_delta, base_timestamp, max_timestamp,
+                                producer_id, producer_epoch, base_sequence, len(items)) + payload
+    crc = crc32c(after_crc)
+    # Length counts everything after itself: PartitionLeaderEpoch, Magic, CRC, then the rest.
+    batch_length = PARTITION_LEADER_EPOCH_LENGTH + MAGIC_LENGTH + CRC_LENGTH + len(after_crc)
+    head = struct.pack(">qiibI", base_offset, batch_length, partition_leader_epoch, 2, crc)
+    return head + after_crc
+
+
+def encode_control_record_key(type_id: int | str, version: int = 0) -> bytes:
+    if isinstance(type_id, str):
+        type_id = CONTROL_TYPE_IDS[type_id.upper()]
+    return struct.pack(">hh", version, type_id)
+
+
+def encode_end_txn_marker(
+    *,
+    commit: bool = True,
+    producer_id: int,
+    producer_epoch: int,
+    coordinator_epoch: int = 0,
+    base_offset: int = 0,
+    timestamp: int = -1,
+    partition_leader_epoch: int = NO_PARTITION_LEADER_EPOCH,
+) -> bytes:
+    """A control batch with one COMMIT or ABORT marker (``MemoryRecords.withEndTransactionMarker``):
+    transactional + control attributes, key (version 0, type), value EndTxnMarker v0."""
+    key = encode_control_record_key(1 if commit else 0)
+    value = struct.pack(">hi", 0, coordinator_epoch)
+    return encode_batch_v2(
+        [(key, value, [], timestamp)],
+        base_offset=base_offset,
+        producer_id=producer_id,
+        producer_epoch=producer_epoch,
+        is_transactional=True,
+        is_control=True,
+        partition_leader_epoch=partition_leader_epoch,
+    )

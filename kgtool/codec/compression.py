@@ -1,0 +1,379 @@
+"""Kafka's compression codecs: gzip, snappy, lz4, zstd (``CompressionType``, ids 0-4).
+
+Readers, as the Java client reads them:
+
+- gzip: RFC 1952 members (``GZIPInputStream``; concatenated members are read in turn).
+- snappy: ``SnappyFactory`` wraps xerial's ``SnappyInputStream``: the xerial stream
+  (``\\x82SNAPPY\\x00``, int32 version, int32 compatible version, then chunks of int32 length +
+  raw snappy block; a repeated header mid-stream is skipped). Without that header xerial reads
+  the whole input as ONE raw snappy block, as librdkafka and others write it: kgtool too.
+  The snappy framing format (``\\xff\\x06\\x00\\x00sNaPpY``) is also accepted.
+- lz4: the LZ4 frame format (``KafkaLZ4BlockInputStream``). Magic-0 messages were written by
+  Kafka < 0.10 with a header checksum computed over the magic bytes too (KAFKA-3160,
+  ``useBrokenFlagDescriptorChecksum``); as Kafka, the header checksum is not checked for magic 0.
+- zstd: zstd frames (``ZstdFactory``), magic 2 only.
+
+Every reader caps the decompressed size (``max_size``): a decompression bomb is a
+:class:`~kgtool.errors.DecodeError`, not an out-of-memory. Writers produce what the Java client
+produces (xerial framing for snappy, the lz4 frame with 64 KiB blocks, independent blocks).
+"""
+
+from __future__ import annotations
+
+import io
+import struct
+import zlib
+
+from kgtool.errors import DecodeError
+
+NONE, GZIP, SNAPPY, LZ4, ZSTD = 0, 1, 2, 3, 4
+#: CompressionType.id -> name, as Kafka names them (``CompressionType.name``).
+COMPRESSION_NAMES = {NONE: "none", GZIP: "gzip", SNAPPY: "snappy", LZ4: "lz4", ZSTD: "zstd"}
+COMPRESSION_IDS = {v: k for k, v in COMPRESSION_NAMES.items()}
+
+#: Default cap on one batch's decompressed size (Kafka's own limit is the batch size the
+#: broker accepted; a compressed batch that inflates beyond this is treated as hostile).
+DEFAULT_MAX_DECOMPRESSED = 256 * 1024 * 1024
+
+XERIAL_MAGIC = b"\x82SNAPPY\x00"
+XERIAL_HEADER_LEN = 16
+SNAPPY_FRAMING_MAGIC = b"\xff\x06\x00\x00sNaPpY"
+LZ4_FRAME_MAGIC = 0x184D2204
+
+
+class CompressionFailure(Exception):
+    """Internal: the compressed bytes are bad; the batch decoder adds position and context."""
+
+
+def compression_id(name_or_id: str | int) -> int:
+    """The attribute id of a codec given by name (``"gzip"``) or id."""
+    if isinstance(name_or_id, int):
+        if name_or_id not in COMPRESSION_NAMES:
+            raise ValueError(f"unknown compression type id {name_or_id}")
+        return name_or_id
+    try:
+        return COMPRESSION_IDS[name_or_id.lower()]
+    except KeyError:
+        raise ValueError(f"unknown compression {name_or_id!r}") from None
+
+
+# --- decompression ----------------------------------------------------------------------------
+
+def decompress(codec: int, data, *, magic: int = 2, max_size: int = DEFAULT_MAX_DECOMPRESSED) -> bytes:
+    """Decompress one batch's (or wrapper message's) payload.
+
+    Raises:
+        CompressionFailure: corrupt data, unsupported codec, or output beyond ``max_size``.
+    """
+    try:
+        if codec == GZIP:
+            return _gunzip(data, max_size)
+        if codec == SNAPPY:
+            return _unsnappy(bytes(data), max_size)
+        if codec == LZ4:
+            return _unlz4(bytes(data), max_size, ignore_header_checksum=(magic == 0))
+        if codec == ZSTD:
+            return _unzstd(data, max_size)
+    except CompressionFailure:
+        raise
+    except Exception as exc:  # noqa: BLE001 - codec libraries raise assorted types
+        name = COMPRESSION_NAMES.get(codec, str(codec))
+        raise CompressionFailure(f"{name} data does not decompress: {exc}") from None
+    raise CompressionFailure(f"unknown compression type id {codec}")
+
+
+def _too_big(name: str, max_size: int) -> CompressionFailure:
+    return CompressionFailure(
+        f"{name} data decompresses to more than {max_size} bytes (decompression bomb guard)"
+    )
+
+
+def _gunzip(data, max_size: int) -> bytes:
+    out = bytearray()
+    buf = bytes(data)
+    if not buf:
+        raise CompressionFailure("gzip data is empty")
+    while buf:
+        d = zlib.decompressobj(wbits=31)
+        try:
+            chunk = d.decompress(buf, max_size - len(out) + 1)
+        except zlib.error as exc:
+            raise CompressionFailure(f"gzip data is corrupt: {exc}") from None
+        out += chunk
+        if len(out) > max_size or d.unconsumed_tail:
+            raise _too_big("gzip", max_size)
+        if not d.eof:
+            raise CompressionFailure("gzip data is truncated (no end of stream)")
+        buf = d.unused_data
+        # GZIPInputStream reads a following member only if it starts with the gzip magic.
+        if buf and buf[:2] != b"\x1f\x8b":
+            break
+    return bytes(out)
+
+
+def _snappy_raw(block: bytes, max_size: int) -> bytes:
+    import cramjam
+
+    # The raw block starts with the uncompressed length as an unsigned varint: check it
+    # before allocating anything.
+    n = 0
+    shift = 0
+    for i in range(min(5, len(block))):
+        b = block[i]
+        n |= (b & 0x7F) << shift
+        shift += 7
+        if not b & 0x80:
+            break
+    else:
+        raise CompressionFailure("snappy block has a bad length preamble")
+    if n > max_size:
+        raise _too_big("snappy", max_size)
+    return bytes(cramjam.snappy.decompress_raw(block))
+
+
+def _unsnappy(data: bytes, max_size: int) -> bytes:
+    if data.startswith(XERIAL_MAGIC):
+        out = bytearray()
+        pos = XERIAL_HEADER_LEN
+        if len(data) < XERIAL_HEADER_LEN:
+            raise CompressionFailure("xerial snappy header is truncated")
+        n = len(data)
+        while pos < n:
+            # SnappyInputStream.hasNextChunk: a concatenated stream repeats the header.
+            if data.startswith(XERIAL_MAGIC, pos):
+                pos += XERIAL_HEADER_LEN
+                continue
+            if pos + 4 > n:
+                raise CompressionFailure(f"xerial snappy chunk length truncated at byte {pos} of the payload")
+            (size,) = struct.unpack_from(">i", data, pos)
+            pos += 4
+            if size < 0 or size > n - pos:
+                raise CompressionFailure(
+                    f"xerial snappy chunk of {size} bytes at byte {pos - 4} of the payload "
+                    f"exceeds the {n - pos} bytes remaining"
+                )
+            out += _snappy_raw(data[pos:pos + size], max_size - len(out))
+            pos += size
+        return bytes(out)
+    if data.startswith(SNAPPY_FRAMING_MAGIC):
+        import cramjam
+
+        d = cramjam.snappy.Decompressor()
+        d.decompress(data)
+        out = bytes(d.flush())
+        if len(out) > max_size:
+            raise _too_big("snappy", max_size)
+        return out
+    return _snappy_raw(data, max_size)
+
+
+# xxHash32 (only the LZ4 frame header checksum needs it: a few bytes, pure Python is fine).
+_P1, _P2, _P3, _P4, _P5 = 2654435761, 2246822519, 3266489917, 668265263, 374761393
+_M32 = 0xFFFFFFFF
+
+
+def _rotl(x: int, r: int) -> int:
+    return ((x << r) | (x >> (32 - r))) & _M32
+
+
+def xxh32(data: bytes, seed: int = 0) -> int:
+    """xxHash32 of ``data`` (reference algorithm)."""
+    n = len(data)
+    i = 0
+    if n >= 16:
+        v1 = (seed + _P1 + _P2) & _M32
+        v2 = (seed + _P2) & _M32
+        v3 = seed & _M32
+        v4 = (seed - _P1) & _M32
+        while i + 16 <= n:
+            a, b, c, d = struct.unpack_from("<4I", data, i)
+            v1 = (_rotl((v1 + a * _P2) & _M32, 13) * _P1) & _M32
+            v2 = (_rotl((v2 + b * _P2) & _M32, 13) * _P1) & _M32
+            v3 = (_rotl((v3 + c * _P2) & _M32, 13) * _P1) & _M32
+            v4 = (_rotl((v4 + d * _P2) & _M32, 13) * _P1) & _M32
+            i += 16
+        h = (_rotl(v1, 1) + _rotl(v2, 7) + _rotl(v3, 12) + _rotl(v4, 18)) & _M32
+    else:
+        h = (seed + _P5) & _M32
+    h = (h + n) & _M32
+    while i + 4 <= n:
+        (k,) = struct.unpack_from("<I", data, i)
+        h = (_rotl((h + k * _P3) & _M32, 17) * _P4) & _M32
+        i += 4
+    while i < n:
+        h = (_rotl((h + data[i] * _P5) & _M32, 11) * _P1) & _M32
+        i += 1
+    h ^= h >> 15
+    h = (h * _P2) & _M32
+    h ^= h >> 13
+    h = (h * _P3) & _M32
+    h ^= h >> 16
+    return h
+
+
+def _lz4_header(data: bytes, ignore_header_checksum: bool) -> tuple[int, int, int]:
+    """Parse an LZ4 frame descriptor: (descriptor end index, stored HC, correct HC)."""
+    if len(data) < 7:
+        raise CompressionFailure("lz4 frame header is truncated")
+    (magic,) = struct.unpack_from("<I", data, 0)
+    if magic != LZ4_FRAME_MAGIC:
+        raise CompressionFailure(f"lz4 frame magic 0x{magic:08x} != 0x{LZ4_FRAME_MAGIC:08x}")
+    flg = data[4]
+    if flg >> 6 != 1:
+        raise CompressionFailure(f"lz4 frame version {flg >> 6} is not supported (expected 1)")
+    desc_end = 6 + (8 if flg & 0x08 else 0) + (4 if flg & 0x01 else 0)
+    if len(data) < desc_end + 1:
+        raise CompressionFailure("lz4 frame header is truncated")
+    stored = data[desc_end]
+    correct = (xxh32(data[4:desc_end]) >> 8) & 0xFF
+    if not ignore_header_checksum and stored != correct:
+        # KafkaLZ4BlockInputStream.readHeader: "Stream frame descriptor corrupted"
+        broken = (xxh32(data[0:desc_end]) >> 8) & 0xFF
+        hint = " (the pre-0.10 broken checksum, valid only for magic 0)" if stored == broken else ""
+        raise CompressionFailure(
+            f"lz4 frame descriptor checksum 0x{stored:02x} != computed 0x{correct:02x}{hint}"
+        )
+    return desc_end, stored, correct
+
+
+_LZ4_BLOCK_MAX = {4: 64 * 1024, 5: 256 * 1024, 6: 1024 * 1024, 7: 4 * 1024 * 1024}
+
+
+def _unlz4(data: bytes, max_size: int, *, ignore_header_checksum: bool) -> bytes:
+    """LZ4 frame: parsed here, blocks decoded by lz4.block (KafkaLZ4BlockInputStream reads
+    independent blocks; block and content checksums are skipped there too)."""
+    import lz4.block
+
+    desc_end, stored, correct = _lz4_header(data, ignore_header_checksum)
+    flg = data[4]
+    bd = data[5]
+    block_max = _LZ4_BLOCK_MAX.get((bd >> 4) & 0x07)
+    if block_max is None:
+        raise CompressionFailure(f"lz4 frame block maximum size code {(bd >> 4) & 0x07} is invalid")
+    if not flg & 0x20:
+        # Linked blocks (never written by Kafka): the frame decoder handles them.
+        return _unlz4_frame(data, desc_end, stored, correct, max_size)
+    block_checksum = 4 if flg & 0x10 else 0
+    pos = desc_end + 1
+    n = len(data)
+    parts = []
+    total = 0
+    while True:
+        if pos + 4 > n:
+            raise CompressionFailure("lz4 frame is truncated (no end mark)")
+        (size,) = struct.unpack_from("<I", data, pos)
+        pos += 4
+        if size == 0:
+            break
+        raw = size & 0x80000000
+        size &= 0x7FFFFFFF
+        if size > block_max or pos + size + block_checksum > n:
+            raise CompressionFailure(f"lz4 block of {size} bytes is too large or truncated")
+        block = data[pos:pos + size]
+        pos += size + block_checksum
+        out = block if raw else lz4.block.decompress(block, uncompressed_size=block_max)
+        total += len(out)
+        if total > max_size:
+            raise _too_big("lz4", max_size)
+        parts.append(out)
+    return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
+def _unlz4_frame(data: bytes, desc_end: int, stored: int, correct: int, max_size: int) -> bytes:
+    import lz4.frame
+
+    if stored != correct:
+        data = data[:desc_end] + bytes([correct]) + data[desc_end + 1:]
+    d = lz4.frame.LZ4FrameDecompressor()
+    out = d.decompress(data, max_length=max_size + 1)
+    if len(out) > max_size:
+        raise _too_big("lz4", max_size)
+    if not d.eof:
+        raise CompressionFailure("lz4 frame is truncated (no end mark)")
+    return bytes(out)
+
+
+_ZSTD = None
+
+
+def _unzstd(data, max_size: int) -> bytes:
+    global _ZSTD
+    import zstandard
+
+    if _ZSTD is None:
+        _ZSTD = zstandard.ZstdDecompressor()
+    data = bytes(data)
+    try:
+        size = zstandard.frame_content_size(data)
+    except zstandard.ZstdError:
+        size = -1
+    if 0 <= size <= max_size:
+        # One frame with its size in the header (what ZstdOutputStream writes): one shot.
+        dobj = _ZSTD.decompressobj()
+        out = dobj.decompress(data)
+        if len(out) == size and not dobj.unused_data:
+            return out
+    # General case (frames without a size, several frames): feed small pieces so that the
+    # output can be checked against the cap as it grows, and require every frame to end.
+    out = bytearray()
+    buf = memoryview(data)
+    while len(buf):
+        dobj = _ZSTD.decompressobj()
+        pos = 0
+        rest = b""
+        while pos < len(buf) and not dobj.eof:
+            out += dobj.decompress(buf[pos:pos + 4096])
+            pos += 4096
+            if len(out) > max_size:
+                raise _too_big("zstd", max_size)
+        if not dobj.eof:
+            raise CompressionFailure("zstd data is truncated (the frame does not end)")
+        rest = dobj.unused_data
+        tail = bytes(buf[pos:]) if pos < len(buf) else b""
+        buf = memoryview(rest + tail)
+    return bytes(out)
+
+
+# --- compression ------------------------------------------------------------------------------
+
+def compress(codec: int, data: bytes, *, magic: int = 2) -> bytes:
+    """Compress ``data`` as the Java client would for ``codec`` (see the module doc)."""
+    if codec == NONE:
+        return bytes(data)
+    if codec == GZIP:
+        c = zlib.compressobj(6, zlib.DEFLATED, 31)
+        return c.compress(data) + c.flush()
+    if codec == SNAPPY:
+        import cramjam
+
+        # SnappyOutputStream: xerial header (version 1, compatible 1), 32 KiB chunks.
+        out = bytearray(XERIAL_MAGIC + struct.pack(">ii", 1, 1))
+        for i in range(0, len(data), 32 * 1024):
+            block = bytes(cramjam.snappy.compress_raw(data[i:i + 32 * 1024]))
+            out += struct.pack(">i", len(block)) + block
+        return bytes(out)
+    if codec == LZ4:
+        import lz4.frame
+
+        out = lz4.frame.compress(
+            data,
+            block_size=lz4.frame.BLOCKSIZE_MAX64KB,
+            block_linked=False,
+            content_checksum=False,
+            store_size=False,
+        )
+        if magic == 0:
+            # KafkaLZ4BlockOutputStream(useBrokenFlagDescriptorChecksum=true) for magic 0.
+            desc_end = 6
+            out = out[:desc_end] + bytes([(xxh32(out[0:desc_end]) >> 8) & 0xFF]) + out[desc_end + 1:]
+        return out
+    if codec == ZSTD:
+        import zstandard
+
+        return zstandard.ZstdCompressor(level=3).compress(data)
+    raise ValueError(f"unknown compression type id {codec}")
+
+
+def as_decode_error(exc: CompressionFailure, **where) -> DecodeError:
+    """Turn a CompressionFailure into a located DecodeError."""
+    return DecodeError(str(exc), **where)

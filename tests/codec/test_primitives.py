@@ -1,0 +1,146 @@
+"""Varints, fixed-width ints and CRCs against exact bytes and an independent reference."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from kgtool.codec import primitives as P
+from kgtool.errors import DecodeError
+
+# (value, exact bytes): shared by encode, decode and size tests (ByteUtilsTest vectors).
+VARINT_VECTORS = [
+    (0, b"\x00"),
+    (-1, b"\x01"),
+    (1, b"\x02"),
+    (63, b"\x7e"),
+    (-64, b"\x7f"),
+    (64, b"\x80\x01"),
+    (-65, b"\x81\x01"),
+    (8191, b"\xfe\x7f"),
+    (-8192, b"\xff\x7f"),
+    (8192, b"\x80\x80\x01"),
+    (-8193, b"\x81\x80\x01"),
+    (1048575, b"\xfe\xff\x7f"),
+    (-1048576, b"\xff\xff\x7f"),
+    (1048576, b"\x80\x80\x80\x01"),
+    (134217727, b"\xfe\xff\xff\x7f"),
+    (-134217728, b"\xff\xff\xff\x7f"),
+    (134217728, b"\x80\x80\x80\x80\x01"),
+    (2147483647, b"\xfe\xff\xff\xff\x0f"),
+    (-2147483648, b"\xff\xff\xff\xff\x0f"),
+]
+VARLONG_VECTORS = VARINT_VECTORS + [
+    (2147483648, b"\x80\x80\x80\x80\x10"),
+    (-2147483649, b"\x81\x80\x80\x80\x10"),
+    (9223372036854775807, b"\xfe\xff\xff\xff\xff\xff\xff\xff\xff\x01"),
+    (-9223372036854775808, b"\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01"),
+]
+
+
+def ref_varlong(v: int) -> bytes:
+    """Independent reference: zig-zag by arithmetic, groups by string slicing of the binary."""
+    z = 2 * v if v >= 0 else -2 * v - 1
+    bits = bin(z)[2:]
+    groups = [bits[max(0, i - 7):i] for i in range(len(bits), 0, -7)] or ["0"]
+    out = bytearray()
+    for k, g in enumerate(groups):
+        out.append(int(g, 2) | (0x80 if k < len(groups) - 1 else 0))
+    return bytes(out)
+
+
+@pytest.mark.parametrize("value,raw", VARINT_VECTORS)
+def test_varint_boundary_vectors(value, raw):
+    assert P.write_varint(value) == raw
+    assert P.size_of_varint(value) == len(raw)
+    padded = b"\xaa" + raw + b"\xbb"
+    r = P.Reader(padded, 1)
+    assert r.read_varint() == value
+    assert r.pos == 1 + len(raw)
+    assert ref_varlong(value) == raw
+
+
+@pytest.mark.parametrize("value,raw", VARLONG_VECTORS)
+def test_varlong_boundary_vectors(value, raw):
+    assert P.write_varlong(value) == raw
+    assert P.size_of_varlong(value) == len(raw)
+    r = P.Reader(b"\xaa" + raw + b"\xbb", 1)
+    assert r.read_varlong() == value
+    assert r.pos == 1 + len(raw)
+
+
+def test_varint_too_long_names_its_position():
+    r = P.Reader(b"\x00\x00\x80\x80\x80\x80\x80\x01", 2, base=1000, source="seg.log", context="batch@1000")
+    with pytest.raises(DecodeError) as ei:
+        r.read_varint("key_length")
+    e = ei.value
+    assert e.position == 1002
+    assert e.context == "batch@1000.key_length"
+    assert "varint is too long" in e.reason and "byte 5" in e.reason
+    assert str(e).startswith("seg.log: byte 1002 (batch@1000.key_length): ")
+
+
+def test_varlong_too_long():
+    with pytest.raises(DecodeError, match="varlong is too long.*byte 10"):
+        P.Reader(b"\x80" * 10 + b"\x01").read_varlong()
+
+
+def test_varint_keeps_low_32_bits_like_java():
+    # ByteUtils.readVarint: a 5th byte of 0x7f overflows silently; only the low 4 bits count.
+    assert P.Reader(b"\xff\xff\xff\xff\x7f").read_varint() == P.Reader(b"\xff\xff\xff\xff\x0f").read_varint()
+
+
+def test_short_reads_raise_decode_errors_with_position():
+    for fn, data in [("read_int8", b""), ("read_int16", b"\x00"), ("read_int32", b"\x00" * 3),
+                     ("read_int64", b"\x00" * 7), ("read_varint", b"\x80"), ("read_varlong", b"\xff\xff")]:
+        r = P.Reader(b"\x00" * 4 + data, 4, base=100)
+        with pytest.raises(DecodeError) as ei:
+            getattr(r, fn)()
+        assert ei.value.position == 104
+    r = P.Reader(b"abc", base=10)
+    with pytest.raises(DecodeError, match="length 5 exceeds 3 bytes remaining") as ei:
+        r.read_bytes(5, "key")
+    assert ei.value.position == 10
+
+
+@given(st.integers(-(1 << 31), (1 << 31) - 1))
+def test_varint_round_trip_against_reference(v):
+    raw = P.write_varint(v)
+    assert raw == ref_varlong(v)
+    assert P.Reader(raw).read_varint() == v
+
+
+@given(st.integers(-(1 << 63), (1 << 63) - 1))
+def test_varlong_round_trip_against_reference(v):
+    raw = P.write_varlong(v)
+    assert raw == ref_varlong(v)
+    assert P.Reader(raw).read_varlong() == v
+    assert P.size_of_varlong(v) == len(raw)
+
+
+def test_writers_refuse_out_of_range():
+    with pytest.raises(ValueError):
+        P.write_varint(1 << 31)
+    with pytest.raises(ValueError):
+        P.write_varlong(1 << 63)
+
+
+@pytest.mark.parametrize("data,crc", [(b"", 0), (b"123456789", 0xE3069283), (b"\x00" * 32, 0x8A9136AA),
+                                      (b"\xff" * 32, 0x62A8AB43)])
+def test_crc32c_known_vectors(data, crc):
+    # RFC 3720 B.4 test vectors for CRC-32C
+    assert P.crc32c(data) == crc
+    assert P._crc32c_py(data) == crc
+    try:
+        from kgtool.codec import _speedups
+    except ImportError:
+        return
+    assert _speedups.crc32c(data) == crc
+
+
+@given(st.binary(max_size=300))
+def test_crc32c_implementations_agree(data):
+    import crc32c
+
+    assert P._crc32c_py(data) == crc32c.crc32c(data) == P.crc32c(data)
