@@ -296,3 +296,16 @@ def test_stdin_twice_is_a_usage_error():
     result = invoke("-", "--validate", "-", input="topics: {}\nmembers: []\n")
     assert result.exit_code == 2
     assert "'-' (stdin) given for both GROUP_FILE and --validate" in result.output
+
+
+def test_decode_batch_jsonl_pipes_into_assign():
+    # The segment Kafka's group coordinator wrote, decoded by kgtool's decode-batch, then
+    # replayed: every generation equals what CooperativeStickyAssignor computes.
+    segment = SCENARIO1.parent / "00000000000000000000.log"
+    decoded = runner.invoke(app, ["decode-batch", str(segment), "--decode", "offsets", "--format", "jsonl"])
+    assert decoded.exit_code == 0, decoded.output
+    result = invoke("-", "--format", "json", input=decoded.stdout)
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["all_match"] is True and [r["generation"] for r in doc["rounds"]] == [1, 2, 3, 4, 5]
+    assert [r["offset"] for r in doc["rounds"]] == [0, 10, 16, 24, 34]
