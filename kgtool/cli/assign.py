@@ -311,6 +311,12 @@ def _render_result_table(result: analysis.AssignResult, loaded: group_input.Load
         + (f"; idle: {len(s.idle_members)}" if s.idle_members else "")
         + (f"; moved {s.moved}, kept {s.kept}, revoked {s.revoked}" if show_movement else "")
     )
+    ss = result.settled_stats
+    if ss is not None:
+        summary += (
+            f"; after {result.rebalances} rebalances: moved {ss.moved}, kept {ss.kept}"
+            + (f", still {ss.withheld} withheld" if ss.withheld else "")
+        )
     if s.members > _RICH_MEMBER_LIMIT or s.assigned > _RICH_PARTITION_LIMIT:
         render.info(f"{s.members} members: plain columns instead of a table (use --format json for scripts)")
         lines = ["member\tpartitions\trevoked\tassignment"]

@@ -309,3 +309,19 @@ def test_decode_batch_jsonl_pipes_into_assign():
     doc = json.loads(result.stdout)
     assert doc["all_match"] is True and [r["generation"] for r in doc["rounds"]] == [1, 2, 3, 4, 5]
     assert [r["offset"] for r in doc["rounds"]] == [0, 10, 16, 24, 34]
+
+
+def test_cooperative_table_shows_the_follow_up_rebalance(tmp_path):
+    p = tmp_path / "coop.yaml"
+    p.write_text("topics: {t0: 4}\nmembers:\n  - {id: C0, topics: [t0], owned: {t0: [0, 1, 2, 3]}, generation: 2}\n"
+                 "  - {id: C1, topics: [t0]}\n")
+    result = invoke(str(p), "-a", "cooperative-sticky")
+    assert result.exit_code == 0, result.output
+    out = " ".join(result.stdout.split())
+    assert "after 2 rebalances" in out and "2 withheld until revoked" in out
+    assert "after 2 rebalances: moved 2, kept 2" in out
+    doc = json.loads(invoke(str(p), "-a", "cooperative-sticky", "--format", "json").stdout)
+    assert doc["assignment"] == {"C0": {"t0": [0, 1]}, "C1": {}}
+    assert doc["stats"]["withheld"] == 2 and doc["stats"]["revoked_by_member"] == {"C0": 2}
+    assert doc["settled"]["rebalances"] == 2
+    assert doc["settled"]["assignment"] == {"C0": {"t0": [0, 1]}, "C1": {"t0": [2, 3]}}
