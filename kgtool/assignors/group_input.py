@@ -380,6 +380,7 @@ _MISSING = "-"  # ConsumerGroupCommand.MISSING_COLUMN_VALUE
 _RPARTITION_COLON = methodcaller("rpartition", ":")
 _TOPIC_OF = itemgetter(0)
 _SEP_OF = itemgetter(1)
+_PARTITION_OF = itemgetter(1)
 _PARTS_OF = itemgetter(2)
 
 
@@ -542,11 +543,7 @@ def _from_members_view(rows: list[_DescribeRow], names: set[str], source: str, g
                     )
                 owner[tp] = member_id
     # Partition counts and subscriptions from the assignment: the text has neither.
-    counts: dict[str, int] = {}
-    get = counts.get
-    for t, p in all_parts:
-        if p >= get(t, 0):
-            counts[t] = p + 1
+    counts = _partition_counts(all_parts)
     for column in ("TARGET-ASSIGNMENT",):
         if column in names:
             for r in rows:
@@ -573,6 +570,25 @@ def _from_members_view(rows: list[_DescribeRow], names: set[str], source: str, g
         group=GroupSpec(topics=topics, members=members), kind="describe-members", group_id=group_id,
         notes=notes, inferred_partitions=True,
     )
+
+
+def _partition_counts(parts: set[TopicPartition]) -> dict[str, int]:
+    """Topic -> highest partition seen + 1, without a Python loop over a million partitions."""
+    if len(parts) < 10_000:
+        counts: dict[str, int] = {}
+        for t, p in parts:
+            if p >= counts.get(t, 0):
+                counts[t] = p + 1
+        return counts
+    import numpy as np
+
+    names = list(dict.fromkeys(map(_TOPIC_OF, parts)))
+    index = {t: i for i, t in enumerate(names)}
+    ids = np.fromiter(map(index.__getitem__, map(_TOPIC_OF, parts)), dtype=np.int64, count=len(parts))
+    ps = np.fromiter(map(_PARTITION_OF, parts), dtype=np.int64, count=len(parts))
+    top = np.zeros(len(names), dtype=np.int64)
+    np.maximum.at(top, ids, ps + 1)
+    return dict(zip(names, top.tolist()))
 
 
 def _from_offsets_view(rows: list[_DescribeRow], source: str, group_id: str | None) -> LoadedGroup:

@@ -415,3 +415,16 @@ def test_group_metadata_as_kgtool_decodes_it():
     kafka = gi.load_group_metadata(SCENARIO1.read_text(), "x")
     assert [(r.generation, r.offset, r.group, r.recorded) for r in ours] == [
         (r.generation, r.offset, r.group, r.recorded) for r in kafka]
+
+
+def test_partition_counts_large_path_equals_the_loop():
+    import random
+
+    rnd = random.Random(7)
+    parts = {(f"t{rnd.randrange(60)}", rnd.randrange(5000)) for _ in range(30_000)}
+    expected: dict[str, int] = {}
+    for t, p in parts:
+        expected[t] = max(expected.get(t, 0), p + 1)
+    assert gi._partition_counts(parts) == expected
+    small = set(list(parts)[:100])
+    assert gi._partition_counts(small) == {t: max(p for tt, p in small if tt == t) + 1 for t, _ in small}
