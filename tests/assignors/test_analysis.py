@@ -240,3 +240,20 @@ def test_issue_sticky_example_after_c1_leaves():
     rows = {row.assignor: row for row in analysis.compare(["sticky", "cooperative-sticky"], g, analysis.WhatIf(remove=["C1"]))}
     assert rows["sticky"].revoked == 5 and rows["cooperative-sticky"].revoked == 0
     assert rows["cooperative-sticky"].moved == 3 and rows["cooperative-sticky"].rebalances == 1
+
+
+@pytest.mark.parametrize("name", ["range", "roundrobin", "sticky", "cooperative-sticky", "server-uniform", "server-range"])
+@settings(max_examples=25, deadline=None)
+@given(g=groups(max_members=8, max_topics=4, max_partitions=16))
+def test_nothing_moves_when_nothing_changed(name, g):
+    # Issue 4's invariant, through the analysis: a group rejoining with what it owns, same
+    # members and subscriptions, gets the same partitions (moved 0, nothing withheld), and
+    # only an eager protocol revokes anything.
+    first = analysis.run(name, g)
+    first, _ = analysis.settle(name, g, first)
+    r = analysis.analyse(name, analysis.with_owned(g, first))
+    assert r.stats.moved == 0 and r.stats.withheld == 0
+    assert {m: sorted(p) for m, p in r.assignment.items()} == {m: sorted(p) for m, p in first.items()}
+    owned = sum(len(p) for p in first.values())
+    assert r.stats.kept == owned
+    assert r.stats.revoked == (owned if registry.info(name).rebalance_protocol == "eager" else 0)
