@@ -530,8 +530,12 @@ def _from_members_view(rows: list[_DescribeRow], names: set[str], source: str, g
         instance = r.cells.get("GROUP-INSTANCE-ID") or None
         member_rows.append((member_id, instance, parts))
         lines.append(r.line_no)
-    all_parts = set(chain.from_iterable(p for _, _, p in member_rows))
-    if len(all_parts) != sum(len(p) for _, _, p in member_rows):
+    all_parts = list(chain.from_iterable(p for _, _, p in member_rows))
+    try:
+        counts, has_duplicates = _partition_counts(all_parts)
+    except ValueError as exc:
+        raise InputError(f"{source}: {assignment_column}: {exc}") from None
+    if has_duplicates:
         # Someone lists a partition twice: find the first culprit (the slow way, only now).
         owner: dict[TopicPartition, str] = {}
         for (member_id, _, parts), line_no in zip(member_rows, lines):
@@ -542,8 +546,7 @@ def _from_members_view(rows: list[_DescribeRow], names: set[str], source: str, g
                         f"{source}: line {line_no}: partition {tp[0]}-{tp[1]} assigned to both {other!r} and {member_id!r}"
                     )
                 owner[tp] = member_id
-    # Partition counts and subscriptions from the assignment: the text has neither.
-    counts = _partition_counts(all_parts)
+    # Partition counts and subscriptions come from the assignment: the text has neither.
     for column in ("TARGET-ASSIGNMENT",):
         if column in names:
             for r in rows:
@@ -572,23 +575,37 @@ def _from_members_view(rows: list[_DescribeRow], names: set[str], source: str, g
     )
 
 
-def _partition_counts(parts: set[TopicPartition]) -> dict[str, int]:
-    """Topic -> highest partition seen + 1, without a Python loop over a million partitions."""
+def _partition_counts(parts: list[TopicPartition]) -> tuple[dict[str, int], bool]:
+    """(topic -> highest partition seen + 1, whether a partition appears twice).
+
+    A described group of 2,000 members x 500 topics lists a million partitions: above a few
+    thousand, NumPy does the counting and the duplicate check (a sort) instead of a Python
+    loop and a set of a million tuples."""
     if len(parts) < 10_000:
         counts: dict[str, int] = {}
         for t, p in parts:
+            if p < 0:
+                raise ValueError(f"partition {t}-{p} is negative")
             if p >= counts.get(t, 0):
                 counts[t] = p + 1
-        return counts
+        return counts, len(set(parts)) != len(parts)
     import numpy as np
 
-    names = list(dict.fromkeys(map(_TOPIC_OF, parts)))
+    topic_column = list(map(_TOPIC_OF, parts))
+    names = list(dict.fromkeys(topic_column))
     index = {t: i for i, t in enumerate(names)}
-    ids = np.fromiter(map(index.__getitem__, map(_TOPIC_OF, parts)), dtype=np.int64, count=len(parts))
+    ids = np.fromiter(map(index.__getitem__, topic_column), dtype=np.int64, count=len(parts))
     ps = np.fromiter(map(_PARTITION_OF, parts), dtype=np.int64, count=len(parts))
+    if len(ps) and int(ps.min()) < 0:
+        i = int(np.argmin(ps))
+        raise ValueError(f"partition {parts[i][0]}-{parts[i][1]} is negative")
     top = np.zeros(len(names), dtype=np.int64)
     np.maximum.at(top, ids, ps + 1)
-    return dict(zip(names, top.tolist()))
+    # Partition ids are non-negative int32: (topic, partition) fits one int64 key.
+    keys = ids * (int(top.max()) + 1) + ps
+    keys.sort()
+    duplicates = bool(len(keys) > 1 and (keys[1:] == keys[:-1]).any())
+    return dict(zip(names, top.tolist())), duplicates
 
 
 def _from_offsets_view(rows: list[_DescribeRow], source: str, group_id: str | None) -> LoadedGroup:
@@ -607,7 +624,9 @@ def _from_offsets_view(rows: list[_DescribeRow], source: str, group_id: str | No
         try:
             p = int(part)
         except ValueError:
-            raise InputError(f"{source}: line {r.line_no}: PARTITION {part!r} is not a number") from None
+            p = -1
+        if p < 0:
+            raise InputError(f"{source}: line {r.line_no}: PARTITION {part!r} is not a partition number")
         counts[topic] = max(counts.get(topic, 0), p + 1)
         if member == _MISSING:
             continue

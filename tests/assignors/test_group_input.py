@@ -421,10 +421,22 @@ def test_partition_counts_large_path_equals_the_loop():
     import random
 
     rnd = random.Random(7)
-    parts = {(f"t{rnd.randrange(60)}", rnd.randrange(5000)) for _ in range(30_000)}
+    parts = sorted({(f"t{rnd.randrange(60)}", rnd.randrange(5000)) for _ in range(30_000)})
+    rnd.shuffle(parts)
     expected: dict[str, int] = {}
     for t, p in parts:
         expected[t] = max(expected.get(t, 0), p + 1)
-    assert gi._partition_counts(parts) == expected
-    small = set(list(parts)[:100])
-    assert gi._partition_counts(small) == {t: max(p for tt, p in small if tt == t) + 1 for t, _ in small}
+    assert gi._partition_counts(parts) == (expected, False)
+    assert gi._partition_counts(parts + [parts[12345]]) == (expected, True)
+    small = parts[:100]
+    assert gi._partition_counts(small) == ({t: max(p for tt, p in small if tt == t) + 1 for t, _ in small}, False)
+    assert gi._partition_counts(small + small[:1])[1] is True
+
+
+def test_negative_partitions_are_refused():
+    text = java_members_text("g", [dict(ROWS[0], current=[("orders", -1)])]).replace("orders:-1", "orders:-1")
+    with pytest.raises(InputError, match=r"d.txt: CURRENT-ASSIGNMENT: partition orders--1 is negative"):
+        gi.load_group(text, "d.txt")
+    big = [(f"t{i % 7}", i) for i in range(20_000)] + [("t3", -5)]
+    with pytest.raises(ValueError, match="partition t3--5 is negative"):
+        gi._partition_counts(big)
