@@ -190,11 +190,12 @@ def _member_json(parts: list, safe: bool = False) -> str:
         # One partition per topic (e.g. range over many topics with as many members as
         # partitions): one format call per partition.
         return "{" + ", ".join(map(_ONE_PARTITION, parts)) + "}"
-    runs = [(t, list(map(_partition_of, g))) for t, g in groupby(parts, _topic_of)]
+    runs = [(t, ", ".join(map(str, map(_partition_of, g)))) for t, g in groupby(parts, _topic_of)]
     if len(runs) != distinct:  # a topic in several runs: merge them
-        runs = list(_by_topic(parts).items())
-    quote = (lambda t: f'"{t}"') if safe else _json_str
-    return "{" + ", ".join(f"{quote(t)}: [{', '.join(map(str, ps))}]" for t, ps in runs) + "}"
+        runs = [(t, ", ".join(map(str, ps))) for t, ps in _by_topic(parts).items()]
+    if safe:
+        return "{" + ", ".join([f'"{t}": [{text}]' for t, text in runs]) + "}"
+    return "{" + ", ".join([f"{_json_str(t)}: [{text}]" for t, text in runs]) + "}"
 
 
 def assignment_json(assignment: Assignment, indent: str = "  ", topics: Iterable[str] | None = None) -> str:
