@@ -15,14 +15,20 @@ from kgtool.assignors.model import GroupSpec, MemberSpec
 def partitions_per_topic_order(group: GroupSpec) -> list[str]:
     """Topics in the iteration order of ``AbstractPartitionAssignor.assign``'s ``partitionsPerTopic``.
 
-    ``allSubscribedTopics`` is a ``HashSet`` filled member by member (in the order the group's
-    subscriptions are iterated: kgtool uses the input order), topic by topic; ``partitionsPerTopic``
-    is a ``HashMap`` filled while iterating that set, keeping only topics with metadata and more
-    than 0 partitions. Both orders are HashMap bucket orders over ``String.hashCode``.
+    ``allSubscribedTopics`` is a ``HashSet`` filled member by member, in the iteration order of
+    the group's subscriptions (``ConsumerCoordinator.onLeaderElected`` collects them in a
+    ``HashMap<String, Subscription>``, so: member ids in HashMap order), topic by topic;
+    ``partitionsPerTopic`` is a ``HashMap`` filled while iterating that set, keeping only topics
+    with metadata and more than 0 partitions. Both orders are HashMap bucket orders over
+    ``String.hashCode``; the member order only matters for topics sharing a bucket.
     """
     first_seen: dict[str, None] = {}
     seen_tuples: set[tuple[str, ...]] = set()
+    by_id = {}
     for m in group.members:
+        by_id.setdefault(m.member_id, m)
+    for mid in string_hash_order(list(by_id)):
+        m = by_id[mid]
         if m.topics in seen_tuples:  # identical subscriptions add nothing new
             continue
         seen_tuples.add(m.topics)
@@ -39,8 +45,12 @@ def member_info_sorted(members: Sequence[MemberSpec]) -> list[MemberSpec]:
 
     ``MemberInfo.compareTo``: members with a ``group.instance.id`` first, by instance id; then the
     dynamic members by member id; both with ``String.compareTo``. The sort is stable (TimSort), so
-    equal keys keep the order they came in.
+    members sharing an instance id (which a broker would not allow) keep the order they came in:
+    the ``HashMap<String, Subscription>`` order of their member ids.
     """
+    if any(m.instance_id is not None for m in members):
+        rank = {mid: i for i, mid in enumerate(string_hash_order([m.member_id for m in members]))}
+        members = sorted(members, key=lambda m: rank[m.member_id])
     utf16 = needs_utf16_key(
         [m.member_id for m in members] + [m.instance_id for m in members if m.instance_id is not None]
     )

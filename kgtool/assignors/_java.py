@@ -10,9 +10,10 @@ partition). Their order is reproduced here from the same hash functions:
 - capacity: 16 for ``new HashMap<>()`` (``DEFAULT_INITIAL_CAPACITY``), ``tableSizeFor(n)`` for
   ``new HashMap<>(n)``; it doubles whenever ``size > 0.75 * capacity`` (``DEFAULT_LOAD_FACTOR``).
   ``new HashSet<>(collection)`` starts at ``max(size / .75f + 1, 16)``.
-- A bucket holding 8+ keys is treeified (``TREEIFY_THRESHOLD``) or, below 64 buckets, doubles the
-  table; neither happens with the hash spreads of real topic names and member ids and is not
-  modelled here.
+- A put that makes a bucket hold 9 keys calls ``treeifyBin``: below 64 buckets
+  (``MIN_TREEIFY_CAPACITY``) the table doubles instead, which is modelled; from 64 buckets on the
+  bucket becomes a red-black tree whose iteration order is not modelled (it needs 9 keys whose
+  spread hashes agree in the low bits, which real topic names and member ids do not produce).
 
 Hash codes: ``String.hashCode`` (UTF-16 code units), ``Integer.hashCode`` (the value),
 ``Uuid.hashCode`` (``Uuid``: ``h = msb ^ lsb; (int)(h >> 32) ^ (int)h``).
@@ -59,7 +60,12 @@ def final_capacity(size: int, initial: int = 16) -> int:
 
 
 def hash_set_initial_capacity(n: int) -> int:
-    """``new HashSet<>(Collection c)``: ``new HashMap<>(Math.max((int) (c.size()/.75f) + 1, 16))``."""
+    """``new HashSet<>(Collection c)``: ``new HashMap<>(Math.max((int) (c.size()/.75f) + 1, 16))``.
+
+    That is JDK 17's constructor (Kafka 4.x's minimum for brokers). JDK 19+ sizes it with
+    ``HashMap.newHashMap(Math.max(c.size(), 12))`` instead, which differs only for exactly 12,
+    24, 48, ... elements.
+    """
     return table_size_for(max(int(n / 0.75) + 1, 16))
 
 
@@ -74,10 +80,45 @@ def hash_order(keys: Sequence[T], hash_of: Callable[[T], int], initial: int = 16
         if k not in seen:
             seen[k] = None
     uniq = list(seen)
-    cap = final_capacity(len(uniq), initial)
+    spreads = [spread(hash_of(k)) for k in uniq]
+    cap = _simulated_capacity(spreads, initial)
     mask = cap - 1
     # sorted() is stable: equal buckets keep insertion order, as HashMap chains do.
-    return sorted(uniq, key=lambda k: spread(hash_of(k)) & mask)
+    order = sorted(range(len(uniq)), key=lambda i: spreads[i] & mask)
+    return [uniq[i] for i in order]
+
+
+def _simulated_capacity(spreads: list[int], initial: int) -> int:
+    """Final table length after inserting keys with these spread hashes, in order.
+
+    ``HashMap.putVal``: a put that makes a bucket hold 9 entries calls ``treeifyBin``, which
+    doubles the table instead while it is shorter than ``MIN_TREEIFY_CAPACITY`` (64); then
+    ``++size > threshold`` doubles it as well.
+    """
+    cap = max(1, initial)
+    n = len(spreads)
+    if n <= 8 or cap >= 64:
+        return final_capacity(n, cap)
+    counts: dict[int, int] = {}
+    for size, h in enumerate(spreads, start=1):
+        b = h & (cap - 1)
+        c = counts.get(b, 0) + 1
+        counts[b] = c
+        if c >= 9 and cap < 64:
+            cap <<= 1
+            counts = _bucket_counts(spreads[:size], cap)
+        if size > int(cap * 0.75):
+            cap <<= 1
+            counts = _bucket_counts(spreads[:size], cap)
+    return cap
+
+
+def _bucket_counts(spreads: list[int], cap: int) -> dict[int, int]:
+    counts: dict[int, int] = {}
+    for h in spreads:
+        b = h & (cap - 1)
+        counts[b] = counts.get(b, 0) + 1
+    return counts
 
 
 def string_hash_order(keys: Sequence[str], initial: int = 16) -> list[str]:

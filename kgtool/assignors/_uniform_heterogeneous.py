@@ -10,6 +10,8 @@ the member numbering itself.
 
 from __future__ import annotations
 
+import numpy as np
+
 from kgtool.assignors._server import ServerGroup, topic_uuid
 
 #: UniformHeterogeneousAssignmentBuilder.MAX_ITERATION_COUNT
@@ -84,35 +86,29 @@ class _Balancer:
         return self.most_count - self.least_count <= 1
 
 
-def heterogeneous(sg: ServerGroup) -> dict[str, dict[str, list[int]]]:
-    """``UniformHeterogeneousAssignmentBuilder.build``: member -> topic -> partitions."""
+def heterogeneous(sg: ServerGroup) -> None:
+    """``UniformHeterogeneousAssignmentBuilder.build``, updating ``sg.owner`` in place.
+
+    Layout: the builder's ``targetAssignmentPartitionOwners`` (one owner array per topic) and
+    ``memberTargetAssignmentSizes`` are the whole state (``ServerGroup`` has applied
+    ``maybeRevokePartitions``); the per-member maps Java also keeps follow from the owners.
+    """
     member_ids = sg.member_ids
-    num_members = len(member_ids)
     partitions = sg.partitions
     subscribers: dict[str, list[int]] = {}
     for i, mid in enumerate(member_ids):
         for t in sg.subscriptions[mid]:
-            subscribers.setdefault(t, []).append(i)
+            lst = subscribers.get(t)
+            if lst is None:
+                subscribers[t] = [i]
+            else:
+                lst.append(i)
     if not subscribers:
-        return {}
+        sg.owner[:] = -1
+        return
 
-    sizes = [0] * num_members
-    owners = {t: [-1] * partitions[t] for t in subscribers}
-    # Per member: topic -> set of partitions (the target assignment being built).
-    target: list[dict[str, set[int]]] = []
-
-    # maybeRevokePartitions: drop topics the member no longer subscribes to.
-    for i, mid in enumerate(member_ids):
-        subs = set(sg.subscriptions[mid])
-        mine: dict[str, set[int]] = {}
-        for t, ps in sg.assignment[mid].items():
-            if t in subs:
-                sizes[i] += len(ps)
-                own = owners[t]
-                for p in ps:
-                    own[p] = i
-                mine[t] = set(ps)
-        target.append(mine)
+    sizes = sg.sizes.tolist()
+    owners = {t: sg.topic_owners(t).tolist() for t in subscribers}
 
     def topic_key(t: str):
         # topicComparator: partitions per subscriber descending, subscriber count ascending,
@@ -121,68 +117,91 @@ def heterogeneous(sg: ServerGroup) -> dict[str, dict[str, list[int]]]:
         _, msb, lsb = topic_uuid(t)
         return (-(partitions[t] / k), k, msb, lsb)
 
-    def assign_partition(t: str, p: int, member: int) -> None:
-        """``assignPartition``."""
-        own = owners[t]
-        old = own[p]
-        if old != -1:
-            s = target[old].get(t)
-            if s is not None:
-                s.discard(p)
-                if not s:
-                    del target[old][t]
-            sizes[old] -= 1
-        target[member].setdefault(t, set()).add(p)
-        own[p] = member
-        sizes[member] += 1
-
     # computeUnassignedPartitions + assignRemainingPartitions.
-    unassigned = {}
+    unassigned: dict[str, list[int] | range] = {}
     for t in subscribers:
         own = owners[t]
-        free = [p for p in range(partitions[t]) if own[p] == -1]
-        if free:
-            unassigned[t] = free
-    balancer = _Balancer(sizes)
+        n = len(own)
+        free_count = own.count(-1)
+        if free_count == n:
+            unassigned[t] = range(n)
+        elif free_count:
+            unassigned[t] = [p for p in range(n) if own[p] == -1]
     for t in sorted(unassigned, key=topic_key):
-        balancer.initialize(subscribers[t])
-        for p in unassigned[t]:
-            assign_partition(t, p, balancer.next_least_loaded())
+        _assign_remaining(unassigned[t], owners[t], subscribers[t], sizes)
 
     # balance: only topics with two or more subscribers can move.
     movable = [t for t in subscribers if len(subscribers[t]) >= 2]
     if movable:
-        _balance_topics(sorted(movable, key=topic_key), subscribers, partitions, owners, balancer, assign_partition)
+        _balance_topics(sorted(movable, key=topic_key), subscribers, owners, _Balancer(sizes), sizes)
+    for t, own in owners.items():
+        sg.topic_owners(t)[:] = own
 
-    return {mid: {t: sorted(ps) for t, ps in target[i].items()} for i, mid in enumerate(member_ids)}
+
+def _assign_remaining(free, own: list[int], subs: list[int], sizes: list[int]) -> None:
+    """One topic of ``assignRemainingPartitions``: each free partition, in order, goes to
+    ``MemberAssignmentBalancer.nextLeastLoadedMember()``.
+
+    The balancer hands out its least-loaded range ``[0, leastLoadedRangeEnd)`` member by member,
+    then raises the level and widens the range; members outside the range are untouched, so
+    whole passes over the range are assigned at once (slices instead of one call per partition).
+    """
+    # MemberAssignmentBalancer.initialize: memberComparator (size, then index) order.
+    sm = sorted(subs, key=lambda i: (sizes[i], i))
+    count = len(sm)
+    least_end = 0
+    least_count = sizes[sm[0]] - 1
+    nxt = 0
+    pos = 0
+    q = len(free)
+    contiguous = isinstance(free, range)
+    while pos < q:
+        if nxt >= least_end:
+            least_count += 1
+            while least_end < count and sizes[sm[least_end]] == least_count:
+                least_end += 1
+            nxt = 0
+        take = min(least_end - nxt, q - pos)
+        chunk = sm[nxt : nxt + take]
+        if contiguous:
+            start = free[pos]
+            own[start : start + take] = chunk
+        else:
+            for p, m in zip(free[pos : pos + take], chunk):
+                own[p] = m
+        for m in chunk:
+            sizes[m] += 1
+        nxt += take
+        pos += take
 
 
-def _balance_topics(sorted_topics, subscribers, partitions, owners, balancer, assign_partition) -> None:
+def _balance_topics(sorted_topics, subscribers, owners, balancer: _Balancer, sizes) -> None:
     """``balanceTopics``: sweep the topics until a full lap reassigns nothing (at most 16 laps)."""
     last = -1
     for _ in range(MAX_ITERATION_COUNT):
         for index, t in enumerate(sorted_topics):
             if index == last:
                 return
-            moved = _balance_topic(t, subscribers[t], partitions[t], owners[t], balancer, assign_partition)
+            moved = _balance_topic(subscribers[t], owners[t], balancer, sizes)
             if moved > 0 or last == -1:
                 last = index
 
 
-def _balance_topic(t, subs, num_partitions, own, balancer: _Balancer, assign_partition) -> int:
+def _balance_topic(subs, own: list[int], balancer: _Balancer, sizes: list[int]) -> int:
     """``balanceTopic``: move partitions from the most to the least loaded subscribers."""
     moved = 0
     if balancer.initialize(subs) <= 1:
         return moved
-    # Partitions grouped by owner (owner index, then partition).
-    plist = sorted(range(num_partitions), key=lambda p: (own[p], p))
-    start: dict[int, int] = {}
-    end: dict[int, int] = {}
-    for i, p in enumerate(plist):
-        o = own[p]
-        if o not in start:
-            start[o] = i
-        end[o] = i + 1
+    # Partitions grouped by owner (owner index, then partition): a stable sort by owner.
+    arr = np.asarray(own, dtype=np.int64)
+    order = np.argsort(arr, kind="stable")
+    by_owner = arr[order]
+    cuts = np.flatnonzero(by_owner[1:] != by_owner[:-1]) + 1
+    bounds = [0, *cuts.tolist(), len(own)]
+    owners_run = by_owner[bounds[:-1]].tolist()
+    plist = order.tolist()
+    start = dict(zip(owners_run, bounds[:-1]))
+    end = dict(zip(owners_run, bounds[1:]))
     while not balancer.is_balanced():
         most = -1
         while True:
@@ -200,6 +219,11 @@ def _balance_topic(t, subs, num_partitions, own, balancer: _Balancer, assign_par
         least = balancer.next_least_loaded()
         if balancer.is_balanced():
             break
-        assign_partition(t, p, least)
+        # assignPartition: move p from its owner to `least`.
+        old = own[p]
+        if old != -1:
+            sizes[old] -= 1
+        own[p] = least
+        sizes[least] += 1
         moved += 1
     return moved

@@ -24,10 +24,11 @@ assigned as usual and each member's list is then sorted by topic and partition.
 
 from __future__ import annotations
 
-from itertools import repeat
 
 from kgtool.assignors._client import member_info_sorted, partitions_per_topic_order
 from kgtool.assignors._java import java_string_key, needs_utf16_key
+from kgtool.assignors._perf import gc_paused
+from kgtool.assignors._ranges import assign_ranges
 from kgtool.assignors.model import Assignment, GroupSpec, MemberSpec, TopicPartition
 
 
@@ -36,6 +37,7 @@ class RangeAssignor:
 
     name = "range"
 
+    @gc_paused
     def assign(self, group: GroupSpec) -> Assignment:
         """Return every member's partitions in the order ``RangeAssignor.assignPartitions`` builds them."""
         members = group.members
@@ -56,8 +58,9 @@ class RangeAssignor:
             _assign_plain_ranges(topic_order, group, subscribers, out)
             return out
 
+        cache: dict = {}
         states = [
-            _TopicState(t, group.topics[t].partitions, subscribers[t], racks, group.topics[t].racks)
+            _TopicState(t, group.topics[t].partitions, subscribers[t], racks, group.topics[t].racks, cache)
             for t in topic_order
         ]
         use_rack_aware = any(s.needs_rack_aware for s in states)
@@ -114,61 +117,19 @@ def _dedup(sorted_members: list[MemberSpec]) -> list[MemberSpec]:
 
 
 def _assign_plain_ranges(topic_order: list[str], group: GroupSpec, subscribers, out) -> None:
-    """``assignRanges(t, (c, tp) -> true, assignment)`` for every topic, without racks.
-
-    With nothing assigned yet this is ``RangeAssignor``'s arithmetic: member ``i`` of ``k`` gets
-    ``n // k`` partitions starting at ``(n // k) * i + min(i, n % k)``, one more if ``i < n % k``;
-    topics are appended in ``topic_order``.
-
-    Layout: when every topic has the same subscribers and the same partition count ``n`` (the
-    usual large group), the partitions are laid out topic-major in one list ``flat`` and member
-    ``i``'s list is ``flat[s + r + j*n]`` for topic ``j`` and ``r`` in its range: ``len(range)``
-    strided slices per member, so the work is one C-level copy per partition.
-    """
-    topics = group.topics
-    first = subscribers[topic_order[0]]
-    n0 = topics[topic_order[0]].partitions
-    if all(subscribers[t] is first for t in topic_order) and all(topics[t].partitions == n0 for t in topic_order):
-        k = len(first)
-        if k == 0:
-            return
-        flat: list[TopicPartition] = []
-        for t in topic_order:
-            flat.extend(zip(repeat(t, n0), range(n0)))
-        n_topics = len(topic_order)
-        per, extra = divmod(n0, k)
-        start = 0
-        for i, m in enumerate(first):
-            length = per + 1 if i < extra else per
-            if length == 0:
-                break
-            if length == 1:
-                out[m.member_id].extend(flat[start::n0])
-            else:
-                mine: list = [None] * (n_topics * length)
-                for r in range(length):
-                    mine[r::length] = flat[start + r :: n0]
-                out[m.member_id].extend(mine)
-            start += length
-        return
-
+    """``assignRanges(t, (c, tp) -> true, assignment)`` for every topic, without racks."""
+    ids = {}
     for t in topic_order:
-        n = topics[t].partitions
-        consumers = subscribers[t]
-        k = len(consumers)
-        if k == 0:
-            continue
-        per, extra = divmod(n, k)
-        tps = list(zip(repeat(t, n), range(n)))
-        if per == 0:
-            for i in range(extra):
-                out[consumers[i].member_id].append(tps[i])
-            continue
-        start = 0
-        for i, m in enumerate(consumers):
-            length = per + 1 if i < extra else per
-            out[m.member_id].extend(tps[start : start + length])
-            start += length
+        lst = subscribers[t]
+        if id(lst) not in ids:
+            # Keep lst alive in the tuple so its id stays unique; shared lists convert once.
+            ids[id(lst)] = (lst, [m.member_id for m in lst])
+    assign_ranges(
+        topic_order,
+        {t: group.topics[t].partitions for t in topic_order},
+        {t: ids[id(subscribers[t])][1] for t in topic_order},
+        out,
+    )
 
 
 class _TopicState:
@@ -179,33 +140,54 @@ class _TopicState:
         "partition_racks", "unassigned", "num_assigned", "per_consumer", "remaining_extra",
     )
 
-    def __init__(self, topic, num_partitions, consumers, racks, partition_replica_racks):
+    def __init__(self, topic, num_partitions, consumers, racks, partition_replica_racks, cache=None):
+        # cache: shared between the topics of one assignment; identical member lists and replica
+        # layouts (the usual case) are converted once.
+        cache = {} if cache is None else cache
         self.topic = topic
         self.num_partitions = num_partitions
         self.consumers = consumers
         #: consumers: LinkedHashMap memberId -> Optional(rack), in MemberInfo order.
-        self.consumer_rack = {m.member_id: racks.get(m.member_id) for m in consumers}
+        key = ("consumers", id(consumers))
+        got = cache.get(key)
+        if got is None:
+            rack_map = {m.member_id: racks.get(m.member_id) for m in consumers}
+            got = cache[key] = (consumers, rack_map, frozenset(r for r in rack_map.values() if r is not None))
+        self.consumer_rack = got[1]
+        all_consumer_racks = got[2]
         k = len(consumers)
         self.per_consumer = num_partitions // k if k else 0
         self.remaining_extra = num_partitions % k if k else 0
         self.unassigned = None
         self.num_assigned = None
-        all_consumer_racks = {r for r in self.consumer_rack.values() if r is not None}
         if all_consumer_racks:
             # partitionRacks: every partition's set of replica racks (null racks dropped).
             rr = partition_replica_racks or ()
-            self.partition_racks = [
-                frozenset(r for r in rr[p] if r is not None) if p < len(rr) else frozenset()
-                for p in range(num_partitions)
-            ]
+            layout_key = ("layout", num_partitions, rr)
+            layout = cache.get(layout_key)
+            if layout is None:
+                sets: dict = cache.setdefault("sets", {})
+                layout = []
+                for p in range(num_partitions):
+                    replicas = rr[p] if p < len(rr) else ()
+                    fs = sets.get(replicas)
+                    if fs is None:
+                        fs = sets[replicas] = frozenset(r for r in replicas if r is not None)
+                    layout.append(fs)
+                union = frozenset().union(*set(layout)) if layout else frozenset()
+                layout = cache[layout_key] = (layout, union, all(r == union for r in set(layout)))
+            self.partition_racks = layout[0]
+            all_partition_racks = layout[1]
+            on_all_racks = layout[2]
         else:
             self.partition_racks = []
-        all_partition_racks = frozenset().union(*self.partition_racks) if self.partition_racks else frozenset()
+            all_partition_racks = frozenset()
+            on_all_racks = True
         # AbstractPartitionAssignor.useRackAwareAssignment (preferRackAwareLogic is test-only).
         if not all_consumer_racks or all_consumer_racks.isdisjoint(all_partition_racks):
             self.needs_rack_aware = False
         else:
-            self.needs_rack_aware = not all(r == all_partition_racks for r in self.partition_racks)
+            self.needs_rack_aware = not on_all_racks
 
     def start(self) -> None:
         if self.unassigned is None:
@@ -287,19 +269,46 @@ def _assign_with_rack_matching(states: list[_TopicState], out) -> None:
 
 def _assign_co_partitioned(consumers: list[str], num_partitions: int, states: list[_TopicState], out) -> None:
     """``RangeAssignor.assignCoPartitionedWithRackMatching``: partition ``p`` of every topic goes
-    to the first remaining member whose rack matches them all and who has room in each."""
+    to the first remaining member whose rack matches them all and who has room in each.
+
+    The co-partitioned topics enter this step untouched (each topic belongs to one group) with
+    the same members and partition count, and every step assigns partition ``p`` of all of them
+    to the same member, so their quota states stay identical: one state (``states[0]``) does the
+    bookkeeping, the racks of partition ``p`` are intersected across the topics once, and the
+    other topics copy the outcome at the end. The members' lists are sorted afterwards
+    (``PARTITION_COMPARATOR``), so the order of these appends does not matter.
+    """
+    rep = states[0]
+    # racksMatch for all topics at once: a member without rack matches; otherwise its rack
+    # must be on a replica of partition p in every topic.
+    layouts = list({id(t.partition_racks): t.partition_racks for t in states}.values())
+    if len(layouts) == 1:
+        common = list(layouts[0])
+    else:
+        common = [frozenset.intersection(*(layout[p] for layout in layouts)) for p in range(num_partitions)]
+    rack_of = rep.consumer_rack
     remaining = dict.fromkeys(consumers)
+    chosen_partitions: dict[str, list[int]] = {}
     for p in range(num_partitions):
+        racks_p = common[p] if p < len(common) else frozenset()
         chosen = None
         for c in remaining:
-            if all(t.racks_match(c, p) and t.max_assignable(c) > 0 for t in states):
+            rack = rack_of[c]
+            if (rack is None or rack in racks_p) and rep.max_assignable(c) > 0:
                 chosen = c
                 break
         if chosen is None:
             continue
-        for t in states:
-            _assign(chosen, [p], t, out)
-        if not any(t.max_assignable(chosen) > 0 for t in states):
+        rep.on_assigned(chosen, [p])
+        chosen_partitions.setdefault(chosen, []).append(p)
+        if rep.max_assignable(chosen) <= 0:
             del remaining[chosen]
             if not remaining:
                 break
+    for t in states[1:]:
+        t.num_assigned = dict(rep.num_assigned)
+        t.remaining_extra = rep.remaining_extra
+        t.unassigned = dict(rep.unassigned)
+    topics = sorted((t.topic for t in states), key=java_string_key if needs_utf16_key([t.topic for t in states]) else None)
+    for c, ps in chosen_partitions.items():
+        out[c].extend([(t, p) for t in topics for p in ps])

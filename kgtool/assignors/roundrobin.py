@@ -30,6 +30,7 @@ from itertools import repeat
 
 from kgtool.assignors._client import member_info_sorted
 from kgtool.assignors._java import java_sorted
+from kgtool.assignors._perf import gc_paused
 from kgtool.assignors.model import Assignment, GroupSpec, TopicPartition
 
 
@@ -38,6 +39,7 @@ class RoundRobinAssignor:
 
     name = "roundrobin"
 
+    @gc_paused
     def assign(self, group: GroupSpec) -> Assignment:
         """Return every member's partitions in the order ``RoundRobinAssignor.assign`` adds them."""
         members = group.members

@@ -20,11 +20,11 @@ on T1 and T2 with 3 partitions each::
 
 from __future__ import annotations
 
-from itertools import repeat
-
 from kgtool.assignors._client import member_info_sorted
+from kgtool.assignors._perf import gc_paused
+from kgtool.assignors._ranges import assign_ranges
+from kgtool.assignors._server import check_topics_exist
 from kgtool.assignors.model import Assignment, GroupSpec, MemberSpec, TopicPartition
-from kgtool.errors import InputError
 
 
 class ServerRangeAssignor:
@@ -32,16 +32,14 @@ class ServerRangeAssignor:
 
     name = "server-range"
 
+    @gc_paused
     def assign(self, group: GroupSpec) -> Assignment:
         """Return each member's target assignment, partitions sorted by topic and number.
 
         Raises :class:`kgtool.errors.InputError` when a member subscribes to a topic without
         metadata (``PartitionAssignorException: Member is subscribed to a non-existent topic``).
         """
-        for m in group.members:
-            for t in m.topics:
-                if t not in group.topics:
-                    raise InputError(f"member {m.member_id} is subscribed to a non-existent topic {t}")
+        check_topics_exist(group, "member {member} is subscribed to a non-existent topic {topic}")
         topics_meta = group.topics
         by_id: dict[str, MemberSpec] = {}
         for m in group.members:
@@ -49,36 +47,24 @@ class ServerRangeAssignor:
         if not by_id:
             return {}
         # RangeAssignor.sortMemberIds: static members first by instance id, then member ids.
-        ordered = [m.member_id for m in member_info_sorted(list(by_id.values()))]
-        subs = {mid: list(dict.fromkeys(by_id[mid].topics)) for mid in ordered}
-        # TopicMetadata per topic: numMembers = its subscribers (all members when HOMOGENEOUS).
-        num_members: dict[str, int] = {}
-        for mid in ordered:
-            for t in subs[mid]:
-                num_members[t] = num_members.get(t, 0) + 1
-        next_range = dict.fromkeys(num_members, 0)
-        extra: dict[str, int] = {}
-        quota: dict[str, int] = {}
-        for t, k in num_members.items():
-            quota[t], extra[t] = divmod(topics_meta[t].partitions, k)
-        out: dict[str, dict[str, range]] = {}
-        for mid in ordered:
-            mine: dict[str, range] = {}
-            for t in subs[mid]:
-                # RangeAssignor.addPartitionsToAssignment.
-                start = next_range[t]
-                q = quota[t]
-                if extra[t] > 0:
-                    q += 1
-                    extra[t] -= 1
-                end = min(start + q, topics_meta[t].partitions)
-                next_range[t] = end
-                if start < end:
-                    mine[t] = range(start, end)
-            out[mid] = mine
-
-        result: dict[str, list[TopicPartition]] = {}
-        for m in group.members:
-            parts = out.get(m.member_id, {})
-            result[m.member_id] = [tp for t in sorted(parts) for tp in zip(repeat(t), parts[t])]
+        ordered = member_info_sorted(list(by_id.values()))
+        # TopicMetadata.numMembers / nextRange: each topic's subscribers take consecutive ranges
+        # in that order (assignHomogeneousGroup / assignHeterogeneousGroup with
+        # addPartitionsToAssignment), which is the client range arithmetic.
+        first = ordered[0].topics
+        subscribers: dict[str, list[str]]
+        if all(m.topics == first for m in ordered):
+            everyone = [m.member_id for m in ordered]
+            subscribers = {t: everyone for t in dict.fromkeys(first)}
+        else:
+            subscribers = {}
+            for m in ordered:
+                for t in dict.fromkeys(m.topics):
+                    subscribers.setdefault(t, []).append(m.member_id)
+        out: dict[str, list[TopicPartition]] = {mid: [] for mid in by_id}
+        # The result is reported sorted by topic and partition: ranges are ascending, so
+        # visiting the topics in name order gives that order directly.
+        topic_order = sorted(subscribers)
+        assign_ranges(topic_order, {t: topics_meta[t].partitions for t in topic_order}, subscribers, out)
+        result: dict[str, list[TopicPartition]] = {m.member_id: out[m.member_id] for m in group.members}
         return result

@@ -23,16 +23,21 @@ order) and 1 (B); A keeps t-0 and t-1, and the revoked t-2 goes to B::
 
 from __future__ import annotations
 
-from itertools import repeat
+import numpy as np
 
+from kgtool.assignors._perf import gc_paused
 from kgtool.assignors._server import (
     HOMOGENEOUS,
     ServerGroup,
+    check_topics_exist,
+    int_set_order,
+    result_from_owner,
     server_group,
     uuid_hash_order,
     uuid_set_copy_order,
 )
-from kgtool.assignors.model import Assignment, GroupSpec, TopicPartition
+from kgtool.assignors._uniform_heterogeneous import heterogeneous
+from kgtool.assignors.model import Assignment, GroupSpec
 from kgtool.errors import InputError
 
 
@@ -41,6 +46,7 @@ class UniformAssignor:
 
     name = "server-uniform"
 
+    @gc_paused
     def assign(self, group: GroupSpec) -> Assignment:
         """Return each member's target assignment, partitions sorted by topic and number.
 
@@ -48,96 +54,73 @@ class UniformAssignor:
         metadata (``PartitionAssignorException: Members are subscribed to topic ... which doesn't
         exist in the topic metadata``).
         """
-        for m in group.members:
-            for t in m.topics:
-                if t not in group.topics:
-                    raise InputError(
-                        f"member {m.member_id} is subscribed to topic {t} which doesn't exist in the topic metadata"
-                    )
+        check_topics_exist(group, "member {member} is subscribed to topic {topic} which doesn't exist in the topic metadata")
         if not group.members:
             return {}
         sg = server_group(group)
         if sg.subscription_type == HOMOGENEOUS:
-            target = _homogeneous(sg)
+            _homogeneous(sg)
         else:
-            from kgtool.assignors._uniform_heterogeneous import heterogeneous
-
-            target = heterogeneous(sg)
-        result: dict[str, list[TopicPartition]] = {}
-        for m in group.members:
-            parts = target.get(m.member_id, {})
-            result[m.member_id] = [tp for t in sorted(parts) for tp in zip(repeat(t), sorted(parts[t]))]
-        return result
+            heterogeneous(sg)
+        return result_from_owner(group, sg)
 
 
-def _homogeneous(sg: ServerGroup) -> dict[str, dict[str, list[int]]]:
-    """``UniformHomogeneousAssignmentBuilder.build``: member -> topic -> partitions."""
+def _homogeneous(sg: ServerGroup) -> None:
+    """``UniformHomogeneousAssignmentBuilder.build``, updating ``sg.owner`` in place."""
     member_ids = sg.member_ids
     # subscribedTopicIds = new HashSet<>(first member's subscribedTopicIds()).
     subscribed = uuid_set_copy_order(sg.subscriptions[member_ids[0]])
     if not subscribed:
         # build(): an empty subscription returns an empty GroupAssignment.
-        return {}
+        sg.owner[:] = -1
+        return
     subscribed_set = set(subscribed)
-    partitions = sg.partitions
-    # GroupSpecImpl.isPartitionAssigned: held by some member in the current target assignment.
-    held: dict[str, set[int]] = {}
-    for mid in member_ids:
-        for t, ps in sg.assignment[mid].items():
-            held.setdefault(t, set()).update(ps)
-    unassigned: list[tuple[str, int]] = []
+    own = sg.owner
+    offsets = sg.offsets
+    index = sg.topic_index
+    # Unassigned partitions, first pass: topics in HashSet<Uuid> order, partitions ascending,
+    # those GroupSpecImpl.isPartitionAssigned does not know.
+    pieces = []
     total = 0
     for t in subscribed:
-        n = partitions[t]
-        h = held.get(t)
-        if h:
-            unassigned.extend((t, p) for p in range(n) if p not in h)
-        else:
-            unassigned.extend(zip(repeat(t), range(n)))
+        base = int(offsets[index[t]])
+        n = sg.partitions[t]
+        pieces.append(np.flatnonzero(own[base : base + n] == -1) + base)
         total += n
 
     num_members = len(member_ids)
     min_quota, extra = divmod(total, num_members)
-
-    # maybeRevokePartitions.
-    target: dict[str, dict[str, list[int]]] = {}
-    unfilled: list[tuple[str, int]] = []
-    for mid in member_ids:
-        quota = min_quota
-        if extra > 0:
-            quota += 1
-            extra -= 1
-        old = sg.assignment[mid]
-        new: dict[str, list[int]] = {}
-        # oldAssignment.entrySet(): HashMap<Uuid, Set<Integer>> order.
-        for t in uuid_hash_order(list(old)):
-            ps = old[t]
+    # maybeRevokePartitions: the first `extra` members (memberIds order) get one more.
+    quotas = np.full(num_members, min_quota, dtype=np.int64)
+    quotas[:extra] += 1
+    sizes = sg.sizes
+    remaining = quotas - sizes
+    revoked: list[int] = []
+    for i in np.flatnonzero(remaining < 0).tolist():
+        # Walk the member's assignment like maybeRevokePartitions: topics in the HashMap<Uuid,
+        # Set<Integer>> order, partitions in HashSet<Integer> order; keep up to the quota.
+        quota = int(quotas[i])
+        old = sg.assignment(i)
+        for t in uuid_hash_order(list(old)) if len(old) > 1 else old:
             if t not in subscribed_set:
                 continue  # "Remove the entire topic."
+            ps = old[t]
             if len(ps) <= quota:
                 quota -= len(ps)
-                new[t] = list(ps)
-            else:
-                kept = ps[:quota] if quota > 0 else []
-                unassigned.extend((t, p) for p in ps[len(kept):])
-                quota -= len(kept)
-                if kept:
-                    new[t] = list(kept)
-        if quota > 0:
-            unfilled.append((mid, quota))
-        target[mid] = new
+                continue
+            base = int(offsets[index[t]])
+            for p in int_set_order(ps)[quota:]:
+                if own[base + p] == i:
+                    own[base + p] = -1
+                revoked.append(base + p)
+            quota = 0
+        remaining[i] = 0
+    pieces.append(np.array(revoked, dtype=np.int64))
+    unassigned = np.concatenate(pieces)
 
-    # assignRemainingPartitions.
-    idx = 0
-    n_unassigned = len(unassigned)
-    for mid, remaining in unfilled:
-        if idx >= n_unassigned:
-            break
-        take = unassigned[idx : idx + remaining]
-        idx += len(take)
-        mine = target[mid]
-        for t, p in take:
-            mine.setdefault(t, []).append(p)
-    if idx < n_unassigned:
+    # assignRemainingPartitions: unfilled members, in order, take the next `remaining` slots.
+    unfilled = np.flatnonzero(remaining > 0)
+    takers = np.repeat(unfilled, remaining[unfilled])
+    if len(unassigned) > len(takers):
         raise InputError("server-uniform: partitions were left unassigned (PartitionAssignorException)")
-    return target
+    own[unassigned] = takers[: len(unassigned)]

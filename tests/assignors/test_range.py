@@ -207,3 +207,102 @@ def test_matches_reference_loop(g):
 @given(groups(uniform=True, equal_partitions=True, max_members=30, max_partitions=70, with_instance_ids=True))
 def test_strided_layout_matches_reference_loop(g):
     assert run(g) == _reference(g)
+
+
+def _rack_reference(g):
+    """An independent, literal transliteration of Kafka 4.x ``RangeAssignor.assignPartitions``
+    (rack-aware included), written without any of kgtool's layouts or caches."""
+    from kgtool.assignors._client import member_info_sorted, partitions_per_topic_order
+
+    racks = {m.member_id: m.rack for m in g.members if m.rack}
+    states = []
+    for t in partitions_per_topic_order(g):
+        n = g.topics[t].partitions
+        consumers = [m.member_id for m in member_info_sorted([m for m in g.members if t in m.topics])]
+        crack = {c: racks.get(c) for c in consumers}
+        st = {"topic": t, "consumers": crack, "unassigned": list(range(n)), "assigned": dict.fromkeys(consumers, 0),
+              "per": n // len(consumers), "extra": n % len(consumers)}
+        consumer_racks = {r for r in crack.values() if r}
+        rr = g.topics[t].racks or ()
+        st["pr"] = [set(x for x in (rr[p] if p < len(rr) else ()) if x is not None) for p in range(n)] if consumer_racks else []
+        all_pr = set().union(*st["pr"]) if st["pr"] else set()
+        st["needs"] = bool(consumer_racks) and not consumer_racks.isdisjoint(all_pr) and not all(r == all_pr for r in st["pr"])
+        states.append(st)
+    out = {m.member_id: [] for m in g.members}
+
+    def match(st, c, p):
+        r = st["consumers"][c]
+        return r is None or (p < len(st["pr"]) and r in st["pr"][p])
+
+    def max_assignable(st, c):
+        return max(0, st["per"] + (1 if st["extra"] > 0 else 0) - st["assigned"][c])
+
+    def assign(c, ps, st):
+        out[c].extend((st["topic"], p) for p in ps)
+        st["assigned"][c] += len(ps)
+        if st["assigned"][c] > st["per"]:
+            st["extra"] -= 1
+        st["unassigned"] = [p for p in st["unassigned"] if p not in ps]
+
+    def assign_ranges(st, may):
+        for c in st["consumers"]:
+            if not st["unassigned"]:
+                break
+            ps = [p for p in st["unassigned"] if may(st, c, p)][: max_assignable(st, c)]
+            if ps:
+                assign(c, ps, st)
+
+    use = any(st["needs"] for st in states)
+    if use:
+        groups = {}
+        for st in states:
+            groups.setdefault(tuple(st["consumers"].items()), {}).setdefault(len(st["pr"]), []).append(st)
+        for by_n in groups.values():
+            for n, co in by_n.items():
+                if len(co) > 1:
+                    remaining = list(co[0]["consumers"])
+                    for p in range(n):
+                        c = next((c for c in remaining
+                                  if all(match(t, c, p) and max_assignable(t, c) > 0 for t in co)), None)
+                        if c is None:
+                            continue
+                        for t in co:
+                            assign(c, [p], t)
+                        if not any(max_assignable(t, c) > 0 for t in co):
+                            remaining.remove(c)
+                            if not remaining:
+                                break
+                elif co[0]["needs"]:
+                    assign_ranges(co[0], match)
+    for st in states:
+        assign_ranges(st, lambda st, c, p: True)
+    if use:
+        for v in out.values():
+            v.sort()
+    return out
+
+
+@settings(max_examples=200, deadline=None)
+@given(groups(with_racks=True, with_instance_ids=True, max_topics=4))
+def test_rack_aware_matches_literal_reference(g):
+    assert run(g) == _rack_reference(g)
+
+
+@settings(max_examples=100, deadline=None)
+@given(groups(uniform=True, equal_partitions=True, with_racks=True, max_topics=4))
+def test_co_partitioned_rack_aware_matches_literal_reference(g):
+    assert run(g) == _rack_reference(g)
+
+
+def test_topics_sharing_a_bucket_follow_subscription_map_order():
+    # "Aa".hashCode() == "BB".hashCode() == 2112: same HashMap bucket, so their order is the
+    # order allSubscribedTopics first saw them, iterating the HashMap<String, Subscription> of
+    # members: "m1" (3428), "m2" (3429), "m3" (3430) -> m1 adds BB first. Input order differs.
+    g = group({"Aa": 2, "BB": 2}, {"m3": ["Aa", "BB"], "m2": ["Aa"], "m1": ["BB"]})
+    assert run(g)["m3"] == [("BB", 1), ("Aa", 1)]
+
+
+def test_member_order_is_string_compare_to():
+    # MemberInfo.compareTo uses String.compareTo (UTF-16 units): U+1F600 sorts before U+FFFF.
+    g = group({"t": 2}, {"a\uffff": ["t"], "a\U0001F600": ["t"]})
+    assert run(g) == {"a\U0001F600": [("t", 0)], "a\uffff": [("t", 1)]}

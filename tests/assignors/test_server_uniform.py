@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kgtool.assignors._server import HOMOGENEOUS, server_group
-from kgtool.assignors.model import GroupSpec, MemberSpec
+from kgtool.assignors.model import GroupSpec, MemberSpec, TopicSpec
 from kgtool.assignors.server_uniform import UniformAssignor
 from kgtool.errors import InputError
 from tests.assignors._build import group
@@ -96,3 +97,85 @@ def test_member_leaving_keeps_survivors_partitions_within_quota(g):
     for m in rest.members:
         kept = set(first[m.member_id]) & set(second[m.member_id])
         assert len(kept) >= min(len(first[m.member_id]), quota - 1)
+
+
+def _homogeneous_reference(g: GroupSpec):
+    """A literal transliteration of ``UniformHomogeneousAssignmentBuilder.build`` over Java-ordered
+    maps and sets (member HashMap order, HashSet<Uuid> / HashMap<Uuid, ...> / HashSet<Integer>
+    orders), without kgtool's array layout."""
+    from kgtool.assignors._java import string_hash_order
+    from kgtool.assignors._server import int_set_order, uuid_hash_order, uuid_set_copy_order
+
+    by_id = {m.member_id: m for m in g.members}
+    member_ids = string_hash_order(list(by_id))
+    subscribed = uuid_set_copy_order([t for t in dict.fromkeys(by_id[member_ids[0]].topics) if t in g.topics])
+    if not subscribed:
+        return {m.member_id: [] for m in g.members}
+    current = {}
+    for mid in member_ids:
+        per = {}
+        for t, p in by_id[mid].owned:
+            per.setdefault(t, []).append(p)
+        current[mid] = {t: int_set_order(ps) for t, ps in per.items()}
+    held = {(t, p) for per in current.values() for t, ps in per.items() for p in ps}
+    unassigned = [(t, p) for t in subscribed for p in range(g.topics[t].partitions) if (t, p) not in held]
+    total = sum(g.topics[t].partitions for t in subscribed)
+    min_quota, extra = divmod(total, len(member_ids))
+    target, unfilled = {}, []
+    for mid in member_ids:
+        quota = min_quota
+        if extra > 0:
+            quota, extra = quota + 1, extra - 1
+        new = {}
+        for t in uuid_hash_order(list(current[mid])):
+            ps = current[mid][t]
+            if t not in subscribed:
+                continue
+            if len(ps) <= quota:
+                quota -= len(ps)
+                new[t] = list(ps)
+                continue
+            for p in ps:
+                if quota > 0:
+                    quota -= 1
+                    new.setdefault(t, []).append(p)
+                else:
+                    unassigned.append((t, p))
+        if quota > 0:
+            unfilled.append((mid, quota))
+        target[mid] = new
+    i = 0
+    for mid, remaining in unfilled:
+        for t, p in unassigned[i : i + remaining]:
+            target[mid].setdefault(t, []).append(p)
+        i += min(remaining, len(unassigned) - i)
+    assert i == len(unassigned)
+    return {m.member_id: sorted((t, p) for t, ps in target[m.member_id].items() for p in ps) for m in g.members}
+
+
+@st.composite
+def next_rounds(draw, uniform):
+    """A group, then its next round: survivors keep their result as owned, some leave, some join,
+    topics may grow."""
+    g = draw(groups(uniform=uniform, max_partitions=70))
+    first = ASSIGNOR.assign(g)
+    keep = [m for m in g.members if draw(st.booleans()) or m is g.members[0]]
+    joiners = draw(st.integers(0, 4))
+    common = g.members[0].topics
+    members = [MemberSpec(m.member_id, m.topics if uniform else draw(st.sampled_from([m.topics, common])),
+                          owned=tuple(first[m.member_id]), generation=1) for m in keep]
+    members += [MemberSpec(f"N{i}", common) for i in range(joiners)]
+    topics = {t: TopicSpec(t, s.partitions + draw(st.integers(0, 3))) for t, s in g.topics.items()}
+    return GroupSpec(topics=topics, members=members)
+
+
+@settings(max_examples=200, deadline=None)
+@given(next_rounds(uniform=True))
+def test_homogeneous_next_round_matches_literal_reference(g):
+    assert run(g, balanced=False) == _homogeneous_reference(g)
+
+
+@settings(max_examples=150, deadline=None)
+@given(next_rounds(uniform=False))
+def test_next_round_valid(g):
+    run(g, balanced=False)
