@@ -16,6 +16,7 @@ AbstractStickyAssignor.java`` (Apache Kafka 4.0: ``assignPartitions``,
 from __future__ import annotations
 
 import bisect
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from kgtool.assignors._sticky_java import (
@@ -46,12 +47,39 @@ class StickyInput:
 
     members: list[str]
     topics_of: dict[str, tuple[str, ...]]  # Subscription.topics()
-    owned_of: dict[str, list[TP]]  # MemberData.partitions
+    owned_of: Mapping[str, list[TP]]  # MemberData.partitions
     generation_of: dict[str, int | None]  # MemberData.generation (None: Optional.empty())
     subscription_generation_of: dict[str, int]  # Subscription.generationId().orElse(-1)
     rack_of: dict[str, str | None]  # Subscription.rackId()
     partitions_per_topic: dict[str, int]  # subscribed topics with metadata and > 0 partitions
     replica_racks: dict[str, tuple[tuple[str, ...], ...] | None] = field(default_factory=dict)
+    #: MemberData.partitions before the protocol's reordering (for order-free uses).
+    raw_owned_of: Mapping[str, Sequence[TP]] | None = None
+
+    def __post_init__(self) -> None:
+        if self.raw_owned_of is None:
+            self.raw_owned_of = self.owned_of
+
+
+class LazyOwned(Mapping):
+    """member -> owned partitions, reordered by ``transform`` on first access only."""
+
+    def __init__(self, raw: Mapping[str, Sequence[TP]], transform) -> None:
+        self.raw = raw
+        self.transform = transform
+        self.cache: dict[str, list[TP]] = {}
+
+    def __getitem__(self, member: str) -> list[TP]:
+        v = self.cache.get(member)
+        if v is None:
+            v = self.cache[member] = self.transform(self.raw[member])
+        return v
+
+    def __iter__(self):
+        return iter(self.raw)
+
+    def __len__(self) -> int:
+        return len(self.raw)
 
 
 class RackInfo:

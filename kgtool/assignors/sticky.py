@@ -10,7 +10,8 @@ Both assignors share ``AbstractStickyAssignor.assignPartitions``:
    belong to a subscribed topic. When two members claim one partition, the member with the
    higher generation keeps it; with equal generations neither does (the partition is then
    "claimed by multiple previous owners"). The other claimant's generation is read from its
-   ``Subscription.generationId`` (the eager ``sticky`` members send none, so for them it is -1).
+   ``Subscription.generationId``, which Kafka's consumers send for both assignors
+   (``ConsumerCoordinator.metadata``), so kgtool uses ``MemberSpec.generation`` for both.
 2. With identical subscriptions, ``ConstrainedAssignmentBuilder``: each member keeps its owned
    partitions (sorted by partition, then topic) up to ``minQuota``/``maxQuota``, the rest are
    dealt round-robin to members sorted by id, partitions sorted by topic then partition;
@@ -36,6 +37,15 @@ the constrained builder's quota decisions follow that iteration order. kgtool re
 with that order, while input order, sorted order or reversed input order pass only 291 (see
 ``tests/assignors/test_sticky.py::test_member_order_is_java_hash_map_order``).
 
+Order of the owned partitions as the leader reads them (it decides the order of the kept
+partitions in the output): ``cooperative-sticky`` gets them from ``ConsumerProtocol``, which
+sorts them by topic, then partition; ``sticky`` gets them from its user data, grouped by topic
+in ``HashMap`` order (:func:`user_data_partitions`).
+
+Speed: :mod:`kgtool.assignors._sticky_fast` computes the same result on integer arrays
+(1,000,000 partitions and 2,000 members in well under a second for identical subscriptions);
+:mod:`kgtool.assignors._sticky_reference` is the line-by-line port it is tested against.
+
 Worked example (``StickyAssignor`` javadoc, repeated by the tests): C0, C1, C2 subscribed to
 t0..t3 with 2 partitions each get C0: t0p0 t1p1 t3p0, C1: t0p1 t2p0 t3p1, C2: t1p0 t2p1.
 After C1 leaves, C0 and C2 keep theirs: C0: t0p0 t3p0 t1p1 t0p1, C2: t1p0 t2p1 t2p0 t3p1.
@@ -45,6 +55,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kgtool.assignors import _sticky_fast
 from kgtool.assignors import _sticky_reference as ref
 from kgtool.assignors._sticky_java import java_string_key, string_hash_map_order
 from kgtool.assignors._sticky_reference import StickyAssignorFailure
@@ -62,10 +73,14 @@ def sticky_input(group: GroupSpec, *, cooperative: bool) -> ref.StickyInput:
     ids = [m.member_id for m in group.members]
     by_id = {m.member_id: m for m in group.members}
     members = ref.member_iteration_order(ids)
+    raw_owned = {i: by_id[i].owned for i in ids}
     partitions_per_topic: dict[str, int] = {}
     replica_racks = {}
-    for m in group.members:
-        for t in m.topics:
+    distinct = {id(m.topics): m.topics for m in group.members}  # members often share one tuple
+    for topics in distinct.values():
+        for t in topics:
+            if t in partitions_per_topic:
+                continue
             spec = group.topics.get(t)
             if spec is not None and spec.partitions > 0 and t not in partitions_per_topic:
                 partitions_per_topic[t] = spec.partitions
@@ -73,11 +88,14 @@ def sticky_input(group: GroupSpec, *, cooperative: bool) -> ref.StickyInput:
     return ref.StickyInput(
         members=members,
         topics_of={i: tuple(by_id[i].topics) for i in ids},
-        owned_of={i: (protocol_owned_partitions(by_id[i].owned) if cooperative else user_data_partitions(by_id[i].owned)) for i in ids},
+        owned_of=ref.LazyOwned(raw_owned, protocol_owned_partitions if cooperative else user_data_partitions),
+        raw_owned_of=raw_owned,
         generation_of={i: by_id[i].generation for i in ids},
-        # StickyAssignor (eager) members send no generationId in the Subscription itself.
+        # ConsumerCoordinator.metadata() sends generation().generationId in every Subscription
+        # (ConsumerProtocol v2+), eager members included; for StickyAssignor it equals the
+        # generation in its user data.
         subscription_generation_of={
-            i: (by_id[i].generation if cooperative and by_id[i].generation is not None else ref.DEFAULT_GENERATION)
+            i: (by_id[i].generation if by_id[i].generation is not None else ref.DEFAULT_GENERATION)
             for i in ids
         },
         rack_of={i: by_id[i].rack for i in ids},
@@ -123,6 +141,11 @@ def assign_partitions(group: GroupSpec, *, cooperative: bool) -> tuple[Assignmen
     if not group.members:
         return {}, {}
     inp = sticky_input(group, cooperative=cooperative)
+    fast = _sticky_fast.assign(inp, cooperative=cooperative, adjust=False)
+    if fast is not None:
+        assignment, transferring, general_ran = fast
+        # Java leaves partitionsTransferringOwnership null after the general builder.
+        return _result(group, assignment), (None if general_ran else transferring)
     assignment, transferring = ref.assign_partitions(inp)
     return _result(group, assignment), transferring
 
@@ -152,6 +175,9 @@ class StickyAssignor:
         if not group.members:
             return {}
         inp = sticky_input(group, cooperative=False)
+        fast = _sticky_fast.assign(inp, cooperative=False)
+        if fast is not None:
+            return _result(group, fast[0])  # eager: no adjustment
         assignment, _ = ref.assign_partitions(inp)
         return _result(group, assignment)
 
@@ -177,6 +203,9 @@ class CooperativeStickyAssignor:
         if not group.members:
             return CooperativePlan({}, {})
         inp = sticky_input(group, cooperative=True)
+        fast = _sticky_fast.assign(inp, cooperative=True)
+        if fast is not None:
+            return CooperativePlan(_result(group, fast[0]), fast[1])
         assignment, transferring = ref.assign_partitions(inp)
         if transferring is None:
             transferring = ref.partitions_transferring_ownership(inp, assignment)

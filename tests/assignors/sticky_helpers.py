@@ -61,3 +61,23 @@ def groups(draw, *, uniform: bool | None = None, max_members: int = 12, with_rac
             "rack": draw(st.sampled_from(rack_names + [None])) if use_racks else None,
         }
     return group(topics, members, racks)
+
+
+@st.composite
+def later_rounds(draw, *, uniform: bool | None = None, with_racks: bool = False, conflicts: bool = True) -> GroupSpec:
+    """Groups whose members own partitions: random claims, generations, stale and double claims."""
+    g = draw(groups(uniform=uniform, with_racks=with_racks))
+    all_tps = [(t, p) for t, spec in g.topics.items() for p in range(spec.partitions)]
+    members = []
+    taken: set = set()
+    for m in g.members:
+        k = draw(st.integers(0, min(len(all_tps), 30)))
+        owned = draw(st.lists(st.sampled_from(all_tps), max_size=k, unique=True)) if all_tps else []
+        if not conflicts:
+            owned = [tp for tp in owned if tp not in taken]
+            taken.update(owned)
+        generation = draw(st.sampled_from([None, 3, 4, 4, 4]))
+        if generation is None and owned and draw(st.booleans()):
+            generation = 4
+        members.append(MemberSpec(m.member_id, m.topics, tuple(owned), generation, m.rack))
+    return GroupSpec(topics=g.topics, members=members)

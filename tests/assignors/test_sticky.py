@@ -8,11 +8,11 @@ from hypothesis import HealthCheck, given, settings
 import kgtool.assignors._sticky_reference as ref
 from kgtool.assignors import sticky as sticky_module
 from kgtool.assignors._sticky_java import hash_map_order, java_string_key, string_hash_map_order
-from kgtool.assignors.sticky import StickyAssignor, assign_partitions
+from kgtool.assignors.sticky import CooperativeStickyAssignor, StickyAssignor, assign_partitions
 from kgtool.coordinator.partitioning import java_string_hashcode
 from tests.assignors.golden import expected_from_golden, group_from_golden, load_cases
 from tests.assignors.invariants import assert_valid_and_balanced
-from tests.assignors.sticky_helpers import group, groups, next_round
+from tests.assignors.sticky_helpers import group, groups, later_rounds, next_round
 
 STICKY_CASES = load_cases("sticky")
 EXAMPLES = [c for c in load_cases("exact_examples") if c["input"]["assignor"] == "sticky"]
@@ -76,7 +76,6 @@ def test_javadoc_example_and_c1_leaves():
 def test_member_order_is_java_hash_map_order(monkeypatch):
     """Evidence for the member iteration order: only HashMap order passes every golden case."""
     cases = STICKY_CASES + load_cases("cooperative_sticky")
-    from kgtool.assignors.sticky import CooperativeStickyAssignor
 
     def passes() -> int:
         ok = 0
@@ -266,18 +265,51 @@ def testPoorRoundRobinAssignmentScenario():
     _check(g, StickyAssignor().assign(g))
 
 
-def test_conflicting_claims_eager_members_send_no_subscription_generation():
-    # allSubscriptionsEqual compares a claimant's MemberData generation with the *other*
-    # claimant's Subscription.generationId(), which eager StickyAssignor members leave empty
-    # (-1): any member with a generation >= 0 takes the partition from the one iterated
-    # before it, whatever their generations. HashMap order here: "new" then "old".
-    assert string_hash_map_order(["old", "new"]) == ["new", "old"]
+def test_conflicting_claims_keep_the_higher_generation():
+    # allSubscriptionsEqual: the claimant with the higher generation keeps the partition (the
+    # other's generation comes from its Subscription.generationId, sent by eager members too).
     g = group({"t": 2}, {
         "old": {"topics": ["t"], "owned": [("t", 0), ("t", 1)], "generation": 1},
         "new": {"topics": ["t"], "owned": [("t", 0)], "generation": 2},
     })
     result = _check(g, StickyAssignor().assign(g))
-    assert result == {"old": [("t", 0)], "new": [("t", 1)]}
+    assert result == {"old": [("t", 1)], "new": [("t", 0)]}
+
+
+def testAllConsumersHaveOwnedPartitionInvalidatedWhenClaimedByMultipleConsumersInSameGenerationWithUnequalPartitionsPerConsumer():  # noqa: E501
+    g = group({"topic": 4}, {
+        "consumer1": {"topics": ["topic"], "owned": [("topic", 0), ("topic", 1)], "generation": 1},
+        "consumer2": {"topics": ["topic"], "owned": [("topic", 0), ("topic", 2)], "generation": 1},
+        "consumer3": {"topics": ["topic"], "generation": 1},
+    })
+    assert _check(g, StickyAssignor().assign(g)) == {
+        "consumer1": [("topic", 1), ("topic", 3)],
+        "consumer2": [("topic", 2)],
+        "consumer3": [("topic", 0)],
+    }
+
+
+@pytest.mark.parametrize("all_equal", [True, False])
+@pytest.mark.parametrize("assignor", [StickyAssignor(), CooperativeStickyAssignor()], ids=lambda a: a.name)
+def testAssignmentWithConflictingPreviousGenerations(all_equal, assignor):
+    topics = {"topic": 4, "topic2": 4, "topic3": 4}
+    every = list(topics)
+    c1_topics = every if all_equal else ["topic"]
+    c2_topics = every if all_equal else ["topic", "topic2"]
+    c1_owned = [("topic", 0), ("topic", 1), ("topic", 2), ("topic2", 2), ("topic2", 3), ("topic3", 0)] if all_equal \
+        else [("topic", 0), ("topic", 1), ("topic", 2), ("topic", 3)]
+    c2_owned = [("topic", 0), ("topic", 1), ("topic2", 0), ("topic2", 1), ("topic2", 2), ("topic2", 3)]
+    c3_owned = [("topic", 2), ("topic", 3), ("topic3", 0), ("topic3", 1), ("topic3", 2), ("topic3", 3)]
+    g = group(topics, {
+        "consumer1": {"topics": c1_topics, "owned": c1_owned, "generation": 1},
+        "consumer2": {"topics": c2_topics, "owned": c2_owned, "generation": 2},
+        "consumer3": {"topics": every, "owned": c3_owned, "generation": 2},
+    })
+    result, _ = assign_partitions(g, cooperative=assignor.name == "cooperative-sticky")
+    assert [len(result[c]) for c in ("consumer1", "consumer2", "consumer3")] == [4, 4, 4]
+    assert set(result["consumer2"]) <= set(c2_owned)
+    assert set(result["consumer3"]) <= set(c3_owned)
+    assert_valid_and_balanced(g, result)
 
 
 # --- properties ---
@@ -297,3 +329,93 @@ def test_valid_balanced_and_stable(g):
 def test_uniform_subscriptions_balanced_within_one(g):
     result = StickyAssignor().assign(g)
     assert_valid_and_balanced(g, result)
+
+
+# --- the array implementation against the line-by-line port ---
+
+def _reference(g, *, cooperative: bool):
+    inp = sticky_module.sticky_input(g, cooperative=cooperative)
+    assignment, transferring = ref.assign_partitions(inp)
+    if cooperative:
+        if transferring is None:
+            transferring = ref.partitions_transferring_ownership(inp, assignment)
+        ref.adjust_assignment(assignment, transferring)
+    return {m.member_id: assignment[m.member_id] for m in g.members}
+
+
+def _outcome(fn):
+    """The result, or the failure Kafka's assignor would throw (both implementations must agree)."""
+    try:
+        return fn()
+    except ref.StickyAssignorFailure as e:
+        return ("Kafka throws", str(e))
+
+
+def assert_same_as_reference(g):
+    assert _outcome(lambda: StickyAssignor().assign(g)) == _outcome(lambda: _reference(g, cooperative=False))
+    assert _outcome(lambda: CooperativeStickyAssignor().assign(g)) == \
+        _outcome(lambda: _reference(g, cooperative=True))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(later_rounds(uniform=True))
+def test_fast_constrained_equals_reference(g):
+    assert_same_as_reference(g)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(later_rounds(uniform=False, conflicts=False))
+def test_fast_general_equals_reference(g):
+    assert_same_as_reference(g)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(groups(uniform=False, with_racks=False))
+def test_fast_general_first_round_equals_reference(g):
+    assert_same_as_reference(g)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(later_rounds(uniform=False, conflicts=False, with_racks=True))
+def test_fast_general_rack_aware_equals_reference(g):
+    assert_same_as_reference(g)
+
+
+@pytest.mark.parametrize("name", ["seed1_topic-1_5000_3000", "seed4_t0_64_2000"])
+def test_topic_partition_hash_set_first_matches_jvm(name):
+    """``PartitionMovements`` moves back the first element a ``HashSet<TopicPartition>`` iterates."""
+    from pathlib import Path
+
+    from kgtool.assignors._sticky_java import TopicPartitionHashSet
+
+    path = Path(__file__).resolve().parents[2] / "fixtures" / "assign" / "java_hashset" / f"{name}.txt"
+    topic = name.split("_")[1]
+    s = TopicPartitionHashSet(java_string_hashcode(topic))
+    for line in path.read_text().splitlines():
+        op, p, first = line.split()
+        if op == "a":
+            s.add(int(p))
+        elif int(p) in s.items:
+            s.remove(int(p))
+        assert (s.first() if len(s) else -1) == int(first), line
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(later_rounds(uniform=True, with_racks=True))
+def test_fast_constrained_rack_aware_equals_reference(g):
+    assert_same_as_reference(g)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(later_rounds(uniform=None, with_racks=True))
+def test_assign_partitions_fast_equals_reference(g):
+    """The pre-adjustment assignment and partitionsTransferringOwnership, both implementations."""
+    for cooperative in (False, True):
+        inp = sticky_module.sticky_input(g, cooperative=cooperative)
+        expected = _outcome(lambda: ref.assign_partitions(inp))
+        if isinstance(expected, tuple) and expected and expected[0] == "Kafka throws":
+            continue
+        assignment, transferring = expected
+        got_assignment, got_transferring = assign_partitions(g, cooperative=cooperative)
+        assert got_assignment == {m.member_id: assignment[m.member_id] for m in g.members}
+        assert got_transferring == transferring
