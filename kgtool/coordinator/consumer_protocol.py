@@ -110,17 +110,26 @@ def group_partitions_by_topic(partitions: Iterable[Any]) -> list[dict]:
     return [{"topic": t, "partitions": ps} for t, ps in out.items()]
 
 
+def _topic_partitions(items: Iterable[Any]) -> list[dict]:
+    """Grouped dicts are written as given (even with a topic twice, as read); pairs are grouped."""
+    items = list(items)
+    if all(isinstance(item, dict) for item in items):
+        return items
+    return group_partitions_by_topic(items)
+
+
 def encode_subscription(subscription: dict, version: int | None = None) -> bytes:
     """Encode a subscription dict (as :func:`decode_subscription` returns) with its version header.
 
     ``version`` defaults to the dict's ``_version``, else 3 (``ConsumerProtocol`` writes the
-    highest). ``owned_partitions`` may also be given as ``(topic, partition)`` pairs.
+    highest). ``owned_partitions`` may also be given as ``(topic, partition)`` pairs, grouped
+    as ``ConsumerProtocol.serializeSubscription`` does.
     """
     if version is None:
         version = subscription.get("_version", HIGHEST_SUBSCRIPTION_VERSION)
     body = dict(subscription)
     if body.get("owned_partitions"):
-        body["owned_partitions"] = group_partitions_by_topic(body["owned_partitions"])
+        body["owned_partitions"] = _topic_partitions(body["owned_partitions"])
     return struct.pack(">h", version) + encode_message(CONSUMER_PROTOCOL_SUBSCRIPTION, version, body)
 
 
@@ -132,7 +141,7 @@ def encode_assignment(assignment: dict, version: int | None = None) -> bytes:
     if version is None:
         version = assignment.get("_version", HIGHEST_ASSIGNMENT_VERSION)
     body = dict(assignment)
-    body["assigned_partitions"] = group_partitions_by_topic(body.get("assigned_partitions") or ())
+    body["assigned_partitions"] = _topic_partitions(body.get("assigned_partitions") or ())
     return struct.pack(">h", version) + encode_message(CONSUMER_PROTOCOL_ASSIGNMENT, version, body)
 
 
@@ -191,9 +200,10 @@ def encode_sticky_user_data(previous_assignment: Iterable[Any], generation: int 
         topics = [{"topic": t, "partitions": grouped[t]} for t in java_hashmap_order(list(grouped))]
     else:
         topics = items
-    version = 0 if generation is None else 1
+    if generation is None:
+        return encode_message(STICKY_ASSIGNOR_USER_DATA, 0, {"previous_assignment": topics})
     return encode_message(
-        STICKY_ASSIGNOR_USER_DATA, version, {"previous_assignment": topics, "generation": generation}
+        STICKY_ASSIGNOR_USER_DATA, 1, {"previous_assignment": topics, "generation": generation}
     )
 
 

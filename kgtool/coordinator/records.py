@@ -30,10 +30,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kgtool.coordinator.consumer_protocol import decode_assignment, decode_subscription
-from kgtool.coordinator.schema import decode_message, encode_message
+from kgtool.coordinator.schema import (
+    DECODER_FAILURES,
+    decode_message,
+    encode_message,
+    strict_decoder,
+)
 from kgtool.coordinator.schemas import (
     OFFSETS_RECORD_TYPES,
     OFFSETS_RECORD_TYPES_BY_KIND,
+    SHARE_STATE_RECORD_TYPES,
+    SHARE_STATE_RECORD_TYPES_BY_KIND,
     TRANSACTION_RECORD_TYPES,
     RecordType,
 )
@@ -45,12 +52,18 @@ __all__ = [
     "decode_transaction_record",
     "encode_offsets_record",
     "encode_transaction_record",
+    "decode_share_state_record",
+    "encode_share_state_record",
     "decode_offset_commit",
     "default_offsets_value_version",
     "to_jsonable",
+    "RECORD_DECODERS",
+    "INTERNAL_TOPICS",
 ]
 
 UNKNOWN = "unknown"
+#: Kinds whose decoded key and value hold only ints and strings (no bytes to convert).
+_FLAT_KINDS = frozenset({"offset_commit", "legacy_offset_commit"})
 
 
 @dataclass(slots=True)
@@ -75,17 +88,30 @@ class CoordinatorRecord:
     raw_value: bytes | None = None
 
     def to_json(self) -> dict:
-        """A JSON-able dict: bytes as standard base64, consumer-protocol bytes also decoded."""
+        """A JSON-able dict: bytes as standard base64, consumer-protocol bytes also decoded.
+
+        Keys: ``record_type``, ``kind``, ``tombstone``, ``key``, ``value_version``, ``value``,
+        then ``warnings`` (when any) and ``raw_key`` / ``raw_value`` (kind ``unknown``).
+        """
+        if self.kind in _FLAT_KINDS and (self.value is None or "_unknown_tagged_fields" not in self.value):
+            # no bytes inside: shallow copies are enough (hot path)
+            key = dict(self.key)
+            value = None if self.value is None else dict(self.value)
+        else:
+            key = to_jsonable(self.key)
+            value = to_jsonable(self.value)
+        # The shape of the golden decode.jsonl's "offsetsTopic" (snake_case): key_version is
+        # record_type and is not repeated; warnings and raw bytes appear only when there are some.
         out: dict[str, Any] = {
             "record_type": self.record_type,
             "kind": self.kind,
             "tombstone": self.tombstone,
-            "key_version": self.key_version,
-            "key": to_jsonable(self.key),
+            "key": key,
             "value_version": self.value_version,
-            "value": to_jsonable(self.value),
-            "warnings": list(self.warnings),
+            "value": value,
         }
+        if self.warnings:
+            out["warnings"] = list(self.warnings)
         if self.raw_key is not None or self.raw_value is not None:
             out["raw_key"] = _b64(self.raw_key)
             out["raw_value"] = _b64(self.raw_value)
@@ -185,6 +211,28 @@ def _fast_value(value: bytes) -> tuple | None:
     return None
 
 
+#: OffsetCommitKey bytes -> (record_type, group, topic, partition). A segment repeats the same
+#: few keys (one per group and partition) millions of times; bounded, cleared when full.
+_KEY_CACHE: dict[bytes, tuple[int, str, str, int]] = {}
+_KEY_CACHE_MAX = 1 << 16
+_S_V3_EMPTY = struct.Struct(">hqihq").unpack_from  # v3 with empty metadata: 30 bytes, one call
+
+
+def _offset_commit_key(key: bytes) -> tuple[int, str, str, int] | None:
+    k = _KEY_CACHE.get(key)
+    if k is None:
+        if len(key) < 2 or key[0] != 0 or key[1] > 1:
+            return None
+        t = _fast_key(key)
+        if t is None:
+            return None
+        k = (key[1],) + t
+        if len(_KEY_CACHE) >= _KEY_CACHE_MAX:
+            _KEY_CACHE.clear()
+        _KEY_CACHE[key] = k
+    return k
+
+
 def decode_offset_commit(key: bytes, value: bytes | None) -> tuple | None:
     """The bulk path: an offset commit as a flat tuple, or None when it is not a plain one.
 
@@ -192,30 +240,46 @@ def decode_offset_commit(key: bytes, value: bytes | None) -> tuple | None:
     metadata, commit_timestamp, expire_timestamp)``, with ``value_version`` and the value
     fields None for a tombstone and fields a version lacks None. Returns None for any other
     record (or anything unusual, such as tagged fields or trailing bytes): use
-    :func:`decode_offsets_record` then. Never raises.
+    :func:`decode_offsets_record` then. Never raises (bytes-like inputs are copied to ``bytes``).
     """
-    if len(key) < 2 or key[0] != 0 or key[1] > 1:
-        return None
-    k = _fast_key(key)
+    if type(key) is not bytes:
+        key = bytes(key)
+    if value is not None and type(value) is not bytes:
+        value = bytes(value)
+    k = _KEY_CACHE.get(key)
     if k is None:
-        return None
+        k = _offset_commit_key(key)
+        if k is None:
+            return None
     if value is None:
-        return (key[1], k[0], k[1], k[2], None, None, None, None, None, None)
+        return k + _TOMBSTONE_TAIL
+    if len(value) == 30 and value[1] == 3 and value[0] == 0 and value[14] == 0 and value[15] == 0:
+        _, offset, epoch, _, commit = _S_V3_EMPTY(value, 0)
+        return k + (3, offset, epoch, "", commit, None)
     v = _fast_value(value)
     if v is None:
         return None
-    return (key[1], k[0], k[1], k[2]) + v
+    return k + v
+
+
+_TOMBSTONE_TAIL = (None, None, None, None, None, None)
 
 
 def _fast_offsets_record(key: bytes, value: bytes | None) -> CoordinatorRecord | None:
-    k = _fast_key(key)
+    k = _KEY_CACHE.get(key)
     if k is None:
-        return None
-    rtype = key[1]
+        k = _offset_commit_key(key)
+        if k is None:
+            return None
+    rtype = k[0]
     kind = "offset_commit" if rtype == 1 else "legacy_offset_commit"
-    kd = {"group": k[0], "topic": k[1], "partition": k[2]}
+    kd = {"group": k[1], "topic": k[2], "partition": k[3]}
     if value is None:
         return CoordinatorRecord(kind, rtype, rtype, kd, None, None, True, [])
+    if len(value) == 30 and value[1] == 3 and value[0] == 0 and value[14] == 0 and value[15] == 0:
+        _, offset, epoch, _, commit = _S_V3_EMPTY(value, 0)
+        vd = {"offset": offset, "leader_epoch": epoch, "metadata": "", "commit_timestamp": commit}
+        return CoordinatorRecord(kind, rtype, rtype, kd, 3, vd, False, [])
     v = _fast_value(value)
     if v is None:
         return None
@@ -244,9 +308,9 @@ def _version_of(data: bytes, what: str) -> int:
 def _decode_generic(
     key: bytes, value: bytes | None, registry: dict[int, RecordType], topic: str
 ) -> CoordinatorRecord:
-    if not isinstance(key, bytes):
+    if type(key) is not bytes:
         key = bytes(key)
-    if value is not None and not isinstance(value, bytes):
+    if value is not None and type(value) is not bytes:
         value = bytes(value)
     rtype = _version_of(key, "key")
     rt = registry.get(rtype)
@@ -264,7 +328,11 @@ def _decode_generic(
             raw_value=value,
         )
     warnings: list[str] = []
-    kd, end = decode_message(rt.key, 0, key, 2, context="key", warnings=warnings)
+    try:
+        kd, end = strict_decoder(rt.key, 0)(key, 2, len(key), warnings)
+    except DECODER_FAILURES:
+        del warnings[:]
+        kd, end = decode_message(rt.key, 0, key, 2, context="key", warnings=warnings)
     if end != len(key):
         warnings.append(f"{len(key) - end} trailing bytes after the {rt.key.name} ignored")
     if value is None:
@@ -277,7 +345,12 @@ def _decode_generic(
         return CoordinatorRecord(
             UNKNOWN, rtype, rtype, kd, vversion, None, False, warnings, raw_key=key, raw_value=value
         )
-    vd, end = decode_message(rt.value, vversion, value, 2, context="value", warnings=warnings)
+    mark = len(warnings)
+    try:
+        vd, end = strict_decoder(rt.value, vversion)(value, 2, len(value), warnings)
+    except DECODER_FAILURES:
+        del warnings[mark:]
+        vd, end = decode_message(rt.value, vversion, value, 2, context="value", warnings=warnings)
     if end != len(value):
         warnings.append(f"{len(value) - end} trailing bytes after the {rt.value.name} v{vversion} ignored")
     if rt.kind == "group_metadata":
@@ -304,7 +377,10 @@ def _decode_members(vd: dict, warnings: list[str]) -> None:
                 member[name + "_decoded"] = fn(member[name], context=ctx)
             except DecodeError as exc:
                 member[name + "_decoded"] = None
-                warnings.append(f"{name} of member {member.get('member_id')!r} not decoded: {exc}")
+                warnings.append(
+                    f"{name} of member {member.get('member_id')!r} not decoded: byte {exc.position} of its "
+                    f"{len(member[name])} bytes ({exc.context}): {exc.reason}"
+                )
 
 
 def decode_offsets_record(key: bytes | None, value: bytes | None) -> CoordinatorRecord:
@@ -324,8 +400,8 @@ def decode_offsets_record(key: bytes | None, value: bytes | None) -> Coordinator
     """
     if key is None:
         raise DecodeError("a coordinator record needs a key, found null", position=0, context="key")
-    if len(key) > 1 and key[0] == 0 and key[1] <= 1 and type(key) is bytes:
-        rec = _fast_offsets_record(key, value if (value is None or type(value) is bytes) else bytes(value))
+    if type(key) is bytes and (value is None or type(value) is bytes):
+        rec = _fast_offsets_record(key, value)
         if rec is not None:
             return rec
     return _decode_generic(key, value, OFFSETS_RECORD_TYPES, "__consumer_offsets")
@@ -339,6 +415,16 @@ def decode_transaction_record(key: bytes | None, value: bytes | None) -> Coordin
     if key is None:
         raise DecodeError("a transaction log record needs a key, found null", position=0, context="key")
     return _decode_generic(key, value, TRANSACTION_RECORD_TYPES, "__transaction_state")
+
+
+def decode_share_state_record(key: bytes | None, value: bytes | None) -> CoordinatorRecord:
+    """Decode one ``__share_group_state`` record (ShareSnapshot / ShareUpdate, KIP-932).
+
+    Same contract as :func:`decode_offsets_record`; kinds ``"share_snapshot"``, ``"share_update"``.
+    """
+    if key is None:
+        raise DecodeError("a share state record needs a key, found null", position=0, context="key")
+    return _decode_generic(key, value, SHARE_STATE_RECORD_TYPES, "__share_group_state")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -406,3 +492,33 @@ def encode_transaction_record(
         value_version = 1
     vb = struct.pack(">h", value_version) + encode_message(rt.value, value_version, value)
     return kb, vb
+
+
+def encode_share_state_record(
+    kind: str, key: dict, value: dict | None, *, value_version: int = 0
+) -> tuple[bytes, bytes | None]:
+    """Encode a ``__share_group_state`` record (``"share_snapshot"`` or ``"share_update"``)."""
+    rt = SHARE_STATE_RECORD_TYPES_BY_KIND.get(kind)
+    if rt is None:
+        raise ValueError(f"unknown __share_group_state record kind {kind!r}")
+    kb = struct.pack(">h", rt.id) + encode_message(rt.key, 0, key)
+    if value is None:
+        return kb, None
+    return kb, struct.pack(">h", value_version) + encode_message(rt.value, value_version, value)
+
+
+#: ``--decode`` name -> record decoder, for the internal topics whose records kgtool knows.
+#: (``offsets``: ``__consumer_offsets``; ``txn``: ``__transaction_state``; ``share``:
+#: ``__share_group_state``.)
+RECORD_DECODERS = {
+    "offsets": decode_offsets_record,
+    "txn": decode_transaction_record,
+    "share": decode_share_state_record,
+}
+
+#: Internal topic name -> ``--decode`` name (to choose a decoder from a ``TOPIC-N`` directory).
+INTERNAL_TOPICS = {
+    "__consumer_offsets": "offsets",
+    "__transaction_state": "txn",
+    "__share_group_state": "share",
+}

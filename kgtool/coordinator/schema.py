@@ -25,6 +25,8 @@ this module turns a (schema, version) pair into code, the way Kafka's generator 
 
 A field exists in the versions of its ``versions`` range; a tagged field is written only when it
 differs from its default (``MessageDataGenerator``), and an absent one reads as its default.
+Decoded dicts are Kafka's JSON view of the message (``JsonConverterGenerator``): the fields of
+the version in schema order, a tagged field only when it differs from its default.
 Unknown tags are kept (``_unknown_tagged_fields``) and reported, as Kafka keeps them as
 ``RawTaggedField`` and writes them back.
 
@@ -55,6 +57,8 @@ __all__ = [
     "uuid_to_str",
     "uuid_from_str",
     "ZERO_UUID",
+    "strict_decoder",
+    "DECODER_FAILURES",
 ]
 
 # ---------------------------------------------------------------------------------------------
@@ -65,8 +69,6 @@ __all__ = [
 class VersionRange:
     lowest: int
     highest: int  # inclusive; 0x7FFF stands for "+"
-
-    NONE_TEXT = "none"
 
     @classmethod
     def parse(cls, text: str | None) -> VersionRange:
@@ -345,7 +347,10 @@ def _uv(b: bytes, p: int, n: int, what: str) -> tuple[int, int]:
         p += 1
         value |= (c & 0x7F) << shift
         if c < 0x80:
-            return value & 0xFFFFFFFF, p
+            # Java's readUnsignedVarint returns an int: bits past 32 are lost and values of 2**31
+            # and up come out negative (a length of -1 or less then means null, as in Kafka).
+            value &= 0xFFFFFFFF
+            return (value - 0x100000000 if value >= 0x80000000 else value), p
         shift += 7
         if shift >= 35:
             raise _Fail(start, f"varint ({what}) longer than 5 bytes")
@@ -359,13 +364,6 @@ def _unpacker(fmt: str) -> Callable:
     if fn is None:
         fn = _STRUCTS[fmt] = struct.Struct(">" + fmt).unpack_from
     return fn
-
-
-def _int_array(fmt: str, size: int) -> Callable:
-    def read(b: bytes, p: int, count: int) -> list:
-        return list(struct.unpack_from(f">{count}{fmt}", b, p))
-
-    return read
 
 
 # ---------------------------------------------------------------------------------------------
@@ -436,12 +434,30 @@ class _Codegen:
                 pending.append((f, var))
                 continue
             flush()
-            self.emit_field(body, f, var, version, flexible, "n", "    ")
+            self.emit_field(body, f, var, version, flexible, "n")
         flush()
+        tagged_vars: dict[str, str] = {}
         if flexible:
-            self.emit_tagged_section(body, tagged, values, version)
-        items = ", ".join(f"{name!r}: {var}" for name, var in values)
-        body.append(f"_r = {{{items}}}")
+            tagged_vars = self.emit_tagged_section(body, tagged, version)
+        if not tagged_vars:
+            items = ", ".join(f"{name!r}: {var}" for name, var in values)
+            body.append(f"_r = {{{items}}}")
+        else:
+            # Schema order, and a tagged field only when it differs from its default: the view
+            # Kafka's generated JsonConverter.write() gives (generateNonDefaultValueCheck).
+            plain = dict(values)
+            body.append("_r = {}")
+            for f in fields:
+                if f.name in tagged_vars:
+                    var = tagged_vars[f.name]
+                    dv = default_value(f)
+                    if dv is None:
+                        body.append(f"if {var} is not None: _r[{f.name!r}] = {var}")
+                    else:
+                        dk = self.const(dv, "_def")
+                        body.append(f"if {var} != {dk}: _r[{f.name!r}] = {var}")
+                elif f.name in plain:
+                    body.append(f"_r[{f.name!r}] = {plain[f.name]}")
         if flexible:
             body.append("if _unk: _r['_unknown_tagged_fields'] = _unk")
         body.append("return _r, p")
@@ -452,7 +468,7 @@ class _Codegen:
     # -- fields -------------------------------------------------------------------------------
 
     def emit_field(
-        self, out: list[str], f: Field, var: str, version: int, flexible: bool, end: str, _i: str
+        self, out: list[str], f: Field, var: str, version: int, flexible: bool, end: str
     ) -> None:
         """Emit code reading field ``f`` into ``var``; ``end`` bounds the readable bytes."""
         name = f.name
@@ -477,7 +493,7 @@ class _Codegen:
         sub = self.struct_function(f.fields, version, flexible)
         if nullable:
             out.append(f"if p + 1 > {end}: raise _Fail(p, 'expected the null marker of a struct, 0 bytes remaining', {name!r})")
-            out.append(f"if b[p] >= 128:")
+            out.append("if b[p] >= 128:")
             out.append(f"    {var} = None; p += 1")
             out.append("else:")
             out.append("    p += 1")
@@ -517,7 +533,8 @@ class _Codegen:
         self.emit_length(out, lv, "length", name, flexible, end, 2 if typ == "string" else 4)
         out.append(f"if {lv} < 0:")
         if nullable:
-            out.append(f"    if {lv} != -1: raise _Fail(_lp, 'negative length ' + str({lv}), {name!r})")
+            # Kafka's generated read() takes any negative length as null.
+            out.append(f"    if {lv} != -1: w.append('length ' + str({lv}) + ' of {name} at byte ' + str(_lp) + ' read as null, as Kafka does')")
             out.append(f"    {var} = None")
         else:
             out.append(
@@ -544,7 +561,7 @@ class _Codegen:
         min_size = max(1, _min_size_of_type(f, et, version, flexible))
         out.append(f"if {cv} < 0:")
         if nullable:
-            out.append(f"    if {cv} != -1: raise _Fail(_lp, 'negative array count ' + str({cv}), {name!r})")
+            out.append(f"    if {cv} != -1: w.append('array count ' + str({cv}) + ' of {name} at byte ' + str(_lp) + ' read as null, as Kafka does')")
             out.append(f"    {var} = None")
         else:
             out.append(
@@ -571,7 +588,7 @@ class _Codegen:
                 loop.append(f"{ev}, p = {sub}(b, p, {end}, w)")
             else:
                 elem = Field(name=f"{name}", type=et, versions=f.versions)
-                self.emit_field(loop, elem, ev, version, flexible, end, "")
+                self.emit_field(loop, elem, ev, version, flexible, end)
             loop.append(f"{var}.append({ev})")
             inner.append("    try:")
             inner.extend("        " + line for line in loop)
@@ -582,9 +599,8 @@ class _Codegen:
                 inner.append(f"        _x.segs[-1:] = [{name!r} + '[' + str({iv}) + ']']; raise")
         out.extend("    " + line for line in inner)
 
-    def emit_tagged_section(
-        self, out: list[str], tagged: list[Field], values: list[tuple[str, str]], version: int
-    ) -> None:
+    def emit_tagged_section(self, out: list[str], tagged: list[Field], version: int) -> dict[str, str]:
+        """Emit the tagged-field section; returns {field name: variable} of the known tags."""
         tag_vars: dict[int, tuple[Field, str]] = {}
         for f in tagged:
             var = self.fresh("t")
@@ -595,7 +611,6 @@ class _Codegen:
                 self.ns["_copy"] = _deepcopy
             else:
                 out.append(f"{var} = {dv!r}")
-            values.append((f.name, var))
             tag_vars[f.tag] = (f, var)  # type: ignore[index]
         out.append("_unk = None")
         out.append("if p < n and b[p] < 128:")
@@ -611,7 +626,7 @@ class _Codegen:
         loop.append("_tag, p = _uv(b, p, n, 'tag')")
         loop.append("_tsz, p = _uv(b, p, n, 'tagged field size')")
         loop.append(
-            "if _tsz > n - p: raise _Fail(_tp, 'tagged field ' + str(_tag) + ' size ' + str(_tsz) + ' exceeds ' + str(n - p) + ' bytes remaining', '_tagged_fields')"
+            "if _tsz < 0 or _tsz > n - p: raise _Fail(_tp, 'tagged field ' + str(_tag) + ' size ' + str(_tsz) + ' exceeds ' + str(n - p) + ' bytes remaining', '_tagged_fields')"
         )
         loop.append("_te = p + _tsz")
         first = True
@@ -620,7 +635,7 @@ class _Codegen:
             loop.append(f"{'if' if first else 'elif'} _tag == {tag}:")
             first = False
             branch: list[str] = []
-            self.emit_field(branch, f, var, version, True, "_te", "")
+            self.emit_field(branch, f, var, version, True, "_te")
             branch.append(
                 f"if p != _te: raise _Fail(_tp, 'tagged field {f.name} (tag {tag}) declared ' + str(_tsz) + ' bytes but its value took ' + str(p - _te + _tsz), {f.name!r})"
             )
@@ -635,6 +650,7 @@ class _Codegen:
         loop.append("    p = _te")
         body.extend("    " + line for line in loop)
         out.extend("    " + line for line in body)
+        return {f.name: var for f, var in tag_vars.values()}
 
     def build(self) -> dict[str, Any]:
         src = "\n\n".join(self.chunks)
@@ -686,6 +702,24 @@ def _compiled(schema: MessageSchema, version: int, lenient: bool) -> Callable:
         fn = ns[fname]
         fn.__kgtool_source__ = ns["__source__"]  # type: ignore[attr-defined]
         schema._cache[key] = fn
+    return fn
+
+
+#: What a decoder from :func:`strict_decoder` may raise; catch it and call
+#: :func:`decode_message` for the lenient retry or the exact :class:`DecodeError`.
+DECODER_FAILURES = (_Fail, UnicodeDecodeError)
+
+
+def strict_decoder(schema: MessageSchema, version: int) -> Callable:
+    """The compiled decoder ``fn(data, pos, end, warnings) -> (dict, pos)`` of a version.
+
+    For hot loops: no wrapping, so it raises :data:`DECODER_FAILURES` (internal exceptions);
+    on those, call :func:`decode_message`, which retries leniently or raises the
+    :class:`DecodeError` with position and path. ``data`` must be ``bytes``.
+    """
+    fn = schema._cache.get(version)
+    if fn is None:
+        fn = schema._cache[version] = _compiled(schema, version, False)
     return fn
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from kgtool.coordinator.consumer_protocol import (
@@ -30,14 +32,12 @@ def test_decode_matches_kafka(where, key, value, golden):
     rec = decode_offsets_record(key, value)
     got = rec.to_json()
     want = snake_keys(golden)
-    assert got["record_type"] == want["record_type"]
-    assert got["key_version"] == want["record_type"]
-    assert got["kind"] == want["kind"]
-    assert got["tombstone"] == want["tombstone"]
-    assert got["key"] == want["key"]
-    assert got["value_version"] == want["value_version"]
-    assert got["value"] == want["value"]
-    assert got["warnings"] == []
+    assert rec.key_version == rec.record_type == want["record_type"]
+    assert rec.warnings == []
+    # field by field first (readable failures), then the whole object, order included
+    for name in ("record_type", "kind", "tombstone", "key", "value_version", "value"):
+        assert got[name] == want[name], name
+    assert json.dumps(got) == json.dumps(want)
 
 
 @pytest.mark.parametrize("where,key,value,golden", RECORDS, ids=[r[0] for r in RECORDS])
@@ -49,7 +49,7 @@ def test_encode_gives_kafkas_bytes(where, key, value, golden):
 
 
 def _members():
-    for where, key, value, golden in RECORDS:
+    for where, _key, _value, golden in RECORDS:
         if golden["kind"] == "group_metadata" and golden["value"]:
             for i, m in enumerate(golden["value"]["members"]):
                 yield f"{where}:m{i}", m
@@ -72,3 +72,59 @@ def test_consumer_protocol_matches_kafka(where, member):
     assert to_jsonable(got_asg) == snake_keys(member["assignmentDecoded"])
     assert encode_subscription(got_sub) == sub
     assert encode_assignment(got_asg) == asg
+
+
+# -- fuzz around Kafka's own records: truncations and bit flips give kgtool errors only ----------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from kgtool.coordinator.records import CoordinatorRecord  # noqa: E402
+from kgtool.errors import DecodeError  # noqa: E402
+
+
+@pytest.mark.parametrize("where,key,value,golden", RECORDS[:12], ids=[r[0] for r in RECORDS[:12]])
+def test_every_truncation_is_an_error_at_or_before_the_cut(where, key, value, golden):
+    for cut in range(len(key)):
+        with pytest.raises(DecodeError) as info:
+            decode_offsets_record(key[:cut], value)
+        assert info.value.context.startswith("key") and info.value.position <= cut
+    if value is not None:
+        for cut in range(len(value)):
+            with pytest.raises(DecodeError) as info:
+                decode_offsets_record(key, value[:cut])
+            assert info.value.context.startswith("value") and info.value.position <= cut
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(RECORDS), st.data())
+def test_bit_flips_give_a_record_or_a_decode_error(record, data):
+    _, key, value, _ = record
+    target = data.draw(st.sampled_from(["key", "value"] if value else ["key"]))
+    raw = bytearray(key if target == "key" else value)
+    for _ in range(data.draw(st.integers(1, 3))):
+        i = data.draw(st.integers(0, len(raw) - 1))
+        raw[i] ^= 1 << data.draw(st.integers(0, 7))
+    k, v = (bytes(raw), value) if target == "key" else (key, bytes(raw))
+    try:
+        rec = decode_offsets_record(k, v)
+    except DecodeError as e:
+        assert 0 <= e.position <= len(raw) and e.context.split(".")[0] == target
+    else:
+        assert isinstance(rec, CoordinatorRecord)
+
+
+COMMITS = [r for r in RECORDS if r[3]["kind"] == "offset_commit"]
+
+
+@pytest.mark.parametrize("where,key,value,golden", COMMITS, ids=[r[0] for r in COMMITS])
+def test_bulk_tuple_path_matches_kafka(where, key, value, golden):
+    from kgtool.coordinator.records import decode_offset_commit
+
+    got = decode_offset_commit(key, value)
+    k, v = golden["key"], golden["value"] or {}
+    assert got == (
+        golden["recordType"], k["group"], k["topic"], k["partition"], golden["valueVersion"],
+        v.get("offset"), v.get("leaderEpoch"), v.get("metadata"), v.get("commitTimestamp"),
+        v.get("expireTimestamp"),
+    )
