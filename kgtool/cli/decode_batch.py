@@ -54,6 +54,10 @@ _PROGRESS_MIN_BYTES = 64 * 1024 * 1024
 #: Problem lines printed on stderr before the rest are only counted.
 _MAX_PROBLEM_LINES = 100
 
+#: Files of a partition directory that are not segments (UnifiedLog: offset/time/txn indexes,
+#: producer snapshots, leader-epoch checkpoints).
+_NOT_SEGMENTS = (".index", ".timeindex", ".txnindex", ".snapshot", "leader-epoch-checkpoint",
+                 "partition.metadata")
 _OFFSETS_DIR = re.compile(r"^__consumer_offsets-\d+$")
 _TXN_DIR = re.compile(r"^__transaction_state-\d+$")
 
@@ -153,6 +157,8 @@ def _collect_inputs(paths: list[str], hex_text: Optional[str]) -> Iterator[_Inpu
                 data, _ = open_segment(full)
                 yield _Input(full, data, _auto_mode(full))
         else:
+            if p.endswith(_NOT_SEGMENTS):
+                raise InputError(f"{p}: not a log segment (an index, snapshot or checkpoint file); give the .log file")
             data, _ = open_segment(p)
             yield _Input(p, data, _auto_mode(p))
 
@@ -417,9 +423,13 @@ class _Writer:
         self.run = run
         self.first = True
         self.out = sys.stdout
+        self.seps = (",", ":") if fmt is render.OutputFormat.jsonl else (", ", ": ")
 
-    def _emit(self, obj: dict) -> None:
-        text = json.dumps(obj, ensure_ascii=False, separators=(",", ":") if self.fmt is render.OutputFormat.jsonl else None)
+    def _emit(self, obj: dict, batch_text: str | None = None) -> None:
+        text = json.dumps(obj, ensure_ascii=False, separators=self.seps)
+        if batch_text is not None:
+            # The batch object is the same for all its records: serialised once per batch.
+            text = f"{text[:-1]}{self.seps[0]}\"batch\"{self.seps[1]}{batch_text}}}"
         if self.fmt is render.OutputFormat.jsonl:
             self.out.write(text + "\n")
         else:
@@ -442,6 +452,7 @@ class _Writer:
         if batches_only:
             self._emit({"source": source, **bj})
             return
+        batch_text = json.dumps(bj, ensure_ascii=False, separators=self.seps)
         for r in b.records:
             obj = {
                 "source": source,
@@ -454,16 +465,30 @@ class _Writer:
                 "value": rb(r.value),
                 "headers": [{"key": k, "value": rb(v)} for k, v in r.headers],
                 "control": _control_json(r),
-                "batch": bj,
             }
             rec, error = _decode_payload(run, decoder, r, b, source)
+            tail = None
             if rec is not None:
-                obj["payload"] = _payload_json(rec)
+                tail = ("payload", _payload_json(rec))
                 if rec.warnings:
                     run.total.payload_warnings += len(rec.warnings)
             elif error is not None:
-                obj["payload_error"] = error
-            self._emit(obj)
+                tail = ("payload_error", error)
+            if tail is None:
+                self._emit(obj, batch_text)
+            else:
+                # Keep the documented key order: ..., batch, payload.
+                text = json.dumps({tail[0]: tail[1]}, ensure_ascii=False, separators=self.seps)
+                self._emit_with_tail(obj, batch_text, text)
+
+    def _emit_with_tail(self, obj: dict, batch_text: str, tail_text: str) -> None:
+        text = json.dumps(obj, ensure_ascii=False, separators=self.seps)
+        text = f"{text[:-1]}{self.seps[0]}\"batch\"{self.seps[1]}{batch_text}{self.seps[0]}{tail_text[1:]}"
+        if self.fmt is render.OutputFormat.jsonl:
+            self.out.write(text + "\n")
+        else:
+            self.out.write(("[\n  " if self.first else ",\n  ") + text)
+        self.first = False
 
     def _table(self, source: str, b: RecordBatch, decoder, batches_only: bool) -> None:
         from rich.markup import escape
@@ -484,8 +509,8 @@ class _Writer:
             head += f"  delete horizon {b.delete_horizon_ms}"
         if flags:
             head += "  [cyan]" + " ".join(flags) + "[/cyan]"
-        con.print(head)
         if batches_only or not b.records:
+            _print(con, head)
             return
         rb = self.run.render_bytes
         rows = []
@@ -513,7 +538,16 @@ class _Writer:
             if r.headers:
                 val += "  headers: " + json.dumps({k: rb(v) for k, v in r.headers}, ensure_ascii=False)
             rows.append([str(r.offset), str(r.timestamp), escape(key), escape(val)])
-        con.print(render.table([("offset", "right"), ("timestamp", "right"), "key", "value"], rows))
+        _print(con, head, render.table([("offset", "right"), ("timestamp", "right"), "key", "value"], rows))
+
+
+def _print(con, *renderables) -> None:
+    """Print through the shared console, but write the text ourselves: Rich turns a broken pipe
+    (output piped into `head`) into exit status 1, the command's handler into a quiet stop."""
+    with con.capture() as cap:
+        for r in renderables:
+            con.print(r)
+    render.write_raw(cap.get())
 
 
 def _show(v: Any) -> str:
@@ -574,7 +608,7 @@ def _iso(ms: int) -> str:
 
 
 MAN_SECTIONS: dict[str, str] = {
-    "DESCRIPTION": (
+    "FORMATS": (
         "kgtool decode-batch reads Kafka log segments offline and prints every batch and record "
         "exactly as Kafka's own readers (FileRecords, DefaultRecordBatch, LegacyRecord) see them: "
         "record batches v2 (all header fields and attribute bits, CRC-32C), legacy message sets "
@@ -601,19 +635,22 @@ MAN_SECTIONS: dict[str, str] = {
         "last_offset_delta and base_timestamp null). --format json prints the same objects in "
         "one array. With --summary: one object per input (jsonl) or {inputs, total} (json)."
     ),
-    "EXIT STATUS": (
-        "0: everything decoded (a truncated tail is reported on stderr but is not an error). "
+    "DIAGNOSTICS": (
+        "Problems go to stderr, one line each, with file, byte position, structure path and "
+        "reason, e.g. 'seg.log: byte 96 (batch@79.crc): stored crc 0x3a30e034 != computed "
+        "0xf1669b91; batch@79 (70 bytes) skipped'. Exit status 0: everything decoded (a "
+        "truncated tail is reported on stderr but is not an error). "
         "1: something was reported: a CRC mismatch, a malformed or corrupt batch, a payload that "
         "does not decode, or, with --strict, a truncated tail or zero padding. 2: usage or input "
         "error (missing file, bad --hex, bad option)."
     ),
     "EXAMPLES": (
-        "kgtool decode-batch /data/kafka/__consumer_offsets-12/00000000000000000000.log\n"
-        "kgtool decode-batch --summary /data/kafka/__consumer_offsets-12\n"
-        "kgtool decode-batch --format jsonl --decode offsets segment.log | jq 'select(.payload.kind==\"offset_commit\")'\n"
-        "kgtool decode-batch --start-position 4096 --max-bytes 65536 --batches-only segment.log\n"
-        "kgtool decode-batch --hex '0000000000000000 0000003a ...'\n"
-        "cat segment.log | kgtool decode-batch - --format jsonl --bytes utf8"
+        "$ kgtool decode-batch /data/kafka/__consumer_offsets-12/00000000000000000000.log\n"
+        "$ kgtool decode-batch --summary /data/kafka/__consumer_offsets-12\n"
+        "$ kgtool decode-batch --format jsonl --decode offsets seg.log | jq 'select(.payload.kind==\"offset_commit\")'\n"
+        "$ kgtool decode-batch --start-position 4096 --max-bytes 65536 --batches-only segment.log\n"
+        "$ kgtool decode-batch --hex '0000000000000000 0000003a ...'\n"
+        "$ cat segment.log | kgtool decode-batch - --format jsonl --bytes utf8"
     ),
     "NOTES": (
         "Files are memory-mapped, so a multi-GiB segment decodes in bounded memory; stdin is read "

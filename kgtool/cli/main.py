@@ -138,7 +138,7 @@ from kgtool.cli import decode_batch  # noqa: E402
 app.command(
     "decode-batch",
     help=decode_batch.HELP,
-    no_args_is_help=True,
+    no_args_is_help=False,
 )(decode_batch.command)
 
 

@@ -16,6 +16,7 @@ from kgtool.codec.batch import (
 from kgtool.codec.legacy import decode_legacy_entry, encode_legacy_message, encode_message_set
 from kgtool.codec.model import ControlRecord, Record, RecordBatch, ScanProblem
 from kgtool.codec.segment import open_segment, scan_file, scan_segment
+from kgtool.codec.summary import ScanSummary, summarize_segment
 
 __all__ = [
     "ControlRecord",
@@ -23,6 +24,7 @@ __all__ = [
     "Record",
     "RecordBatch",
     "ScanProblem",
+    "ScanSummary",
     "decode_batch_v2",
     "decode_legacy_entry",
     "encode_batch_v2",
@@ -34,4 +36,5 @@ __all__ = [
     "scan_file",
     "scan_segment",
     "speedups_enabled",
+    "summarize_segment",
 ]

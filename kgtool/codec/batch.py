@@ -123,87 +123,157 @@ def speedups_enabled() -> bool:
     return _speedups is not None
 
 
+class _Bad(Exception):
+    """Internal: (index, field, reason) of the first malformed field of a record."""
+
+
+def _varint_slow(data, i: int, lim: int, bits: int, field: str) -> tuple[int, int]:
+    """A multi-byte zig-zag varint (5 bytes max) / varlong (10 bytes max) at ``data[i]``."""
+    max_bytes = 5 if bits == 32 else 10
+    what = "varint" if bits == 32 else "varlong"
+    value = 0
+    shift = 0
+    for k in range(max_bytes):
+        if i + k >= lim:
+            raise _Bad(i, field, f"{what} runs past the end of the data")
+        b = data[i + k]
+        value |= (b & 0x7F) << shift
+        if not b & 0x80:
+            value &= (1 << bits) - 1
+            return (value >> 1) ^ -(value & 1), i + k + 1
+        shift += 7
+    raise _Bad(i, field, f"{what} is too long: the continuation bit is set in byte {max_bytes} "
+                         f"(at most {max_bytes} bytes)")
+
+
 def _decode_records_py(data, start: int, end: int, count: int, base_offset: int,
                        base_timestamp: int, base_sequence: int, log_append_time: int | None):
-    """Pure-Python twin of ``_speedups.decode_records_v2``.
+    """Pure-Python twin of ``_speedups.decode_records_v2`` (same results, same errors).
 
     Returns ``(records, error)``: a list of tuples (offset, timestamp, sequence, key, value,
-    headers, attributes) and None, or the records read so far and
-    ``(index in data, record index, field, reason)``.
+    headers, attributes, size_in_bytes) and None, or the records read so far and
+    ``(index in data, record index, field, reason)``. One-byte varints (the common case)
+    are decoded inline; longer ones by :func:`_varint_slow`.
     """
-    r = Reader(data, start, end)
+    shift = 0
+    if type(data) is not bytes:
+        # mmap / memoryview / bytearray: work on a copy of the records section only.
+        data = bytes(memoryview(data)[start:end])
+        shift, start, end = start, 0, end - start
     out = []
-    i = 0
-    fld = "length"
+    append = out.append
+    slow = _varint_slow
+    i = start
+    idx = 0
     try:
-        for i in range(count):
-            fld = "length"
-            size = r.read_varint()
-            body_start = r.pos
-            if size < 0 or size > r.end - r.pos:
-                # DefaultRecord.readFrom: "Invalid record size: expected to read N bytes ..."
-                return out, (body_start, i, "length",
-                             f"record length {size} exceeds {r.end - r.pos} bytes remaining"
-                             if size >= 0 else f"negative record length {size}")
-            rec_end = body_start + size
-            sub = Reader(data, body_start, rec_end)
-            fld = "attributes"
-            attributes = sub.read_int8()
-            fld = "timestamp_delta"
-            ts_delta = sub.read_varlong()
-            fld = "offset_delta"
-            off_delta = sub.read_varint()
-            fld = "key_length"
-            klen = sub.read_varint()
-            if klen >= 0:
-                fld = "key"
-                key = sub.read_bytes(klen)
+        for idx in range(count):
+            rec_start = i
+            # Length (varint)
+            if i < end and data[i] < 0x80:
+                b = data[i]
+                size = (b >> 1) ^ -(b & 1)
+                i += 1
+            else:
+                size, i = slow(data, i, end, 32, "length")
+            if size < 0:
+                raise _Bad(i, "length", f"negative record length {size}")
+            if size > end - i:
+                raise _Bad(i, "length", f"record length {size} exceeds {end - i} bytes remaining")
+            lim = i + size
+            body_start = i
+            if i >= lim:
+                raise _Bad(i, "attributes", "int8 needs 1 bytes, 0 remaining")
+            attributes = data[i]
+            if attributes > 127:
+                attributes -= 256
+            i += 1
+            if i < lim and data[i] < 0x80:
+                b = data[i]
+                ts_delta = (b >> 1) ^ -(b & 1)
+                i += 1
+            else:
+                ts_delta, i = slow(data, i, lim, 64, "timestamp_delta")
+            if i < lim and data[i] < 0x80:
+                b = data[i]
+                off_delta = (b >> 1) ^ -(b & 1)
+                i += 1
+            else:
+                off_delta, i = slow(data, i, lim, 32, "offset_delta")
+            if i < lim and data[i] < 0x80:
+                b = data[i]
+                n = (b >> 1) ^ -(b & 1)
+                i += 1
+            else:
+                n, i = slow(data, i, lim, 32, "key_length")
+            if n >= 0:
+                if n > lim - i:
+                    raise _Bad(i, "key", f"length {n} exceeds {lim - i} bytes remaining")
+                key = data[i:i + n]
+                i += n
             else:
                 key = None
-            fld = "value_length"
-            vlen = sub.read_varint()
-            if vlen >= 0:
-                fld = "value"
-                value = sub.read_bytes(vlen)
+            if i < lim and data[i] < 0x80:
+                b = data[i]
+                n = (b >> 1) ^ -(b & 1)
+                i += 1
+            else:
+                n, i = slow(data, i, lim, 32, "value_length")
+            if n >= 0:
+                if n > lim - i:
+                    raise _Bad(i, "value", f"length {n} exceeds {lim - i} bytes remaining")
+                value = data[i:i + n]
+                i += n
             else:
                 value = None
-            fld = "header_count"
-            nh = sub.read_varint()
+            if i < lim and data[i] < 0x80:
+                b = data[i]
+                nh = (b >> 1) ^ -(b & 1)
+                i += 1
+            else:
+                nh, i = slow(data, i, lim, 32, "header_count")
             if nh < 0:
-                return out, (sub.pos, i, fld, f"invalid number of record headers {nh}")
-            if nh > sub.end - sub.pos:
-                return out, (sub.pos, i, fld,
-                             f"{nh} headers cannot fit in the {sub.end - sub.pos} bytes remaining")
+                raise _Bad(i, "header_count", f"invalid number of record headers {nh}")
+            if nh > lim - i:
+                raise _Bad(i, "header_count", f"{nh} headers cannot fit in the {lim - i} bytes remaining")
             headers = []
             for h in range(nh):
-                fld = f"headers[{h}].key_length"
-                hk = sub.read_varint()
+                hk, i = slow(data, i, lim, 32, f"headers[{h}].key_length")
                 if hk < 0:
-                    return out, (sub.pos, i, fld, f"invalid negative header key size {hk}")
-                fld = f"headers[{h}].key"
-                hkey = sub.read_bytes(hk).decode("utf-8", "replace")
-                fld = f"headers[{h}].value_length"
-                hv = sub.read_varint()
+                    raise _Bad(i, f"headers[{h}].key_length", f"invalid negative header key size {hk}")
+                if hk > lim - i:
+                    raise _Bad(i, f"headers[{h}].key", f"length {hk} exceeds {lim - i} bytes remaining")
+                hkey = data[i:i + hk].decode("utf-8", "replace")
+                i += hk
+                hv, i = slow(data, i, lim, 32, f"headers[{h}].value_length")
                 if hv >= 0:
-                    fld = f"headers[{h}].value"
-                    hval = sub.read_bytes(hv)
+                    if hv > lim - i:
+                        raise _Bad(i, f"headers[{h}].value", f"length {hv} exceeds {lim - i} bytes remaining")
+                    hval = data[i:i + hv]
+                    i += hv
                 else:
                     hval = None
                 headers.append((hkey, hval))
-            if sub.pos != rec_end:
-                return out, (sub.pos, i, "length",
-                             f"record length {size} but its fields end after {sub.pos - body_start} bytes")
-            r.pos = rec_end
-            ts = log_append_time if log_append_time is not None else base_timestamp + ts_delta
+            if i != lim:
+                raise _Bad(i, "length", f"record length {size} but its fields end after {i - body_start} bytes")
+            if log_append_time is not None:
+                ts = log_append_time
+            else:
+                ts = base_timestamp + ts_delta
+                if not -(1 << 63) <= ts < (1 << 63):  # Java long arithmetic wraps
+                    ts = ((ts + (1 << 63)) % (1 << 64)) - (1 << 63)
+            off = base_offset + off_delta
+            if not -(1 << 63) <= off < (1 << 63):
+                off = ((off + (1 << 63)) % (1 << 64)) - (1 << 63)
             seq = increment_sequence(base_sequence, off_delta) if base_sequence >= 0 else NO_SEQUENCE
-            out.append((base_offset + off_delta, ts, seq, key, value, headers, attributes))
-    except DecodeError as exc:
-        return out, (exc.position, i, fld, exc.reason)
-    if r.pos != end:
+            append((off, ts, seq, key, value, headers, attributes, lim - rec_start))
+    except _Bad as exc:
+        at, fld, reason = exc.args
+        return out, (at + shift, idx, fld, reason)
+    if i != end:
         # DefaultRecordBatch.RecordIterator: "Incorrect declared batch size, records still
         # remaining in file"
-        return out, (r.pos, count, "records",
-                     f"{end - r.pos} bytes remain after the {count} records the header declares")
+        return out, (i + shift, count, "records",
+                     f"{end - i} bytes remain after the {count} records the header declares")
     return out, None
 
 
@@ -405,7 +475,7 @@ def decode_batch_v2(
             except DecodeError as exc:
                 raise DecodeError(exc.reason, source=source, position=position + RECORDS_OFFSET,
                                   context=f"{ctx}.records[{idx}].key") from None
-            records.append(Record(t[0], t[1], t[2], t[3], t[4], t[5], t[6], ctl))
+            records.append(Record(t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], ctl))
         batch.records = records
     else:
         batch.records = [Record(*t) for t in tuples]

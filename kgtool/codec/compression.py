@@ -20,7 +20,6 @@ produces (xerial framing for snappy, the lz4 frame with 64 KiB blocks, independe
 
 from __future__ import annotations
 
-import io
 import struct
 import zlib
 
@@ -211,6 +210,14 @@ def xxh32(data: bytes, seed: int = 0) -> int:
     return h
 
 
+def _xxh32_fast(data: bytes) -> int:
+    try:  # the xxhash package when installed (a test dependency), else the reference above
+        import xxhash
+    except ImportError:
+        return xxh32(data)
+    return xxhash.xxh32_intdigest(data)
+
+
 def _lz4_header(data: bytes, ignore_header_checksum: bool) -> tuple[int, int, int]:
     """Parse an LZ4 frame descriptor: (descriptor end index, stored HC, correct HC)."""
     if len(data) < 7:
@@ -240,8 +247,9 @@ _LZ4_BLOCK_MAX = {4: 64 * 1024, 5: 256 * 1024, 6: 1024 * 1024, 7: 4 * 1024 * 102
 
 
 def _unlz4(data: bytes, max_size: int, *, ignore_header_checksum: bool) -> bytes:
-    """LZ4 frame: parsed here, blocks decoded by lz4.block (KafkaLZ4BlockInputStream reads
-    independent blocks; block and content checksums are skipped there too)."""
+    """LZ4 frame: parsed here, blocks decoded by lz4.block, as KafkaLZ4BlockInputStream reads
+    it: independent blocks of at most the descriptor's maximum size, block checksums verified
+    when flagged, the content size and content checksum skipped."""
     import lz4.block
 
     desc_end, stored, correct = _lz4_header(data, ignore_header_checksum)
@@ -270,6 +278,12 @@ def _unlz4(data: bytes, max_size: int, *, ignore_header_checksum: bool) -> bytes
         if size > block_max or pos + size + block_checksum > n:
             raise CompressionFailure(f"lz4 block of {size} bytes is too large or truncated")
         block = data[pos:pos + size]
+        if block_checksum:
+            # KafkaLZ4BlockInputStream.readBlock: the checksum of the stored block is verified
+            # (the content checksum at the end is skipped, as there).
+            (stored_sum,) = struct.unpack_from("<I", data, pos + size)
+            if _xxh32_fast(block) != stored_sum:
+                raise CompressionFailure(f"lz4 block checksum mismatch at byte {pos} of the payload")
         pos += size + block_checksum
         out = block if raw else lz4.block.decompress(block, uncompressed_size=block_max)
         total += len(out)

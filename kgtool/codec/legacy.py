@@ -128,7 +128,10 @@ def decode_legacy_entry(
 ) -> RecordBatch:
     """Decode the top-level magic 0/1 message at index ``pos`` as one :class:`RecordBatch`.
 
-    The caller has checked that Offset + MessageSize fit in ``data``.
+    The caller has checked that Offset + MessageSize fit in ``data``. With
+    ``decode_records=False`` a compressed wrapper is not decompressed, so its ``base_offset``
+    is the wrapper's offset (Kafka's ``baseOffset()`` is the first inner offset, which needs
+    the records) and ``records`` is empty.
 
     Raises:
         CrcMismatch: the (wrapper) message's CRC-32 does not match.
@@ -174,7 +177,7 @@ def decode_legacy_entry(
     )
     if codec == _comp.NONE:
         batch.records = [Record(offset, outer.timestamp, NO_SEQUENCE, outer.key, outer.value, [],
-                                outer.attributes & 0xFF, None)]
+                                outer.attributes & 0xFF, size + LOG_OVERHEAD, None)]
         return batch
     if not decode_records:
         return batch
@@ -240,7 +243,8 @@ def decode_legacy_entry(
             ts = outer.timestamp
         else:
             ts = m.timestamp
-        records.append(Record(off, ts, NO_SEQUENCE, m.key, m.value, [], m.attributes & 0xFF, None))
+        records.append(Record(off, ts, NO_SEQUENCE, m.key, m.value, [], m.attributes & 0xFF,
+                              m.size + LOG_OVERHEAD, None))
     batch.records = records
     batch.base_offset = records[0].offset
     return batch

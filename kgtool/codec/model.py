@@ -57,6 +57,9 @@ class Record:
     value: bytes | None
     headers: list[tuple[str, bytes | None]] = field(default_factory=list)
     attributes: int = 0
+    #: Bytes of the record as stored (``Record.sizeInBytes``): v2, the length varint plus the
+    #: body; magic 0/1, Offset + MessageSize + the message. None when built by hand.
+    size_in_bytes: int | None = None
     control: ControlRecord | None = None
 
 

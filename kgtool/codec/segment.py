@@ -76,6 +76,34 @@ def _is_zero(data, i: int, j: int) -> bool:
     return True
 
 
+_RELEASE_STEP = 32 * 1024 * 1024
+_PAGE = mmap.PAGESIZE
+
+
+class PageReleaser:
+    """Keeps the resident size of a memory-mapped segment bounded: pages behind the scan are
+    dropped from this process (``madvise(MADV_DONTNEED)``; they stay in the page cache), so a
+    1 GiB segment is read with a few tens of MB resident instead of the whole file."""
+
+    __slots__ = ("data", "done")
+
+    def __init__(self, data, start: int = 0) -> None:
+        ok = isinstance(data, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED")
+        self.data = data if ok else None
+        self.done = start - start % _PAGE
+
+    def advance(self, index: int) -> None:
+        if self.data is None or index - self.done < _RELEASE_STEP:
+            return
+        upto = index - index % _PAGE
+        try:
+            self.data.madvise(mmap.MADV_DONTNEED, self.done, upto - self.done)
+        except (OSError, ValueError):  # pragma: no cover - not supported here: keep going
+            self.data = None
+            return
+        self.done = upto
+
+
 def _find(data, needle: bytes, lo: int, hi: int) -> int:
     if hasattr(data, "find"):
         return data.find(needle, lo, hi)
@@ -160,7 +188,9 @@ def scan_segment(
     lo = max(start - base_position, 0)
     hi = n if end is None else min(max(end - base_position, 0), n)
     i = align_chain(data, lo, base_position, chain_from)
+    releaser = PageReleaser(data, i)
     while i < hi:
+        releaser.advance(i)
         position = base_position + i
         remaining = n - i
         if remaining < HEADER_SIZE_UP_TO_MAGIC:
@@ -225,15 +255,16 @@ def scan_segment(
                                             verify_crc=verify_crc, decode_records=decode_records,
                                             max_decompressed_size=max_decompressed_size)
         except CrcMismatch as exc:
-            yield _problem("crc_mismatch", source, position, size, exc.reason, context=exc.context,
-                           base_offset=base_offset)
+            p = _problem("crc_mismatch", source, position, size, exc.reason, context=exc.context,
+                         base_offset=base_offset)
+            p.message = f"{exc}; batch@{position} ({size} bytes) skipped"
+            yield p
             i += size
             continue
         except DecodeError as exc:
             p = _problem("malformed", source, position, size, exc.reason, context=exc.context,
                          base_offset=base_offset)
-            if exc.position is not None and exc.position != position:
-                p.message = f"{exc}; batch@{position} ({size} bytes) skipped"
+            p.message = f"{exc}; batch@{position} ({size} bytes) skipped"
             yield p
             i += size
             continue
@@ -264,7 +295,13 @@ def open_segment(path: str):
         if size == 0:
             return b"", 0
         try:
-            return mmap.mmap(fd, size, access=mmap.ACCESS_READ), size
+            m = mmap.mmap(fd, size, access=mmap.ACCESS_READ)
+            if hasattr(mmap, "MADV_SEQUENTIAL"):
+                try:
+                    m.madvise(mmap.MADV_SEQUENTIAL)
+                except OSError:  # pragma: no cover
+                    pass
+            return m, size
         except (OSError, ValueError):  # not mappable (a pipe, /proc): read it
             with os.fdopen(os.dup(fd), "rb") as fh:
                 data = fh.read()

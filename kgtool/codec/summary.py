@@ -20,7 +20,7 @@ from typing import Any
 from kgtool.codec import batch as _batch
 from kgtool.codec import compression as _comp
 from kgtool.codec.model import RecordBatch, ScanProblem
-from kgtool.codec.segment import align_chain, scan_segment
+from kgtool.codec.segment import PageReleaser, align_chain, scan_segment
 from kgtool.errors import DecodeError
 
 #: Problems that are the end of the data rather than damage inside it.
@@ -318,6 +318,7 @@ def summarize_segment(
                   max_decompressed_size=max_decompressed_size)
     step = 8 << 20
     next_progress = i + step
+    releaser = PageReleaser(data, i)
     if sp is None:
         for item in scan_segment(data, start=base_position + i, end=base_position + hi,
                                  chain_from=base_position + i, **common):
@@ -340,6 +341,7 @@ def summarize_segment(
             if j == i:  # pragma: no cover - scan_segment always yields for i < hi
                 break
             i = j
+            releaser.advance(i)
             if progress is not None and i >= next_progress:
                 progress(base_position + i)
                 next_progress = i + step

@@ -56,6 +56,7 @@ def kafka_view(b: RecordBatch) -> dict:
             "offset": r.offset,
             "timestamp": r.timestamp,
             "sequence": r.sequence,
+            "sizeInBytes": r.size_in_bytes,
             "keySize": -1 if r.key is None else len(r.key),
             "valueSize": -1 if r.value is None else len(r.value),
             "key": b64(r.key),
@@ -71,7 +72,8 @@ def kafka_view(b: RecordBatch) -> dict:
 
 #: Fields that depend on the compressed bytes (the golden files' codecs are Debian builds).
 COMPRESSED_BYTES_FIELDS = {"crc", "sizeInBytes", "batchLength", "messageSize", "position", "nextPosition"}
-RECORD_SIZE_FIELDS = {"sizeInBytes"}
+#: Record sizes are those of the decompressed records: compared for every codec.
+RECORD_SIZE_FIELDS: set[str] = set()
 
 
 def expected_view(e: dict, compressed_file: bool) -> dict:

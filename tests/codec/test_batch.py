@@ -270,7 +270,8 @@ def test_scan_continues_after_a_bad_batch(valid, impl):
     kinds = [x.kind if isinstance(x, ScanProblem) else "batch" for x in items]
     assert kinds == ["batch", "crc_mismatch", "batch"]
     assert items[1].position == len(good) and items[1].length == len(good)
-    assert items[1].message.startswith(f"s.log: byte {len(good)} (batch@{len(good)}.crc): stored crc")
+    assert items[1].message.startswith(f"s.log: byte {len(good) + 17} (batch@{len(good)}.crc): stored crc")
+    assert items[1].message.endswith(f"; batch@{len(good)} ({len(good)} bytes) skipped")
 
 
 def test_empty_batch_round_trip(impl):

@@ -97,3 +97,16 @@ def test_kafka_python_transactional_batch_and_idempotent_fields(impl):
     assert (batch.producer_id, batch.producer_epoch, batch.base_sequence) == (77, 3, 2147483646)
     assert batch.is_transactional
     assert [r.sequence for r in batch.records] == [2147483646, 2147483647, 0]
+
+
+@pytest.mark.parametrize("commit", [True, False])
+def test_kgtool_end_txn_markers_read_back_in_kafka_python(commit):
+    from kgtool.codec import encode_end_txn_marker
+
+    data = encode_end_txn_marker(commit=commit, producer_id=42, producer_epoch=7, coordinator_epoch=5,
+                                 base_offset=1000, timestamp=1700000000000)
+    batch = MemoryRecords(data).next_batch()
+    assert batch.validate_crc() and batch.is_control_batch and batch.is_transactional
+    assert (batch.producer_id, batch.producer_epoch, batch.base_offset) == (42, 7, 1000)
+    (rec,) = list(batch)
+    assert (rec.commit, rec.abort, rec.version, rec.offset) == (commit, not commit, 0, 1000)

@@ -163,6 +163,16 @@ def test_lz4_linked_blocks_and_checksums():
     assert C.decompress(C.LZ4, data) == PAYLOAD * 3
 
 
+def test_lz4_block_checksum_is_verified():
+    import lz4.frame
+
+    data = bytearray(lz4.frame.compress(PAYLOAD, block_linked=False, block_checksum=True, store_size=False))
+    assert C.decompress(C.LZ4, bytes(data)) == PAYLOAD
+    data[20] ^= 0x01  # inside the first block
+    with pytest.raises(C.CompressionFailure, match="lz4 block checksum mismatch"):
+        C.decompress(C.LZ4, bytes(data))
+
+
 def test_zstd_multiple_frames_and_no_content_size():
     import zstandard
 

@@ -172,3 +172,33 @@ def test_summary_of_a_range():
     s = summaries_agree(data, start=items[2].position + 1, end=items[6].position + 1)
     assert s.start_position == items[3].position and s.end_position == items[6].end_position
     assert s.batches == 4
+
+
+def test_offset_commit_fast_path_defers_odd_values_to_the_python_decoder():
+    """Values the C fast path does not fully recognise (unknown tagged fields, trailing bytes,
+    invalid UTF-8, other versions) go to kgtool.coordinator, whose warnings are counted."""
+    def s(x):
+        return struct.pack(">h", len(x)) + x
+
+    key = struct.pack(">h", 1) + s(b"g") + s(b"t") + struct.pack(">i", 0)
+    values = [
+        struct.pack(">hqi", 4, 5, -1) + bytes([1]) + struct.pack(">q", 7) + bytes([1, 9, 2]) + b"ab",
+        struct.pack(">hq", 1, 5) + s(b"") + struct.pack(">qq", 7, 8) + b"x",
+        struct.pack(">hqi", 3, 5, 1) + s(b"\xff") + struct.pack(">q", 7),
+        struct.pack(">hqi", 4, 5, -1) + bytes([1]) + struct.pack(">q", 7) + bytes([0]),
+        struct.pack(">hq", 0, 5) + s(b"meta") + struct.pack(">q", 7),
+        None,
+    ]
+    from kgtool.coordinator.records import decode_offsets_record
+    from kgtool.errors import DecodeError
+
+    warnings = errors = 0
+    for v in values:
+        try:
+            warnings += len(decode_offsets_record(key, v).warnings)
+        except DecodeError:
+            errors += 1
+    assert warnings + errors >= 2  # the first two at least are not clean
+    s_ = summaries_agree(encode_batch_v2([(key, v, [], 1) for v in values]))
+    assert (s_.payload_warnings, s_.payload_errors) == (warnings, errors)
+    assert sum(s_.payload_kinds.values()) == len(values) - errors and s_.payload_tombstones == 1

@@ -1,0 +1,351 @@
+"""`kgtool decode-batch`: every option, the JSON Lines schema, and each exit code."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kgtool.cli.main import app
+from kgtool.codec import encode_batch_v2, encode_end_txn_marker, scan_segment
+
+ROOT = Path(__file__).resolve().parents[2]
+BATCHES = ROOT / "fixtures" / "batches"
+OFFSETS = ROOT / "fixtures" / "offsets" / "scenario3_transactions_tombstones" / "00000000000000000000.log"
+runner = CliRunner()
+
+RECORD_KEYS = ["source", "position", "offset", "timestamp", "timestamp_type", "sequence", "key", "value",
+               "headers", "control", "batch"]
+BATCH_KEYS = ["position", "base_offset", "last_offset", "batch_length", "size_in_bytes", "partition_leader_epoch",
+              "magic", "crc", "crc_valid", "attributes", "compression", "timestamp_type", "is_transactional",
+              "is_control", "delete_horizon_ms", "last_offset_delta", "base_timestamp", "max_timestamp",
+              "producer_id", "producer_epoch", "base_sequence", "last_sequence", "record_count"]
+
+
+def run(*args):
+    return runner.invoke(app, ["decode-batch", *map(str, args)])
+
+
+def jsonl(result):
+    return [json.loads(line) for line in result.stdout.splitlines() if line.strip()]
+
+
+def test_table_output():
+    r = run(BATCHES / "txn_commit_abort.log")
+    assert r.exit_code == 0, r.output
+    assert "batch@0" in r.stdout and "transactional" in r.stdout and "COMMIT" in r.stdout
+
+
+def test_jsonl_schema_is_exact():
+    r = run(BATCHES / "headers.log", "--format", "jsonl")
+    assert r.exit_code == 0, r.output
+    rows = jsonl(r)
+    assert rows and all(list(o) == RECORD_KEYS for o in rows)
+    assert all(list(o["batch"]) == BATCH_KEYS for o in rows)
+    first = rows[0]
+    (b,) = [x for x in scan_segment((BATCHES / "headers.log").read_bytes())][:1]
+    rec = b.records[0]
+    assert first["offset"] == rec.offset and first["timestamp"] == rec.timestamp and first["position"] == 0
+    assert first["key"] == (None if rec.key is None else base64.b64encode(rec.key).decode())
+    assert first["headers"] == [{"key": k, "value": None if v is None else base64.b64encode(v).decode()}
+                                for k, v in rec.headers]
+    assert first["batch"]["crc"] == b.crc and first["batch"]["crc_valid"] is True
+    assert first["batch"]["compression"] == "none" and first["batch"]["magic"] == 2
+
+
+@pytest.mark.parametrize("fmt,expect", [("base64", "a2V5LTA="), ("hex", b"key-0".hex()), ("utf8", "key-0")])
+def test_bytes_formats(fmt, expect):
+    r = run(BATCHES / "m0_none.log", "--format", "jsonl", "--bytes", fmt)
+    assert r.exit_code == 0, r.output
+    assert jsonl(r)[0]["key"] == expect
+
+
+def test_legacy_batches_carry_kafka_defaults():
+    (o, *_), = [jsonl(run(BATCHES / "m1_gzip.log", "--format", "jsonl"))]
+    assert o["batch"]["producer_id"] == -1 and o["batch"]["partition_leader_epoch"] == -1
+    assert o["batch"]["magic"] == 1 and o["batch"]["compression"] == "gzip"
+    assert o["batch"]["last_offset_delta"] is None and o["batch"]["record_count"] == 4
+
+
+def test_control_records_in_jsonl():
+    rows = jsonl(run(BATCHES / "control_only.log", "--format", "jsonl"))
+    assert [r["control"]["type_name"] for r in rows] == ["ABORT", "COMMIT"]
+    assert rows[1]["control"]["coordinator_epoch"] == 2147483647
+
+
+def test_batches_only_and_json_array():
+    r = run(BATCHES / "txn_commit_abort.log", "--batches-only", "--format", "jsonl")
+    rows = jsonl(r)
+    assert r.exit_code == 0 and len(rows) == 5
+    assert all(list(o) == ["source"] + BATCH_KEYS for o in rows)
+    r = run(BATCHES / "txn_commit_abort.log", "--format", "json")
+    arr = json.loads(r.stdout)
+    assert isinstance(arr, list) and len(arr) == 6
+    r = run(BATCHES / "txn_commit_abort.log", "--batches-only")
+    assert r.exit_code == 0 and r.stdout.count("batch@") == 5 and "┃ offset" not in r.stdout
+
+
+def test_summary_json_accounts_for_every_byte():
+    r = run(OFFSETS, "--summary", "--format", "json", "--decode", "offsets")
+    assert r.exit_code == 0, r.output
+    (s,) = json.loads(r.stdout)["inputs"]
+    assert s["bytes"] == {"total": 1596, "decoded": 1596, "skipped": 0, "truncated": 0}
+    assert (s["batches"], s["records"], s["control_records"]) == (13, 16, 3)
+    assert s["control_markers"] == {"ABORT": 1, "COMMIT": 2}
+    assert s["payload"]["kinds"] == {"group_metadata": 3, "offset_commit": 10}
+    assert s["payload"]["tombstones"] == 4 and s["producers"] == 3
+    r = run(OFFSETS, "--summary")
+    assert r.exit_code == 0 and "1596 decoded" in r.stdout
+    r = run(OFFSETS, OFFSETS, "--summary", "--format", "jsonl")
+    assert len(jsonl(r)) == 2
+
+
+def test_summary_pure_python_matches(monkeypatch):
+    a = run(OFFSETS, "--summary", "--format", "json", "--decode", "offsets").stdout
+    from kgtool.codec import batch as B
+
+    monkeypatch.setattr(B, "_speedups", None)
+    b = run(OFFSETS, "--summary", "--format", "json", "--decode", "offsets").stdout
+    assert json.loads(a) == json.loads(b)
+
+
+def test_decode_offsets_payload_and_auto_detection(tmp_path):
+    d = tmp_path / "__consumer_offsets-5"
+    d.mkdir()
+    shutil.copy(OFFSETS, d / "00000000000000000000.log")
+    rows = jsonl(run(d, "--format", "jsonl"))  # a partition directory: auto --decode offsets
+    kinds = [r["payload"]["kind"] for r in rows if r["control"] is None]
+    assert kinds.count("offset_commit") == 10 and kinds.count("group_metadata") == 3
+    commit = next(r for r in rows if r.get("payload", {}).get("kind") == "offset_commit")
+    assert commit["payload"]["key"] == {"group": "txn-group", "topic": "input", "partition": 0}
+    assert commit["payload"]["value"]["offset"] == 100
+    assert list(commit) == RECORD_KEYS + ["payload"]
+    assert all("payload" not in r for r in rows if r["control"] is not None)
+    rows = jsonl(run(d, "--format", "jsonl", "--decode", "none"))
+    assert all("payload" not in r for r in rows)
+    r = run(d, "--decode", "offsets")
+    assert r.exit_code == 0 and "offset_commit" in r.stdout
+
+
+def _txn_record() -> tuple[bytes, bytes]:
+    def s(x):
+        return struct.pack(">h", len(x)) + x
+
+    key = struct.pack(">h", 0) + s(b"my-txn")
+    value = (struct.pack(">hqhib", 0, 4242, 3, 60000, 4) + struct.pack(">i", 1) + s(b"orders")
+             + struct.pack(">ii", 1, 7) + struct.pack(">qq", 1700000000000, 1699999999000))
+    return key, value
+
+
+def test_decode_txn(tmp_path):
+    d = tmp_path / "__transaction_state-0"
+    d.mkdir()
+    (d / "00000000000000000000.log").write_bytes(encode_batch_v2([(*_txn_record(), [], 5)]))
+    (row,) = jsonl(run(d, "--format", "jsonl"))
+    assert row["payload"]["kind"] == "transaction_log"
+    assert row["payload"]["key"] == {"transactional_id": "my-txn"}
+    assert row["payload"]["value"]["producer_id"] == 4242
+
+
+@pytest.mark.parametrize("mode,expect", [("utf8", "key-0"), ("hex", b"key-0".hex()), ("base64", "a2V5LTA=")])
+def test_decode_text_modes(mode, expect):
+    rows = jsonl(run(BATCHES / "m0_none.log", "--format", "jsonl", "--decode", mode))
+    assert rows[0]["payload"]["key"] == expect and rows[0]["payload"]["kind"] == mode
+
+
+def test_utf8_decode_warns_on_invalid_bytes(tmp_path):
+    p = tmp_path / "x.log"
+    p.write_bytes(encode_batch_v2([(b"\xff\xfe", b"ok", [], 1)]))
+    rows = jsonl(run(p, "--format", "jsonl", "--decode", "utf8"))
+    assert rows[0]["payload"]["warnings"] and rows[0]["payload"]["key"] == "\ufffd\ufffd"
+
+
+def test_payload_error_exits_1(tmp_path):
+    p = tmp_path / "x.log"
+    p.write_bytes(encode_batch_v2([(b"\x00\x01\x00", b"\x00\x03", [], 1)]))
+    r = run(p, "--format", "jsonl", "--decode", "offsets")
+    assert r.exit_code == 1, r.output
+    (row,) = jsonl(r)
+    assert list(row) == RECORD_KEYS + ["payload_error"] and "payload" in r.stderr
+    r = run(p, "--summary", "--decode", "offsets", "--format", "json")
+    assert r.exit_code == 1 and json.loads(r.stdout)["inputs"][0]["payload"]["errors"] == 1
+
+
+def test_hex_input():
+    data = (BATCHES / "m2_none.log").read_bytes()
+    r = run("--hex", " ".join(data[i:i + 4].hex() for i in range(0, len(data), 4)), "--format", "jsonl")
+    assert r.exit_code == 0, r.output
+    assert jsonl(r)[0]["source"] == "<hex>"
+
+
+def test_stdin_input():
+    data = (BATCHES / "m2_gzip.log").read_bytes()
+    r = runner.invoke(app, ["decode-batch", "-", "--format", "jsonl"], input=data)
+    assert r.exit_code == 0, r.output
+    assert len(jsonl(r)) == 5 and jsonl(r)[0]["source"] == "<stdin>"
+
+
+def test_start_position_and_max_bytes():
+    p = BATCHES / "txn_commit_abort.log"
+    rows = jsonl(run(p, "--batches-only", "--format", "jsonl", "--start-position", 149))
+    assert [r["position"] for r in rows] == [149, 223, 301]
+    rows = jsonl(run(p, "--batches-only", "--format", "jsonl", "--start-position", 79, "--max-bytes", 145))
+    assert [r["position"] for r in rows] == [79, 149, 223]
+    r = run(p, "--start-position", 10**6)
+    assert r.exit_code == 2 and "past the end" in r.stderr
+
+
+def test_truncated_tail_is_reported_not_an_error_unless_strict(tmp_path):
+    data = (BATCHES / "txn_commit_abort.log").read_bytes()
+    p = tmp_path / "00000000000000000000.log"
+    p.write_bytes(data[:-10])
+    r = run(p, "--format", "jsonl")
+    assert r.exit_code == 0, r.output
+    assert f"byte 301" in r.stderr and "truncated" in r.stderr
+    r = run(p, "--strict")
+    assert r.exit_code == 1 and "problems reported: 1 truncated" in r.stderr
+    r = run(p, "--summary", "--format", "json")
+    assert json.loads(r.stdout)["inputs"][0]["bytes"]["truncated"] == 68
+
+
+def test_crc_mismatch_exits_1_and_names_file_and_byte(tmp_path):
+    data = bytearray((BATCHES / "txn_commit_abort.log").read_bytes())
+    data[147] ^= 0x01  # the value "3" of the second batch's only record
+    p = tmp_path / "seg.log"
+    p.write_bytes(bytes(data))
+    r = run(p, "--format", "jsonl")
+    assert r.exit_code == 1
+    assert f"{p}: byte 96 (batch@79.crc): stored crc 0x" in r.stderr
+    assert [o["position"] for o in jsonl(r)] == [0, 0, 149, 223, 301]
+    r = run(p, "--no-verify-crc", "--format", "jsonl")
+    assert r.exit_code == 0 and jsonl(r)[2]["batch"]["crc_valid"] is None
+    r = run(p, "--summary", "--format", "json")
+    s = json.loads(r.stdout)["inputs"][0]
+    assert r.exit_code == 1 and s["crc_failures"] == 1 and s["bytes"]["skipped"] == 70
+
+
+def test_partition_directory_reads_every_segment_in_order(tmp_path):
+    d = tmp_path / "orders-0"
+    d.mkdir()
+    (d / "00000000000000000000.log").write_bytes(encode_batch_v2([(b"a", b"1")], base_offset=0))
+    (d / "00000000000000000001.log").write_bytes(encode_batch_v2([(b"b", b"2")], base_offset=1))
+    (d / "00000000000000000000.index").write_bytes(b"\x00" * 8)
+    rows = jsonl(run(d, "--format", "jsonl"))
+    assert [r["offset"] for r in rows] == [0, 1]
+    r = run(d, "--summary", "--format", "json")
+    assert len(json.loads(r.stdout)["inputs"]) == 2 and json.loads(r.stdout)["total"]["records"] == 2
+
+
+@pytest.mark.parametrize("args,msg", [
+    ([], "no input"),
+    (["/nonexistent/x.log"], "no such file"),
+    (["--hex", "zz"], "--hex"),
+    (["--summary", "--batches-only", "x"], "exclusive"),
+    (["-", "-"], "more than once"),
+    (["--decode", "bogus", "x"], "bogus"),
+    (["--start-position", "-1", "x"], "--start-position"),
+])
+def test_usage_and_input_errors_exit_2(args, msg):
+    r = run(*args)
+    assert r.exit_code == 2, r.output
+    assert msg in r.stderr
+
+
+def test_index_files_are_refused(tmp_path):
+    p = tmp_path / "00000000000000000000.index"
+    p.write_bytes(b"\x00" * 16)
+    r = run(p)
+    assert r.exit_code == 2 and "not a log segment" in r.stderr
+
+
+def test_empty_directory_exits_2(tmp_path):
+    r = run(tmp_path)
+    assert r.exit_code == 2 and "no *.log" in r.stderr
+
+
+def test_empty_file_is_fine(tmp_path):
+    p = tmp_path / "e.log"
+    p.write_bytes(b"")
+    r = run(p, "--summary", "--format", "json")
+    assert r.exit_code == 0 and json.loads(r.stdout)["inputs"][0]["bytes"]["total"] == 0
+
+
+def test_end_txn_marker_table_row(tmp_path):
+    p = tmp_path / "m.log"
+    p.write_bytes(encode_end_txn_marker(commit=False, producer_id=3, producer_epoch=1, coordinator_epoch=9))
+    r = run(p)
+    assert r.exit_code == 0 and "ABORT" in r.stdout and "coordinator epoch 9" in r.stdout
+
+
+def test_help_and_module_entry_point():
+    r = runner.invoke(app, ["decode-batch", "--help"])
+    assert r.exit_code == 0 and "--batches-only" in r.stdout
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    p = subprocess.run([sys.executable, "-m", "kgtool", "decode-batch", str(OFFSETS), "--summary",
+                        "--format", "json", "--decode", "offsets"], capture_output=True, text=True, env=env, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["inputs"][0]["payload"]["kinds"]["offset_commit"] == 10
+
+
+def test_man_sections_and_help_text():
+    from kgtool.cli import decode_batch
+
+    assert decode_batch.HELP.strip() and set(decode_batch.MAN_SECTIONS) >= {"EXAMPLES", "DIAGNOSTICS", "OUTPUT"}
+    # The generator adds DESCRIPTION (from HELP) and the shared EXIT STATUS itself.
+    assert not {"DESCRIPTION", "EXIT STATUS"} & set(decode_batch.MAN_SECTIONS)
+    for key in RECORD_KEYS + BATCH_KEYS:
+        assert key in decode_batch.MAN_SECTIONS["OUTPUT"]
+
+
+@pytest.mark.parametrize("scenario", ["scenario1_generations", "scenario3_transactions_tombstones"])
+def test_golden_offsets_payload_kinds_match_kafka(scenario, tmp_path):
+    src = ROOT / "fixtures" / "offsets" / scenario
+    d = tmp_path / "__consumer_offsets-12"
+    d.mkdir()
+    shutil.copy(src / "00000000000000000000.log", d / "00000000000000000000.log")
+    rows = jsonl(run(d, "--format", "jsonl"))
+    want = [json.loads(line) for line in (src / "decode.jsonl").read_text().splitlines() if line.strip()]
+    want = [w for w in want if w["type"] == "record"]
+    assert [r["offset"] for r in rows] == [w["offset"] for w in want]
+    for r, w in zip(rows, want):
+        if "offsetsTopic" in w:
+            assert (r["payload"]["kind"], r["payload"]["tombstone"]) == (w["offsetsTopic"]["kind"],
+                                                                         w["offsetsTopic"]["tombstone"])
+        else:
+            assert r["control"]["type_name"] == w["control"]["type"] and "payload" not in r
+
+
+def test_progress_bar_on_a_terminal(monkeypatch):
+    from kgtool.cli import decode_batch
+
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True, raising=False)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
+    p = decode_batch._Progress.maybe()
+    assert p is not None
+    p.begin("big.log", 200 * 1024 * 1024, 0)
+    p.update(100 * 1024 * 1024)
+    assert p.p.tasks[0].completed == 100 * 1024 * 1024
+    p.begin("small.log", 1000, 0)  # small inputs get no bar
+    assert p.task is None
+    p.stop()
+
+
+def test_pure_python_env_var_gives_the_same_output():
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    args = [sys.executable, "-m", "kgtool", "decode-batch", str(BATCHES / "txn_gzip.log"), str(OFFSETS),
+            "--format", "jsonl", "--decode", "offsets"]
+    fast = subprocess.run(args, capture_output=True, text=True, env=env, timeout=120)
+    pure = subprocess.run(args, capture_output=True, text=True, env=dict(env, KGTOOL_PURE_PYTHON="1"), timeout=120)
+    assert fast.returncode == pure.returncode and fast.stdout == pure.stdout and fast.stdout
+    probe = "from kgtool.codec import speedups_enabled; print(speedups_enabled())"
+    p = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                       env=dict(env, KGTOOL_PURE_PYTHON="1"), timeout=60)
+    assert p.stdout.strip() == "False"
