@@ -19,19 +19,18 @@ from kgtool.cli.render import OutputFormat
 from kgtool.errors import FindingsReported, UsageError
 from kgtool.inputs import STDIN, display_name, read_text
 
-HELP = """Compute the assignment Kafka's assignors give a consumer group, exactly as Kafka 4.x does.
-
-GROUP_FILE describes the group: YAML or JSON (topics with partition counts and racks, members
-with subscriptions, owned partitions, generation, rack, group.instance.id), the text of
-'kafka-consumer-groups.sh --describe --group G --members --verbose', or the group-metadata
-records printed by 'kgtool decode-batch --format jsonl' (then each recorded generation is
-replayed and compared with what the assignor computes). '-' reads stdin.
-
-Assignors: range, roundrobin, sticky, cooperative-sticky (client side) and server-uniform,
-server-range (KIP-848 group coordinator). --remove, --add and --partitions simulate the next
-rebalance from the current assignment; --compare shows how many partitions each strategy moves
-and revokes; --validate checks a given assignment.
-"""
+HELP = (
+    "Compute the assignment Kafka's assignors give a consumer group, exactly as Kafka 4.x does.\n\n"
+    "GROUP_FILE describes the group: YAML or JSON (topics with partition counts and racks, members with "
+    "subscriptions, owned partitions, generation, rack, group.instance.id), the text of "
+    "'kafka-consumer-groups.sh --describe --group G --members --verbose', or the group-metadata records "
+    "printed by 'kgtool decode-batch --format jsonl' (then each recorded generation is replayed and compared "
+    "with what the assignor computes). '-' reads stdin.\n\n"
+    "Assignors: range, roundrobin, sticky, cooperative-sticky (client side) and server-uniform, server-range "
+    "(KIP-848 group coordinator). --remove, --add and --partitions simulate the next rebalance from the "
+    "current assignment; --compare shows how many partitions each strategy moves and revokes; --validate "
+    "checks a given assignment.\n"
+)
 
 MAN_SECTIONS: dict[str, str] = {
     "EXAMPLES": (
