@@ -126,29 +126,15 @@ def _root(
 
 
 # Subcommands: one module each; registration order is the order shown by --help.
-from kgtool.cli import coordinator_of  # noqa: E402
+from kgtool.cli import assign, coordinator_of, decode_batch, spark_audit  # noqa: E402
 
-app.command(
-    "coordinator-of",
-    help=coordinator_of.HELP,
-    no_args_is_help=False,
-)(coordinator_of.command)
-
-from kgtool.cli import decode_batch  # noqa: E402
-
-app.command(
-    "decode-batch",
-    help=decode_batch.HELP,
-    no_args_is_help=False,
-)(decode_batch.command)
-
-from kgtool.cli import spark_audit  # noqa: E402
-
-app.command(
-    "spark-audit",
-    help=spark_audit.HELP,
-    no_args_is_help=False,
-)(spark_audit.command)
+for _name, _module, _no_args_help in (
+    ("coordinator-of", coordinator_of, False),
+    ("assign", assign, True),
+    ("decode-batch", decode_batch, False),
+    ("spark-audit", spark_audit, False),
+):
+    app.command(_name, help=_module.HELP, no_args_is_help=_no_args_help)(_module.command)
 
 
 def main() -> None:

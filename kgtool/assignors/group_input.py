@@ -1,0 +1,898 @@
+"""Described groups -> :class:`~kgtool.assignors.model.GroupSpec`.
+
+Three inputs, detected from the text (see :func:`load_group`):
+
+1. A YAML or JSON description (issue 4's shape; also the golden-case shape)::
+
+       assignor: cooperative-sticky        # optional, or --assignor
+       group: orders-service               # optional
+       topics:
+         orders: 6                         # partition count
+         payments: {partitions: 3, racks: [[r1, r2], [r2, r3], [r3, r1]]}
+       members:
+         - id: consumer-1
+           topics: [orders, payments]
+           owned: {orders: [0, 1]}         # or [[orders, 0], [orders, 1]]
+           generation: 4
+           rack: r1
+           instance_id: null               # or instanceId
+
+2. The text of ``kafka-consumer-groups.sh --describe --group G --members [--verbose]`` (and of
+   the default ``--describe``/``--offsets`` view), laid out by Kafka's
+   ``ConsumerGroupCommand.printMembers`` / ``printOffsets`` (tools/, 4.x; 3.x had one verbose
+   ``ASSIGNMENT`` column ``orders(0,1),payments(2)`` where 4.x prints ``CURRENT-EPOCH
+   CURRENT-ASSIGNMENT TARGET-EPOCH TARGET-ASSIGNMENT`` as ``orders:0,1;payments:2``).
+
+3. Group-metadata records as ``decode-batch --format jsonl`` prints them (see
+   :func:`load_group_metadata`).
+
+Every error is an :class:`~kgtool.errors.InputError` naming the source and the culprit.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from itertools import chain, repeat
+from operator import itemgetter, methodcaller
+from typing import Any
+
+from kgtool.assignors.model import Assignment, GroupSpec, MemberSpec, TopicPartition, TopicSpec
+from kgtool.errors import InputError
+
+#: Largest partition count accepted (partition ids are int32 in Kafka's protocol).
+MAX_PARTITIONS = 2**31 - 1
+
+_TOP_KEYS = {"assignor", "group", "group_id", "topics", "members"}
+_MEMBER_KEYS = {
+    "id", "member_id", "memberId", "topics", "owned", "generation", "rack", "instance_id",
+    "instanceId", "group_instance_id", "groupInstanceId",
+}
+
+
+@dataclass
+class LoadedGroup:
+    """A parsed input: the group, how it was read, and what the reader had to assume."""
+
+    group: GroupSpec
+    #: ``yaml``, ``json``, ``describe-members``, ``describe-offsets`` or ``group-metadata``.
+    kind: str
+    group_id: str | None = None
+    #: Assumptions a user should know about (inferred partition counts, subscriptions).
+    notes: list[str] = field(default_factory=list)
+    #: Partition counts guessed from the assignment (describe text, group-metadata records).
+    inferred_partitions: bool = False
+    #: Group-metadata input: every recorded round, in file order (see :func:`load_group_metadata`).
+    rounds: list[RecordedRound] = field(default_factory=list)
+
+
+# ---------------------------------------------------------------------------------------------
+# Entry point and format detection
+
+
+def detect_kind(text: str) -> str:
+    """``json``, ``jsonl``, ``describe`` or ``yaml`` for an input text."""
+    stripped = text.lstrip()
+    if stripped.startswith("{") or stripped.startswith("["):
+        first_line = stripped.split("\n", 1)[0].strip()
+        # decode-batch --format jsonl: one complete object per line
+        if "\n" in stripped.strip() and first_line.startswith("{") and first_line.endswith("}"):
+            try:
+                json.loads(first_line)
+                return "jsonl"
+            except ValueError:
+                pass
+        return "json"
+    for line in text.splitlines():
+        s = line.strip()
+        if not s:
+            continue
+        if s.startswith("GROUP ") and ("CONSUMER-ID" in s):
+            return "describe"
+        if s.startswith(("Consumer group ", "Warning:", "Error:")):
+            continue
+        break
+    return "yaml"
+
+
+def load_group(text: str, source: str, *, group_id: str | None = None) -> LoadedGroup:
+    """Parse any supported input into a group (the last group-metadata record for JSONL).
+
+    Args:
+        text: the whole input.
+        source: its name in messages (a path or ``<stdin>``).
+        group_id: which group to take when the input holds several.
+
+    Raises:
+        InputError: malformed input, naming the source and the culprit (line for YAML/JSON).
+    """
+    kind = detect_kind(text)
+    if kind == "describe":
+        return parse_describe_text(text, source, group_id=group_id)
+    if kind == "jsonl" or (kind == "json" and _looks_like_records(text)):
+        rounds = load_group_metadata(text, source, group_id=group_id)
+        # The group's current state is the last round: its recorded assignment is what each
+        # member owns now, at that generation.
+        last = rounds[-1]
+        members = [
+            replace(m, owned=tuple(last.recorded.get(m.member_id, ())), generation=last.generation)
+            for m in last.group.members
+        ]
+        group = GroupSpec(topics=last.group.topics, members=members, assignor=last.protocol)
+        return LoadedGroup(
+            group=group, kind="group-metadata", group_id=last.group_id, notes=list(last.notes),
+            inferred_partitions=True, rounds=rounds,
+        )
+    if kind == "json":
+        doc = parse_json(text, source)
+    else:
+        doc = parse_yaml(text, source)
+    loaded = group_from_document(doc, source)
+    loaded.kind = kind
+    if group_id is not None and loaded.group_id is not None and loaded.group_id != group_id:
+        raise InputError(f"{source}: describes group {loaded.group_id!r}, not {group_id!r}")
+    return loaded
+
+
+def parse_json(text: str, source: str) -> Any:
+    """``json.loads`` with the error placed by line and column."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{source}: line {exc.lineno} column {exc.colno}: malformed JSON: {exc.msg}") from None
+    except RecursionError:
+        raise InputError(f"{source}: malformed JSON: nested too deeply") from None
+
+
+def parse_yaml(text: str, source: str) -> Any:
+    """Safe YAML loading (no Python objects), with the error placed by line and column."""
+    import yaml
+
+    # CSafeLoader is SafeLoader's C twin (same SafeConstructor: plain data only), ~10x faster
+    # on large groups; fall back to the pure-Python SafeLoader when libyaml is absent.
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        return yaml.load(text, Loader=loader)  # noqa: S506 - a safe loader
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f"line {mark.line + 1} column {mark.column + 1}: " if mark is not None else ""
+        what = exc.problem or exc.context or "malformed"
+        if exc.problem and exc.context and exc.context_mark is not None and exc.context_mark is not mark:
+            what += f" ({exc.context} started on line {exc.context_mark.line + 1})"
+        raise InputError(f"{source}: {where}malformed YAML: {what}") from None
+    except yaml.YAMLError as exc:
+        raise InputError(f"{source}: malformed YAML: {exc}") from None
+    except RecursionError:
+        raise InputError(f"{source}: malformed YAML: nested too deeply") from None
+
+
+# ---------------------------------------------------------------------------------------------
+# YAML / JSON documents
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _opt_str(value: Any, what: str, source: str) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    raise InputError(f"{source}: {what} must be a string, got {value!r}")
+
+
+def _parse_topics(raw: Any, source: str) -> dict[str, TopicSpec]:
+    if not isinstance(raw, Mapping):
+        raise InputError(f"{source}: 'topics' must be a mapping of topic name -> partition count")
+    topics: dict[str, TopicSpec] = {}
+    for name, spec in raw.items():
+        if not isinstance(name, str) or not name:
+            raise InputError(f"{source}: topic name {name!r} must be a non-empty string")
+        racks = None
+        if _is_int(spec):
+            count = spec
+        elif isinstance(spec, Mapping):
+            extra = set(spec) - {"partitions", "racks"}
+            if extra:
+                raise InputError(f"{source}: topic {name!r}: unknown key(s) {', '.join(map(str, sorted(extra, key=str)))}")
+            count = spec.get("partitions")
+            if not _is_int(count):
+                raise InputError(f"{source}: topic {name!r}: 'partitions' must be an integer, got {count!r}")
+            raw_racks = spec.get("racks")
+            if raw_racks is not None:
+                if not isinstance(raw_racks, list) or len(raw_racks) != count:
+                    n = len(raw_racks) if isinstance(raw_racks, list) else type(raw_racks).__name__
+                    raise InputError(
+                        f"{source}: topic {name!r}: 'racks' must list the replica racks of each of its "
+                        f"{count} partitions, got {n}"
+                    )
+                rows = []
+                for p, row in enumerate(raw_racks):
+                    if not isinstance(row, list) or not all(isinstance(r, str) for r in row):
+                        raise InputError(f"{source}: topic {name!r}: racks of partition {p} must be a list of strings")
+                    rows.append(tuple(row))
+                racks = tuple(rows)
+        else:
+            raise InputError(
+                f"{source}: topic {name!r}: expected a partition count or {{partitions: N, racks: [...]}}, got {spec!r}"
+            )
+        if count < 0 or count > MAX_PARTITIONS:
+            raise InputError(f"{source}: topic {name!r}: partition count {count} out of range")
+        topics[name] = TopicSpec(name=name, partitions=count, racks=racks)
+    return topics
+
+
+def _parse_owned(raw: Any, member: str, topics: Mapping[str, TopicSpec], source: str) -> tuple[TopicPartition, ...]:
+    """``{topic: [p, ...]}`` or ``[[topic, p], ...]`` -> owned partitions in the given order."""
+    if raw is None:
+        return ()
+    per_topic: list[tuple[str, list]] = []
+    if isinstance(raw, Mapping):
+        for topic, parts in raw.items():
+            if not isinstance(parts, list):
+                raise InputError(f"{source}: member {member!r}: owned partitions of {topic!r} must be a list")
+            per_topic.append((topic, parts))
+    elif isinstance(raw, list):
+        # [[topic, p], ...]: keep the order exactly (it is the member's reported order).
+        owned: list[TopicPartition] = []
+        for item in raw:
+            if not (isinstance(item, (list, tuple)) and len(item) == 2):
+                raise InputError(f"{source}: member {member!r}: owned entry {item!r} is not [topic, partition]")
+            owned.append((item[0], item[1]))
+        _check_owned(owned, member, topics, source)
+        return tuple(owned)
+    else:
+        raise InputError(f"{source}: member {member!r}: 'owned' must be {{topic: [partitions]}} or [[topic, partition], ...]")
+    owned = []
+    for topic, parts in per_topic:
+        owned.extend((topic, p) for p in parts)
+    _check_owned(owned, member, topics, source)
+    return tuple(owned)
+
+
+def _check_owned(owned: list[TopicPartition], member: str, topics: Mapping[str, TopicSpec], source: str) -> None:
+    by_topic: dict[Any, list] = {}
+    for t, p in owned:
+        lst = by_topic.get(t)
+        if lst is None:
+            by_topic[t] = lst = []
+        lst.append(p)
+    for t, parts in by_topic.items():
+        spec = topics.get(t) if isinstance(t, str) else None
+        if spec is None:
+            raise InputError(f"{source}: member {member!r} owns partitions of unknown topic {t!r}")
+        if not all(_is_int(p) for p in parts):
+            bad = next(p for p in parts if not _is_int(p))
+            raise InputError(f"{source}: member {member!r}: owned partition {t}-{bad!r} is not an integer")
+        if parts and (min(parts) < 0 or max(parts) >= spec.partitions):
+            bad = next(p for p in parts if p < 0 or p >= spec.partitions)
+            raise InputError(
+                f"{source}: member {member!r}: owned partition {t}-{bad} out of range "
+                f"({t} has {spec.partitions} partitions)"
+            )
+        if len(set(parts)) != len(parts):
+            seen: set[int] = set()
+            for p in parts:
+                if p in seen:
+                    raise InputError(f"{source}: member {member!r} owns partition {t}-{p} twice")
+                seen.add(p)
+
+
+def group_from_document(doc: Any, source: str) -> LoadedGroup:
+    """A parsed YAML/JSON document (issue 4 or golden shape) -> group.
+
+    Raises:
+        InputError: unknown keys, duplicate members, unknown topics, owned partitions out of
+            range or owned twice by one member, wrong types.
+    """
+    if not isinstance(doc, Mapping):
+        raise InputError(f"{source}: expected a mapping with 'topics' and 'members', got {type(doc).__name__}")
+    extra = set(doc) - _TOP_KEYS
+    if extra:
+        raise InputError(
+            f"{source}: unknown key(s) {', '.join(sorted(map(str, extra)))} (expected {', '.join(sorted(_TOP_KEYS))})"
+        )
+    if "topics" not in doc or "members" not in doc:
+        missing = [k for k in ("topics", "members") if k not in doc]
+        raise InputError(f"{source}: missing {' and '.join(repr(k) for k in missing)}")
+    assignor = _opt_str(doc.get("assignor"), "'assignor'", source)
+    group_id = doc.get("group", doc.get("group_id"))
+    group_id = _opt_str(group_id, "'group'", source)
+    topics = _parse_topics(doc["topics"] if doc["topics"] is not None else {}, source)
+    raw_members = doc["members"]
+    if raw_members is None:
+        raw_members = []
+    if not isinstance(raw_members, list):
+        raise InputError(f"{source}: 'members' must be a list")
+    known = topics.keys()
+    members: list[MemberSpec] = []
+    seen_ids: set[str] = set()
+    for index, m in enumerate(raw_members):
+        if not isinstance(m, Mapping):
+            raise InputError(f"{source}: members[{index}] must be a mapping with 'id' and 'topics'")
+        extra = set(m) - _MEMBER_KEYS
+        if extra:
+            raise InputError(f"{source}: members[{index}]: unknown key(s) {', '.join(sorted(map(str, extra)))}")
+        member_id = m.get("id", m.get("member_id", m.get("memberId")))
+        if not isinstance(member_id, str):
+            raise InputError(f"{source}: members[{index}]: 'id' must be a string, got {member_id!r}")
+        if member_id in seen_ids:
+            raise InputError(f"{source}: duplicate member {member_id!r}")
+        seen_ids.add(member_id)
+        subs = m.get("topics")
+        if isinstance(subs, str):
+            subs = [subs]
+        if not isinstance(subs, list):
+            raise InputError(f"{source}: member {member_id!r}: 'topics' must be a list of topic names")
+        try:
+            all_known = known >= set(subs)
+        except TypeError:
+            all_known = False
+        if not all_known:
+            bad = next(t for t in subs if not isinstance(t, str) or t not in known)
+            raise InputError(f"{source}: member {member_id!r} subscribes to unknown topic {bad!r}")
+        if len(set(subs)) != len(subs):
+            dup = next(t for i, t in enumerate(subs) if t in subs[:i])
+            raise InputError(f"{source}: member {member_id!r} subscribes to {dup!r} twice")
+        generation = m.get("generation")
+        if generation is not None and not _is_int(generation):
+            raise InputError(f"{source}: member {member_id!r}: 'generation' must be an integer, got {generation!r}")
+        instance_id = None
+        for key in ("instance_id", "instanceId", "group_instance_id", "groupInstanceId"):
+            if m.get(key) is not None:
+                instance_id = _opt_str(m[key], f"member {member_id!r}: {key!r}", source)
+        members.append(
+            MemberSpec(
+                member_id=member_id,
+                topics=tuple(subs),
+                owned=_parse_owned(m.get("owned"), member_id, topics, source),
+                generation=generation,
+                rack=_opt_str(m.get("rack"), f"member {member_id!r}: 'rack'", source),
+                instance_id=instance_id,
+            )
+        )
+    _check_static_members(members, source)
+    return LoadedGroup(group=GroupSpec(topics=topics, members=members, assignor=assignor), kind="yaml", group_id=group_id)
+
+
+def _check_static_members(members: list[MemberSpec], source: str) -> None:
+    # GroupMetadataManager keys static members by group.instance.id: two members with one id
+    # cannot be in the same generation.
+    seen: dict[str, str] = {}
+    for m in members:
+        if m.instance_id is None:
+            continue
+        other = seen.get(m.instance_id)
+        if other is not None:
+            raise InputError(
+                f"{source}: members {other!r} and {m.member_id!r} share the group.instance.id {m.instance_id!r}"
+            )
+        seen[m.instance_id] = m.member_id
+
+
+# ---------------------------------------------------------------------------------------------
+# kafka-consumer-groups.sh --describe text
+
+#: 3.x verbose ASSIGNMENT cell: ``orders(0,1),payments(2)`` (topic names are [a-zA-Z0-9._-]).
+_OLD_ASSIGNMENT = re.compile(r"([A-Za-z0-9._-]+)\(([0-9,\s]*)\)")
+_MISSING = "-"  # ConsumerGroupCommand.MISSING_COLUMN_VALUE
+_RPARTITION_COLON = methodcaller("rpartition", ":")
+_TOPIC_OF = itemgetter(0)
+_SEP_OF = itemgetter(1)
+_PARTITION_OF = itemgetter(1)
+_PARTS_OF = itemgetter(2)
+
+
+def parse_assignment_cell(cell: str) -> list[TopicPartition]:
+    """One assignment cell of the members view -> partitions (``-`` is none).
+
+    4.x ``getAssignmentString``: ``topic:0,1;other:2`` (topics sorted, partitions sorted);
+    3.x: ``topic(0,1),other(2)``.
+
+    Raises:
+        ValueError: the cell is in neither form (the caller adds the location).
+    """
+    cell = cell.strip()
+    if not cell or cell == _MISSING:
+        return []
+    out: list[TopicPartition] = []
+    if "(" in cell:
+        pos = 0
+        for match in _OLD_ASSIGNMENT.finditer(cell):
+            gap = cell[pos:match.start()].strip(" ,")
+            if gap:
+                raise ValueError(f"unexpected {gap!r}")
+            topic, parts = match.group(1), match.group(2)
+            if parts.strip():
+                out.extend((topic, int(p)) for p in parts.split(","))
+            pos = match.end()
+        if cell[pos:].strip(" ,"):
+            raise ValueError(f"unexpected {cell[pos:].strip()!r}")
+        return out
+    # C-level loops: a group of 2,000 members x 500 topics is a million of these.
+    triples = list(map(_RPARTITION_COLON, cell.split(";")))
+    if not all(map(_SEP_OF, triples)) or not all(map(_TOPIC_OF, triples)):
+        bad = next(t for t in triples if not t[1] or not t[0])
+        raise ValueError(f"expected topic:partitions, got {''.join(bad)!r}")
+    if "," not in cell:
+        if not all(map(_PARTS_OF, triples)):  # "topic:" with no partition
+            return [(t, int(p)) for t, _, p in triples if p.strip()]
+        return list(zip(map(_TOPIC_OF, triples), map(int, map(_PARTS_OF, triples))))
+    for topic, _, parts in triples:
+        if parts.strip():
+            out.extend(zip(repeat(topic), map(int, parts.split(","))))
+    return out
+
+
+def _columns(header: str) -> list[tuple[str, int]]:
+    return [(m.group(0), m.start()) for m in re.finditer(r"\S+", header)]
+
+
+def _split_row(line: str, columns: list[tuple[str, int]]) -> list[str] | None:
+    """Cells of a row by the header's column positions (values are padded to the header's
+    widths by printf("%-Ns")), or by whitespace when the row does not line up."""
+    starts = [s for _, s in columns]
+    # Kafka never leaves the last cell empty (MISSING_COLUMN_VALUE is "-"), so an aligned row
+    # reaches the last column.
+    if len(line) > starts[-1] and all(s == 0 or line[s - 1] == " " for s in starts):
+        return [line[a:b].strip() for a, b in zip(starts, starts[1:] + [len(line)])]
+    tokens = line.split()
+    if len(tokens) == len(columns):
+        return tokens
+    return None
+
+
+@dataclass
+class _DescribeRow:
+    line_no: int
+    cells: dict[str, str]
+
+
+def parse_describe_text(text: str, source: str, *, group_id: str | None = None) -> LoadedGroup:
+    """The text of ``kafka-consumer-groups.sh --describe`` (``--members [--verbose]`` or the
+    offsets view) -> the group with its current assignment as ``owned``.
+
+    The text has neither subscriptions nor partition counts: every member is taken as
+    subscribed to every topic of the group (as with one ``subscribe()`` call), and a topic's
+    partition count is its highest partition seen + 1 (give ``--partitions TOPIC=N`` when the
+    last partitions are unassigned). Both assumptions are reported in ``notes``.
+
+    Raises:
+        InputError: no header, rows that do not fit the header (with line number), several
+            groups without ``group_id``, a member listed twice, a partition listed twice.
+    """
+    header_cols: list[tuple[str, int]] | None = None
+    rows: list[_DescribeRow] = []
+    for line_no, raw in enumerate(text.splitlines(), start=1):
+        line = raw.rstrip()
+        if not line.strip():
+            continue
+        s = line.strip()
+        if s.startswith("GROUP ") and "CONSUMER-ID" in s:
+            header_cols = _columns(line)
+            continue
+        if s.startswith(("Consumer group ", "Warning:", "Error:")):
+            continue
+        if header_cols is None:
+            raise InputError(f"{source}: line {line_no}: expected the GROUP ... CONSUMER-ID header of kafka-consumer-groups.sh --describe")
+        cells = _split_row(line, header_cols)
+        if cells is None:
+            raise InputError(
+                f"{source}: line {line_no}: row does not fit the header's {len(header_cols)} columns "
+                f"({' '.join(n for n, _ in header_cols)})"
+            )
+        rows.append(_DescribeRow(line_no, dict(zip((n for n, _ in header_cols), cells))))
+    if header_cols is None:
+        raise InputError(f"{source}: no GROUP ... CONSUMER-ID header: not kafka-consumer-groups.sh --describe output")
+    groups = list(dict.fromkeys(r.cells.get("GROUP", "") for r in rows))
+    if group_id is None:
+        if len(groups) > 1:
+            raise InputError(f"{source}: describes {len(groups)} groups ({', '.join(groups)}): choose one with --group")
+        chosen = groups[0] if groups else None
+    else:
+        if group_id not in groups:
+            raise InputError(f"{source}: group {group_id!r} not described (groups: {', '.join(groups) or 'none'})")
+        chosen = group_id
+    rows = [r for r in rows if r.cells.get("GROUP") == chosen]
+    names = {n for n, _ in header_cols}
+    if "TOPIC" in names and "PARTITION" in names:
+        return _from_offsets_view(rows, source, chosen)
+    return _from_members_view(rows, names, source, chosen)
+
+
+def _from_members_view(rows: list[_DescribeRow], names: set[str], source: str, group_id: str | None) -> LoadedGroup:
+    notes: list[str] = []
+    if "CURRENT-ASSIGNMENT" in names:
+        assignment_column = "CURRENT-ASSIGNMENT"
+    elif "ASSIGNMENT" in names:
+        assignment_column = "ASSIGNMENT"
+    else:
+        raise InputError(
+            f"{source}: the members view has no assignment column: run kafka-consumer-groups.sh "
+            "--describe --members --verbose"
+        )
+    member_rows: list[tuple[str, str | None, list[TopicPartition]]] = []
+    seen: dict[str, int] = {}
+    lines: list[int] = []
+    for r in rows:
+        member_id = r.cells.get("CONSUMER-ID", "")
+        if member_id in seen:
+            raise InputError(f"{source}: line {r.line_no}: member {member_id!r} listed twice (first on line {seen[member_id]})")
+        seen[member_id] = r.line_no
+        try:
+            parts = parse_assignment_cell(r.cells.get(assignment_column, ""))
+        except ValueError as exc:
+            raise InputError(f"{source}: line {r.line_no}: {assignment_column} of {member_id!r}: {exc}") from None
+        declared = r.cells.get("#PARTITIONS", "")
+        if declared.isdigit() and int(declared) != len(parts):
+            notes.append(f"line {r.line_no}: {member_id} has #PARTITIONS {declared} but {len(parts)} listed")
+        instance = r.cells.get("GROUP-INSTANCE-ID") or None
+        member_rows.append((member_id, instance, parts))
+        lines.append(r.line_no)
+    all_parts = list(chain.from_iterable(p for _, _, p in member_rows))
+    try:
+        counts, has_duplicates = _partition_counts(all_parts)
+    except ValueError as exc:
+        raise InputError(f"{source}: {assignment_column}: {exc}") from None
+    if has_duplicates:
+        # Someone lists a partition twice: find the first culprit (the slow way, only now).
+        owner: dict[TopicPartition, str] = {}
+        for (member_id, _, parts), line_no in zip(member_rows, lines):
+            for tp in parts:
+                other = owner.get(tp)
+                if other is not None:
+                    raise InputError(
+                        f"{source}: line {line_no}: partition {tp[0]}-{tp[1]} assigned to both {other!r} and {member_id!r}"
+                    )
+                owner[tp] = member_id
+    # Partition counts and subscriptions come from the assignment: the text has neither.
+    for column in ("TARGET-ASSIGNMENT",):
+        if column in names:
+            for r in rows:
+                try:
+                    for t, p in parse_assignment_cell(r.cells.get(column, "")):
+                        counts[t] = max(counts.get(t, 0), p + 1)
+                except ValueError as exc:
+                    raise InputError(f"{source}: line {r.line_no}: {column}: {exc}") from None
+    topics = {t: TopicSpec(name=t, partitions=counts[t]) for t in sorted(counts)}
+    subscribed = tuple(topics)
+    members = [
+        MemberSpec(member_id=m, topics=subscribed, owned=tuple(parts), instance_id=inst)
+        for m, inst, parts in member_rows
+    ]
+    _check_static_members(members, source)
+    if topics:
+        notes.append(
+            "partition counts inferred from the assignment ("
+            + ", ".join(f"{t}: {spec.partitions}" for t, spec in topics.items())
+            + "); override with --partitions TOPIC=N"
+        )
+        notes.append("subscriptions are not in the describe output: every member taken as subscribed to every topic")
+    return LoadedGroup(
+        group=GroupSpec(topics=topics, members=members), kind="describe-members", group_id=group_id,
+        notes=notes, inferred_partitions=True,
+    )
+
+
+def _partition_counts(parts: list[TopicPartition]) -> tuple[dict[str, int], bool]:
+    """(topic -> highest partition seen + 1, whether a partition appears twice).
+
+    A described group of 2,000 members x 500 topics lists a million partitions: above a few
+    thousand, NumPy does the counting and the duplicate check (a sort) instead of a Python
+    loop and a set of a million tuples."""
+    if len(parts) < 10_000:
+        counts: dict[str, int] = {}
+        for t, p in parts:
+            if p < 0:
+                raise ValueError(f"partition {t}-{p} is negative")
+            if p >= counts.get(t, 0):
+                counts[t] = p + 1
+        return counts, len(set(parts)) != len(parts)
+    import numpy as np
+
+    topic_column = list(map(_TOPIC_OF, parts))
+    names = list(dict.fromkeys(topic_column))
+    index = {t: i for i, t in enumerate(names)}
+    ids = np.fromiter(map(index.__getitem__, topic_column), dtype=np.int64, count=len(parts))
+    ps = np.fromiter(map(_PARTITION_OF, parts), dtype=np.int64, count=len(parts))
+    if len(ps) and int(ps.min()) < 0:
+        i = int(np.argmin(ps))
+        raise ValueError(f"partition {parts[i][0]}-{parts[i][1]} is negative")
+    top = np.zeros(len(names), dtype=np.int64)
+    np.maximum.at(top, ids, ps + 1)
+    # Partition ids are non-negative int32: (topic, partition) fits one int64 key.
+    keys = ids * (int(top.max()) + 1) + ps
+    keys.sort()
+    duplicates = bool(len(keys) > 1 and (keys[1:] == keys[:-1]).any())
+    return dict(zip(names, top.tolist())), duplicates
+
+
+def _from_offsets_view(rows: list[_DescribeRow], source: str, group_id: str | None) -> LoadedGroup:
+    counts: dict[str, int] = {}
+    owned: dict[str, list[TopicPartition]] = {}
+    owner: dict[TopicPartition, str] = {}
+    for r in rows:
+        topic = r.cells.get("TOPIC", _MISSING)
+        member = r.cells.get("CONSUMER-ID", _MISSING)
+        part = r.cells.get("PARTITION", _MISSING)
+        if topic == _MISSING or part == _MISSING:
+            # A member without partitions (collectConsumerAssignment prints one '-' row).
+            if member != _MISSING:
+                owned.setdefault(member, [])
+            continue
+        try:
+            p = int(part)
+        except ValueError:
+            p = -1
+        if p < 0:
+            raise InputError(f"{source}: line {r.line_no}: PARTITION {part!r} is not a partition number")
+        counts[topic] = max(counts.get(topic, 0), p + 1)
+        if member == _MISSING:
+            continue
+        tp = (topic, p)
+        if tp in owner:
+            raise InputError(f"{source}: line {r.line_no}: partition {topic}-{p} listed twice")
+        owner[tp] = member
+        owned.setdefault(member, []).append(tp)
+    topics = {t: TopicSpec(name=t, partitions=counts[t]) for t in sorted(counts)}
+    members = [MemberSpec(member_id=m, topics=tuple(topics), owned=tuple(parts)) for m, parts in owned.items()]
+    notes = [
+        "partition counts inferred from the partitions listed ("
+        + ", ".join(f"{t}: {spec.partitions}" for t, spec in topics.items())
+        + "); override with --partitions TOPIC=N",
+        "subscriptions are not in the describe output: every member taken as subscribed to every topic",
+    ]
+    return LoadedGroup(
+        group=GroupSpec(topics=topics, members=members), kind="describe-offsets", group_id=group_id,
+        notes=notes, inferred_partitions=True,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Group-metadata records (decode-batch --format jsonl)
+
+
+@dataclass
+class RecordedRound:
+    """One GroupMetadata record: the group as the leader saw it and what it assigned."""
+
+    group_id: str
+    generation: int
+    protocol: str | None
+    #: Subscriptions as recorded (owned partitions and generation from the subscription).
+    group: GroupSpec
+    #: The assignment recorded for each member (in the record's member order).
+    recorded: Assignment
+    #: Where the record was: line number in the input (and offset when known).
+    line: int
+    offset: int | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def _looks_like_records(text: str) -> bool:
+    head = text[:4096]
+    return '"group_metadata"' in head or "subscriptionDecoded" in head or "subscription_decoded" in head
+
+
+def _get(d: Mapping[str, Any], *keys: str, default: Any = None) -> Any:
+    for k in keys:
+        if k in d:
+            return d[k]
+    return default
+
+
+def _iter_json_objects(text: str, source: str) -> Iterable[tuple[int, Any]]:
+    stripped = text.lstrip()
+    if stripped.startswith("[") or (stripped.startswith("{") and detect_kind(text) == "json"):
+        doc = parse_json(text, source)
+        if isinstance(doc, list):
+            for i, item in enumerate(doc):
+                yield i + 1, item
+        else:
+            yield 1, doc
+        return
+    for line_no, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            yield line_no, json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{source}: line {line_no} column {exc.colno}: malformed JSON: {exc.msg}") from None
+
+
+def _group_metadata_value(obj: Any) -> tuple[str | None, Any, int | None] | None:
+    """(group id, value, offset) when ``obj`` is a group-metadata record, else None."""
+    if not isinstance(obj, Mapping):
+        return None
+    offset = _get(obj, "offset")
+    # Kafka's own dump (camelCase, under "offsetsTopic") and kgtool's decode-batch (snake_case).
+    for holder_key in ("offsetsTopic", "offsets_topic", "coordinator", "decoded", "record"):
+        holder = obj.get(holder_key)
+        if isinstance(holder, Mapping):
+            found = _group_metadata_value(holder)
+            if found is not None:
+                return found[0], found[1], offset if found[2] is None else found[2]
+    kind = _get(obj, "kind", "record_type_name", "type")
+    value = obj.get("value")
+    key = obj.get("key")
+    if isinstance(value, Mapping) and isinstance(value.get("members"), list) and (
+        kind in ("group_metadata", "GroupMetadata", "GroupMetadataValue") or "protocol" in value
+    ):
+        group = key.get("group") if isinstance(key, Mapping) else None
+        return group, value, offset if _is_int(offset) else None
+    if "members" in obj and "protocol" in obj and isinstance(obj.get("members"), list):
+        return _get(obj, "group", "group_id"), obj, None
+    # Any other nesting (e.g. a decode-batch line holding the decoded record under its own key).
+    for holder in obj.values():
+        if isinstance(holder, Mapping) and ("members" in holder or "value" in holder):
+            found = _group_metadata_value(holder)
+            if found is not None:
+                return found[0], found[1], offset if found[2] is None else found[2]
+    return None
+
+
+def _partitions_list(raw: Any, what: str, where: str) -> list[TopicPartition]:
+    """``[{"topic": t, "partitions": [...]}, ...]`` -> [(t, p), ...] in record order."""
+    out: list[TopicPartition] = []
+    if raw is None:
+        return out
+    if not isinstance(raw, list):
+        raise InputError(f"{where}: {what} must be a list of {{topic, partitions}}")
+    for entry in raw:
+        if not isinstance(entry, Mapping) or not isinstance(entry.get("topic"), str):
+            raise InputError(f"{where}: {what}: bad entry {entry!r}")
+        parts = entry.get("partitions") or []
+        if not isinstance(parts, list) or not all(_is_int(p) for p in parts):
+            raise InputError(f"{where}: {what} of {entry['topic']!r}: partitions must be integers")
+        out.extend((entry["topic"], p) for p in parts)
+    return out
+
+
+def load_group_metadata(text: str, source: str, *, group_id: str | None = None) -> list[RecordedRound]:
+    """Every GroupMetadata record of a ``decode-batch --format jsonl`` output (or one such
+    value as JSON) -> the recorded rounds, in file order.
+
+    The record has no topic metadata: a topic's partition count is its highest partition seen
+    in any subscription's owned partitions or any assignment + 1 (``--partitions`` overrides).
+    Tombstones and groups without a protocol (Empty) are skipped.
+
+    Raises:
+        InputError: no group-metadata record (for ``group_id``), or a record without decoded
+            subscriptions.
+    """
+    rounds: list[RecordedRound] = []
+    groups_seen: list[str] = []
+    for line_no, obj in _iter_json_objects(text, source):
+        found = _group_metadata_value(obj)
+        if found is None:
+            continue
+        gid, value, offset = found
+        gid = gid if isinstance(gid, str) else ""
+        if gid not in groups_seen:
+            groups_seen.append(gid)
+        if group_id is not None and gid != group_id:
+            continue
+        protocol = _get(value, "protocol")
+        raw_members = value.get("members") or []
+        if protocol is None and not raw_members:
+            continue
+        where = f"{source}: line {line_no}"
+        rounds.append(_round_from_value(gid, value, where, line_no, offset))
+    if group_id is None and len(set(r.group_id for r in rounds)) > 1:
+        names = ", ".join(dict.fromkeys(r.group_id for r in rounds))
+        raise InputError(f"{source}: records of several groups ({names}): choose one with --group")
+    if not rounds:
+        if group_id is not None:
+            raise InputError(
+                f"{source}: no group-metadata record with members for group {group_id!r} "
+                f"(groups: {', '.join(groups_seen) or 'none'})"
+            )
+        raise InputError(f"{source}: no group-metadata record with members")
+    return rounds
+
+
+def _round_from_value(gid: str, value: Mapping[str, Any], where: str, line_no: int, offset: int | None) -> RecordedRound:
+    generation = _get(value, "generation", default=-1)
+    protocol = _get(value, "protocol")
+    members_raw = value.get("members") or []
+    parsed: list[tuple[str, tuple[str, ...], list[TopicPartition], int | None, str | None, str | None, list[TopicPartition]]] = []
+    counts: dict[str, int] = {}
+    for i, m in enumerate(members_raw):
+        if not isinstance(m, Mapping):
+            raise InputError(f"{where}: members[{i}] is not an object")
+        member_id = _get(m, "memberId", "member_id")
+        if not isinstance(member_id, str):
+            raise InputError(f"{where}: members[{i}] has no member id")
+        sub = _get(m, "subscriptionDecoded", "subscription_decoded")
+        asg = _get(m, "assignmentDecoded", "assignment_decoded")
+        if not isinstance(sub, Mapping):
+            raise InputError(f"{where}: member {member_id!r}: no decoded subscription (protocol type not 'consumer'?)")
+        topics = _get(sub, "topics", default=[]) or []
+        owned = _partitions_list(_get(sub, "ownedPartitions", "owned_partitions"), "ownedPartitions", where)
+        gen = _get(sub, "generationId", "generation_id")
+        rack = _get(sub, "rackId", "rack_id")
+        user_data = _get(sub, "userData", "user_data")
+        user_decoded = _get(sub, "userDataDecoded", "user_data_decoded")
+        if protocol == "sticky" and isinstance(user_decoded, Mapping):
+            # StickyAssignor (eager) keeps the previous assignment in its user data
+            # (StickyAssignor.memberData: STICKY_ASSIGNOR_USER_DATA_V1 previous_assignment + generation).
+            owned = _partitions_list(
+                _get(user_decoded, "previousAssignment", "previous_assignment"), "previousAssignment", where
+            )
+            gen = _get(user_decoded, "generation", default=gen)
+        elif protocol == "sticky" and user_data:
+            owned, gen = _decode_sticky_user_data(user_data, member_id, where, owned, gen)
+        assigned = _partitions_list(
+            _get(asg, "assignedPartitions", "assigned_partitions") if isinstance(asg, Mapping) else None,
+            "assignedPartitions", where,
+        )
+        for t, p in owned + assigned:
+            if p + 1 > counts.get(t, 0):
+                counts[t] = p + 1
+        instance = _get(m, "groupInstanceId", "group_instance_id")
+        parsed.append((member_id, tuple(topics), owned, gen if _is_int(gen) else None, rack, instance, assigned))
+    all_subscribed = list(dict.fromkeys(t for p in parsed for t in p[1]))
+    topics_spec = {t: TopicSpec(name=t, partitions=counts.get(t, 0)) for t in all_subscribed}
+    for t in counts:
+        topics_spec.setdefault(t, TopicSpec(name=t, partitions=counts[t]))
+    notes = []
+    zero = [t for t in all_subscribed if t not in counts]
+    if zero:
+        notes.append(f"no partition of {', '.join(zero)} appears in the record: taken as 0 partitions")
+    members = [
+        MemberSpec(member_id=mid, topics=tps, owned=tuple(owned), generation=gen, rack=rack, instance_id=inst)
+        for mid, tps, owned, gen, rack, inst, _ in parsed
+    ]
+    recorded = {p[0]: p[6] for p in parsed}
+    return RecordedRound(
+        group_id=gid, generation=generation if _is_int(generation) else -1, protocol=protocol,
+        group=GroupSpec(topics=topics_spec, members=members, assignor=protocol), recorded=recorded,
+        line=line_no, offset=offset, notes=notes,
+    )
+
+
+def _decode_sticky_user_data(
+    user_data: Any, member_id: str, where: str, owned: list[TopicPartition], gen: Any
+) -> tuple[list[TopicPartition], Any]:
+    """StickyAssignor user data (base64): ``previous_assignment: [topic: string, partitions:
+    [int32]]`` then, in V1, ``generation: int32`` (StickyAssignor.STICKY_ASSIGNOR_USER_DATA_V1).
+    A malformed payload is reported, as StickyAssignor.deserializeTopicPartitionAssignment logs
+    and ignores it."""
+    import base64
+    import struct
+
+    try:
+        data = base64.b64decode(user_data, validate=True) if isinstance(user_data, str) else bytes(user_data)
+    except (ValueError, TypeError):
+        raise InputError(f"{where}: member {member_id!r}: userData is not base64") from None
+    pos = 0
+
+    def take(n: int) -> bytes:
+        nonlocal pos
+        if n < 0 or pos + n > len(data):
+            raise InputError(
+                f"{where}: member {member_id!r}: StickyAssignor userData: byte {pos}: needs {n} bytes, {len(data) - pos} remain"
+            )
+        chunk = data[pos : pos + n]
+        pos += n
+        return chunk
+
+    result: list[TopicPartition] = []
+    (n_topics,) = struct.unpack(">i", take(4))
+    if n_topics < 0 or n_topics * 6 > len(data):
+        raise InputError(f"{where}: member {member_id!r}: StickyAssignor userData: bad topic count {n_topics}")
+    for _ in range(n_topics):
+        (length,) = struct.unpack(">h", take(2))
+        try:
+            topic = take(length).decode("utf-8")
+        except UnicodeDecodeError:
+            raise InputError(f"{where}: member {member_id!r}: StickyAssignor userData: topic is not UTF-8") from None
+        (n_parts,) = struct.unpack(">i", take(4))
+        if n_parts < 0 or n_parts * 4 > len(data) - pos:
+            raise InputError(f"{where}: member {member_id!r}: StickyAssignor userData: bad partition count {n_parts}")
+        result.extend((topic, p) for p in struct.unpack(f">{n_parts}i", take(4 * n_parts)))
+    generation = gen
+    if len(data) - pos >= 4:
+        (generation,) = struct.unpack(">i", take(4))
+    return result, generation
