@@ -15,6 +15,17 @@ def display_name(path: str) -> str:
     return "<stdin>" if path == STDIN else path
 
 
+def input_error(path: str, exc: OSError, expected: str = "a file") -> InputError:
+    """The one-line :class:`InputError` for an ``OSError`` met opening ``path``."""
+    if isinstance(exc, IsADirectoryError):
+        return InputError(f"{path}: is a directory, expected {expected}")
+    if isinstance(exc, FileNotFoundError):
+        return InputError(f"{path}: no such file")
+    if isinstance(exc, PermissionError):
+        return InputError(f"{path}: permission denied")
+    return InputError(f"{path}: cannot read: {exc.strerror or exc}")
+
+
 def read_bytes(path: str) -> bytes:
     """All bytes of ``path``, or of standard input for ``-``.
 
@@ -29,14 +40,8 @@ def read_bytes(path: str) -> bytes:
     try:
         with open(path, "rb") as fh:
             return fh.read()
-    except IsADirectoryError:
-        raise InputError(f"{path}: is a directory, expected a file") from None
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
-    except PermissionError:
-        raise InputError(f"{path}: permission denied") from None
     except OSError as exc:
-        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        raise input_error(path, exc) from None
 
 
 def read_text(path: str) -> str:

@@ -37,7 +37,8 @@ from kgtool.codec.batch import (  # noqa: I001
 from kgtool.codec.legacy import RECORD_OVERHEAD_V0, decode_legacy_entry
 from kgtool.codec.model import RecordBatch, ScanProblem
 from kgtool.codec.primitives import crc32c
-from kgtool.errors import DecodeError, InputError
+from kgtool.errors import DecodeError
+from kgtool.inputs import input_error
 
 #: Offset + Length + PartitionLeaderEpoch/CRC + Magic: ``Records.HEADER_SIZE_UP_TO_MAGIC``.
 HEADER_SIZE_UP_TO_MAGIC = MAGIC_OFFSET + 1
@@ -282,14 +283,8 @@ def open_segment(path: str):
     """
     try:
         fd = os.open(path, os.O_RDONLY)
-    except IsADirectoryError:
-        raise InputError(f"{path}: is a directory, expected a segment file") from None
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
-    except PermissionError:
-        raise InputError(f"{path}: permission denied") from None
     except OSError as exc:
-        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        raise input_error(path, exc, "a segment file") from None
     try:
         size = os.fstat(fd).st_size
         if size == 0:
