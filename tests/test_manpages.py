@@ -6,14 +6,13 @@ import re
 from pathlib import Path
 
 import pytest
-import typer
 from typer.testing import CliRunner
 
 from kgtool.cli import manpage
-from kgtool.cli.main import app
+from kgtool.cli.main import app, subcommands
 
 MAN = Path(__file__).resolve().parents[1] / "man"
-COMMANDS = sorted(typer.main.get_command(app).commands)  # type: ignore[attr-defined]
+COMMANDS = sorted(subcommands())
 
 
 def test_every_command_has_a_page():

@@ -5,6 +5,7 @@ Subcommands live in their own modules and only parse options and render results.
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 import traceback
@@ -21,12 +22,21 @@ _DEBUG_ENV = "KGTOOL_DEBUG"
 
 
 class KgtoolGroup(TyperGroup):
-    """Runs the command and maps every outcome to one stderr line and an exit code.
+    """The root command.
 
-    Usage errors (bad option values, unknown options) come out as one line and exit 2,
-    kgtool errors with their own code, anything else as an internal error (3) whose
-    traceback shows only with ``--debug``.
+    Subcommands are loaded lazily (:data:`SUBCOMMANDS`). :meth:`main` runs the command and maps
+    every outcome to one stderr line and an exit code: usage errors (bad option values, unknown
+    options) exit 2, kgtool errors with their own code, anything else is an internal error (3)
+    whose traceback shows only with ``--debug``.
     """
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return list(SUBCOMMANDS)
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        if cmd_name not in self.commands and cmd_name in SUBCOMMANDS:
+            self.commands[cmd_name] = load_subcommand(cmd_name)
+        return self.commands.get(cmd_name)
 
     def main(  # type: ignore[override]
         self,
@@ -125,16 +135,38 @@ def _root(
     # parsing fails before this callback runs); declared here for --help and validation.
 
 
-# Subcommands: one module each; registration order is the order shown by --help.
-from kgtool.cli import assign, coordinator_of, decode_batch, spark_audit  # noqa: E402
+# Subcommands: one module each, imported only when that command runs (or for help), so that
+# `kgtool decode-batch` never pays for NumPy, the assignors or PySpark's Python side.
+# Order here is the order --help shows.
+SUBCOMMANDS: dict[str, tuple[str, bool]] = {
+    # name: (module, no_args_is_help)
+    "coordinator-of": ("kgtool.cli.coordinator_of", False),
+    "assign": ("kgtool.cli.assign", True),
+    "decode-batch": ("kgtool.cli.decode_batch", False),
+    "spark-audit": ("kgtool.cli.spark_audit", False),
+}
 
-for _name, _module, _no_args_help in (
-    ("coordinator-of", coordinator_of, False),
-    ("assign", assign, True),
-    ("decode-batch", decode_batch, False),
-    ("spark-audit", spark_audit, False),
-):
-    app.command(_name, help=_module.HELP, no_args_is_help=_no_args_help)(_module.command)
+
+def load_subcommand(name: str) -> Any:
+    """Build the click command of one subcommand from its module (``HELP`` + ``command``)."""
+    module_name, no_args_is_help = SUBCOMMANDS[name]
+    module = importlib.import_module(module_name)
+    single = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+    single.command(
+        name,
+        help=module.HELP,
+        no_args_is_help=no_args_is_help,
+        context_settings={"help_option_names": ["-h", "--help"]},
+    )(module.command)
+    cmd = typer.main.get_command(single)
+    cmd.name = name
+    return cmd
+
+
+def subcommands() -> dict[str, Any]:
+    """Every subcommand's click command, loaded (for man pages and tests)."""
+    group = typer.main.get_command(app)
+    return {name: group.get_command(None, name) for name in SUBCOMMANDS}  # type: ignore[attr-defined]
 
 
 def main() -> None:

@@ -158,10 +158,10 @@ def _root_page(group: Any, commands: dict[str, Any]) -> str:
 
 def generate() -> dict[str, str]:
     """File name -> page text for the root command and every subcommand."""
-    from kgtool.cli.main import app
+    from kgtool.cli.main import app, subcommands
 
     group = typer.main.get_command(app)
-    commands = dict(group.commands)  # type: ignore[attr-defined]
+    commands = subcommands()
     for cmd in commands.values():
         if cmd.callback is not None:
             importlib.import_module(cmd.callback.__module__)
