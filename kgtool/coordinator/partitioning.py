@@ -27,9 +27,12 @@ import base64
 import struct
 from collections.abc import Sequence
 
-import numpy as np
+from typing import TYPE_CHECKING
 
 from kgtool.errors import UsageError
+
+if TYPE_CHECKING:  # NumPy is imported by the batch functions only: scalar users stay light.
+    import numpy as np
 
 INT32_MIN = -(2**31)
 
@@ -101,12 +104,16 @@ def share_state_key(group_id: str, topic_id: str, partition: int) -> str:
 
 # -- batch path -------------------------------------------------------------------------
 
-_POW31_CACHE = np.ones(1, dtype=np.uint32)
+_POW31_CACHE: np.ndarray | None = None
 
 
 def _pow31(n: int) -> np.ndarray:
     """``31**k mod 2**32`` for ``k`` in ``range(n)`` as uint32 (cached, grown by doubling)."""
+    import numpy as np
+
     global _POW31_CACHE
+    if _POW31_CACHE is None:
+        _POW31_CACHE = np.ones(1, dtype=np.uint32)
     have = len(_POW31_CACHE)
     if have < n:
         size = max(n, 2 * have)
@@ -137,6 +144,8 @@ def hashcodes_from_units(units: np.ndarray, starts: np.ndarray, lengths: np.ndar
     ``h = h * 31 + unit`` in uint32 (Java's int overflow). Long strings are few and each is
     one dot product with the weights ``31**k mod 2**32``.
     """
+    import numpy as np
+
     n = len(starts)
     result = np.zeros(n, dtype=np.uint32)
     if n == 0:
@@ -174,6 +183,8 @@ def hashcodes_from_units(units: np.ndarray, starts: np.ndarray, lengths: np.ndar
 
 def partitions_from_hashcodes(hashcodes: np.ndarray, num_partitions: int) -> np.ndarray:
     """Vectorised ``Utils.abs(h) % N`` over int32 hashCodes."""
+    import numpy as np
+
     check_partition_count(num_partitions)
     h = hashcodes.astype(np.int64)
     h = np.where(h == INT32_MIN, 0, np.abs(h))
