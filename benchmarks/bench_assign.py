@@ -64,6 +64,16 @@ def write_nonuniform(path: Path, n_topics: int, n_partitions: int, n_members: in
     path.write_text(json.dumps(doc), encoding="utf-8")
 
 
+#: Address-space cap of each timed process (kgtool stays far below; see issue 4's 1 GB goal).
+MEMORY_CAP_BYTES = 8 * 2**30
+
+
+def _limit_memory() -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP_BYTES, MEMORY_CAP_BYTES))
+
+
 def run_process(argv: list[str], out_path: Path, timeout: float) -> tuple[float | None, float | None, int | None]:
     """(seconds, peak RSS in MB, exit status) of one child process; seconds None on timeout."""
     env = dict(os.environ, PYTHONPATH=str(ROOT))
@@ -74,7 +84,13 @@ def run_process(argv: list[str], out_path: Path, timeout: float) -> tuple[float 
         argv = [TIME_BIN, "-f", "%M", "-o", str(rss_file), *argv]
     with open(out_path, "wb") as out:
         t0 = time.perf_counter()
-        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.PIPE, env=env)
+        # Own session, so that a timeout kills /usr/bin/time *and* the process it runs; an
+        # address-space cap keeps a runaway peer (kafka-python's sticky on 1M partitions grows
+        # past 18 GB) from taking the machine down.
+        proc = subprocess.Popen(
+            argv, stdout=out, stderr=subprocess.PIPE, env=env, start_new_session=True,
+            preexec_fn=_limit_memory,
+        )
         deadline = t0 + timeout
         while True:
             pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
@@ -95,7 +111,7 @@ def run_process(argv: list[str], out_path: Path, timeout: float) -> tuple[float 
                         pass
                 return dt, rss_kb / 1024, proc.returncode
             if time.perf_counter() > deadline:
-                proc.send_signal(signal.SIGKILL)
+                os.killpg(proc.pid, signal.SIGKILL)
                 os.wait4(proc.pid, 0)
                 proc.stderr.close()
                 return None, None, None
