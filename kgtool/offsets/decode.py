@@ -132,10 +132,16 @@ def rows_from_bytes(
             )
 
 
+def _problem_text(problem: Any) -> str:
+    """What went wrong, without the file and position (the entry carries those)."""
+    where = f" ({problem.context})" if problem.context else ""
+    return f"{problem.kind}{where}: {problem.reason}"
+
+
 def _entries_of(item: Any, source: str, log_partition: int) -> Iterator[LogEntry]:
     if not hasattr(item, "records"):
         yield LogEntry(log_partition=log_partition, offset=-1, position=item.position, source=source,
-                       timestamp=-1, kind=PROBLEM, problem=f"{item.kind}: {item.message}")
+                       timestamp=-1, kind=PROBLEM, problem=_problem_text(item))
         return
     for r in item.records:
         yield from _record_entries(item, r, source, log_partition)

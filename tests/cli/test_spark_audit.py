@@ -173,6 +173,10 @@ def test_truncated_segment_reports_problem_exit_1(spark, tmp_path):  # noqa: F81
     assert doc["problem_count"] == 1 and doc["findings_by_rule"] == {}
     assert doc["problems"][0]["position"] == 1453
     assert "byte 1453" in result.stderr and "1 decode problem reported" in result.stderr
+    # The warning names the file and position once, then what went wrong.
+    (line,) = [ln for ln in result.stderr.splitlines() if "byte 1453" in ln]
+    assert line.count("byte 1453") == 1 and line.count("00000000000000000000.log") == 1, line
+    assert doc["problems"][0]["problem"].startswith("truncated")
 
 
 def test_cli_import_does_not_load_pyspark():
