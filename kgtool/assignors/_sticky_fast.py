@@ -592,7 +592,6 @@ class _General:
         self.fixed = fixed
 
         pre_lists = [list(x) for x in lists]
-        pre_owner = owner.copy()
         self.lists, self.owner_np, self.sizes_np = lists, owner, sizes
         self.owner = owner.tolist()
         self.size = sizes.tolist()

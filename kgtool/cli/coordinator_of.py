@@ -20,7 +20,7 @@ from kgtool.coordinator.lookup import (
     histogram,
     locate,
 )
-from kgtool.coordinator.topic_description import TopicDescription, parse_topic_description
+from kgtool.coordinator.topic_description import parse_topic_description
 from kgtool.data import SAMPLE_GROUP_IDS, sample_path
 from kgtool.errors import UsageError
 from kgtool.inputs import STDIN, display_name, read_bytes, read_text

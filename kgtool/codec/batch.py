@@ -60,7 +60,7 @@ from kgtool.codec.model import (
     RecordBatch,
     increment_sequence,
 )
-from kgtool.codec.primitives import Reader, crc32c, write_varint, write_varlong
+from kgtool.codec.primitives import crc32c, write_varint, write_varlong
 from kgtool.errors import DecodeError
 
 # Byte offsets inside a v2 batch, chained as in DefaultRecordBatch.

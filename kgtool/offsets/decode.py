@@ -58,7 +58,6 @@ def entries_from_bytes(
         Entries in log order: records, transaction markers, problems.
     """
     from kgtool.codec.segment import scan_segment
-    from kgtool.coordinator.records import decode_offsets_record
 
     kwargs: dict[str, Any] = dict(source=source, start=start, end=end, base_position=base_position)
     if chain_from is not None:
