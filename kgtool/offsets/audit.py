@@ -20,7 +20,7 @@ from typing import Any
 
 from kgtool.offsets.coverage import SegmentFile, coverage_rows
 from kgtool.offsets.entries import LogEntry, annotate_transactions
-from kgtool.offsets.replay import DEFAULT_RETENTION_MS, replay_group
+from kgtool.offsets.replay import DEFAULT_RETENTION_MS, GroupResult, replay_group
 from kgtool.offsets.tables import TABLE_NAMES
 
 # Rules about the state at the end of the log: --since does not hide them.
@@ -65,15 +65,26 @@ def keep_row(table: str, row: dict[str, Any], since: int | None) -> bool:
     return ts is None or ts >= since
 
 
+def apply_since(result: GroupResult, since: int | None) -> GroupResult:
+    """``--since`` applied to one group's replay (in place; returns it)."""
+    if since is None:
+        return result
+    result.generations = [r for r in result.generations if keep_row("generations", r, since)]
+    result.members = [r for r in result.members if keep_row("members", r, since)]
+    result.findings = [r for r in result.findings if keep_row("findings", r, since)]
+    cc = result.commit_columns
+    keep = [i for i, ts in enumerate(cc["timestamp"]) if ts is None or ts >= since]
+    if len(keep) < len(cc["timestamp"]):
+        result.commit_columns = {name: [col[i] for i in keep] for name, col in cc.items()}
+    return result
+
+
 def group_rows(
     entries: Iterable[LogEntry], *, log_end_timestamp: int | None, options: AuditOptions
 ) -> dict[str, list[dict[str, Any]]]:
-    """Replay one group and apply ``--since``: what each Spark task returns per group."""
+    """Replay one group and apply ``--since``: the rows of each table."""
     result = replay_group(entries, log_end_timestamp=log_end_timestamp, retention_ms=options.retention_ms)
-    return {
-        name: [r for r in rows if keep_row(name, r, options.since)]
-        for name, rows in result.tables().items()
-    }
+    return apply_since(result, options.since).tables()
 
 
 def audit_entries(

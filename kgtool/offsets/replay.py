@@ -55,17 +55,24 @@ Rules (exact semantics; the README and man page repeat them):
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from kgtool.offsets.entries import (
     CONSUMER_GROUP_PREFIX,
+    ENTRY_NAMES,
     GROUP_METADATA,
     NO_PRODUCER_ID,
     OFFSET_COMMIT_KINDS,
     LogEntry,
+    entry_from_row,
 )
+from kgtool.offsets.tables import COMMITS
+
+COMMIT_NAMES = [name for name, _t in COMMITS]
+_LOG_ENTRY_FIELDS = frozenset(f.name for f in fields(LogEntry))
 
 DEFAULT_RETENTION_MS = 7 * 24 * 3600 * 1000  # offsets.retention.minutes default (10080)
 
@@ -98,32 +105,22 @@ class Generation:
 
 
 @dataclass
-class Commit:
-    """An offset as the store holds it (``OffsetAndMetadata`` plus where it came from)."""
-
-    tp: TopicPartition
-    offset: int
-    leader_epoch: int
-    record_offset: int
-    position: int
-    source: str
-    generation_id: int | None
-    gen_token: int | None  # record offset of the generation it was written in
-    commit_timestamp: int
-    expire_timestamp: int | None
-    row: dict[str, Any]
-
-
-@dataclass
 class GroupResult:
-    """The replay of one group: rows of the generations, members, commits, findings tables."""
+    """The replay of one group: rows of the generations, members, findings tables, and the
+    commits table column by column (the bulk of the output: one row per commit record)."""
 
     generations: list[dict[str, Any]] = field(default_factory=list)
     members: list[dict[str, Any]] = field(default_factory=list)
-    commits: list[dict[str, Any]] = field(default_factory=list)
+    commit_columns: dict[str, list[Any]] = field(default_factory=lambda: {n: [] for n in COMMIT_NAMES})
     findings: list[dict[str, Any]] = field(default_factory=list)
     #: The committed offsets at the end of the log (what the coordinator would load).
     offsets: dict[TopicPartition, int] = field(default_factory=dict)
+
+    @property
+    def commits(self) -> list[dict[str, Any]]:
+        """The commits table as rows (dicts with the columns of ``COMMITS``, in order)."""
+        cols = [self.commit_columns[n] for n in COMMIT_NAMES]
+        return [dict(zip(COMMIT_NAMES, vals)) for vals in zip(*cols)]
 
     def tables(self) -> dict[str, list[dict[str, Any]]]:
         return {
@@ -169,30 +166,70 @@ def _topic_partitions(items: Any, topic_names: dict[str, str] | None = None) -> 
 
 
 class _GroupReplay:
-    def __init__(self, group: str, log_partition: int, retention_ms: int) -> None:
+    """The replay state of one group over the columns of its records (offset order).
+
+    ``cols`` are entry columns (:data:`kgtool.offsets.entries.ENTRY_NAMES`); offset commits
+    are read from the flat columns (``topic`` ... ``expire_timestamp``) and leave as columns of
+    the commits table: commit ``j`` is input row ``c_src[j]``. Everything else (generations,
+    members, markers, findings) is rare and kept as rows.
+    """
+
+    def __init__(self, group: str, log_partition: int, retention_ms: int, cols: dict[str, list[Any]]) -> None:
         self.group = group
         self.log_partition = log_partition
         self.retention_ms = retention_ms
+        self.cols = cols
         self.result = GroupResult()
         self.gen: Generation | None = None
         self.prev_gen: Generation | None = None
         self.exists = False  # the group exists in the coordinator (created by metadata or commit)
-        self.offsets: dict[TopicPartition, Commit] = {}
-        # producer id -> tp -> (commit row, entry) of pending transactional offsets
-        self.pending: dict[int, dict[TopicPartition, tuple[dict[str, Any], LogEntry]]] = {}
+        # Commits, by index j in the commits table.
+        self.c_src: list[int] = []  # input row
+        self.c_off: list[int | None] = []  # committed offset (None: tombstone)
+        self.c_le: list[int | None] = []  # leader epoch (-1 unknown; None: tombstone)
+        self.c_txn: list[bool] = []
+        self.c_gen_id: list[int | None] = []
+        self.c_protocol: list[str | None] = []
+        self.c_state: list[str] = []
+        self.c_owners: list[list[str] | None] = []
+        self.c_token: list[int | None] = []  # record offset of the generation it was written in
+        self.c_effective: list[bool] = []
+        self.c_eff_at: list[int | None] = []
+        self.c_note: list[str | None] = []
+        self.c_txn_result: list[str | None] = []
+        self.c_txn_marker: list[int | None] = []
+        # tp -> commit index of the partition's effective offset (OffsetMetadataManager's store)
+        self.offsets: dict[TopicPartition, int] = {}
+        # producer id -> tp -> commit index of pending transactional offsets
+        self.pending: dict[int, dict[TopicPartition, int]] = {}
         self.max_epoch: dict[TopicPartition, int] = {}
         self.last_owners: dict[TopicPartition, tuple[str, ...]] = {}
         self.moved_at: dict[TopicPartition, int] = {}  # gen token of the last move
-        self.max_since_move: dict[TopicPartition, Commit] = {}
+        self.max_since_move: dict[TopicPartition, int] = {}  # commit index
         self.last_removal: dict[TopicPartition, int] = {}  # record offset of last offset tombstone
-        self.aborted: dict[TopicPartition, dict[str, Any]] = {}
-        self.txn_rows: list[tuple[dict[str, Any], LogEntry]] = []
-        self.txn_orphans: dict[int, str] = {}  # id(commit row) -> orphan sentence
+        self.aborted: dict[TopicPartition, int] = {}  # commit index
+        self.txn_rows: list[int] = []  # commit indexes of transactional commits
+        self.txn_orphans: dict[int, str] = {}  # commit index -> orphan sentence
         # KIP-848 state
         self.kip848_members: dict[str, dict[str, Any]] = {}
         self.kip848_assigned: dict[str, list[TopicPartition]] = {}
         self.kip848_epochs: dict[str, int] = {}
         self.topic_names: dict[str, str] = {}
+        self._snapshot()
+
+    def _snapshot(self) -> None:
+        """What a commit written now is attributed to (after any change of the generation)."""
+        gen = self.gen
+        self.s_gen_id = None if gen is None else gen.generation_id
+        self.s_protocol = None if gen is None else gen.protocol
+        self.s_state = "Empty" if gen is None or gen.empty else "Stable"
+        self.s_token = None if gen is None else gen.record_offset
+        if gen is None or gen.owners is None:
+            self.s_owners: dict[TopicPartition, list[str]] | None = None
+        else:
+            self.s_owners = {tp: sorted(o) for tp, o in gen.owners.items()}
+        # The orphan rule looks at commits only while the group has members and known owners.
+        self.s_orphan_check = gen is not None and not gen.empty and gen.owners is not None
 
     # ---- generations -------------------------------------------------------------------
     def _start_generation(self, gen: Generation, e: LogEntry, state: str) -> None:
@@ -221,6 +258,7 @@ class _GroupReplay:
             "commit_count": 0,
         }
         self.result.generations.append(gen.row)
+        self._snapshot()
 
     def _track_moves(self, gen: Generation) -> None:
         assert gen.owners is not None
@@ -240,6 +278,7 @@ class _GroupReplay:
             self.prev_gen = self.gen
             self.gen = None
             self.exists = False
+            self._snapshot()
             self.result.generations.append(
                 {
                     "group": self.group,
@@ -390,6 +429,7 @@ class _GroupReplay:
             self.gen.row["member_count"] = len(self.gen.members)
             self.gen.row["state"] = "Empty" if not self.gen.members else "Stable"
         self._track_moves(self.gen)
+        self._snapshot()
 
     def _kip848_member_row(self, mid: str, e: LogEntry) -> None:
         md = self.kip848_members.get(mid, {})
@@ -417,290 +457,303 @@ class _GroupReplay:
         )
 
     # ---- commits -----------------------------------------------------------------------
-    def _state(self) -> str:
-        if self.gen is None:
-            return "Empty"  # a simple group (commits only), or after deletion
-        return "Empty" if self.gen.empty else "Stable"
-
-    def _owners(self, tp: TopicPartition) -> list[str] | None:
-        if self.gen is None or self.gen.owners is None:
-            return None
-        return sorted(self.gen.owners.get(tp, []))
-
-    def _commit(self, e: LogEntry) -> None:
-        key = e.key or {}
-        tp = (str(key.get("topic", "")), int(key.get("partition", -1)))
-        v = e.value
-        transactional = e.producer_id != NO_PRODUCER_ID
+    def _commit(self, i: int, tp: TopicPartition) -> None:
+        """Replay the offset commit record of input row ``i`` (the hot path: one call per commit)."""
+        cols = self.cols
+        j = len(self.c_src)
+        self.c_src.append(i)
+        offset = cols["commit_offset"][i]
+        self.c_off.append(offset)
+        pid = cols["producer_id"][i]
+        transactional = pid != NO_PRODUCER_ID
+        self.c_txn.append(transactional)
+        self.c_gen_id.append(self.s_gen_id)
+        self.c_protocol.append(self.s_protocol)
+        self.c_state.append(self.s_state)
+        owners = self.s_owners
+        self.c_owners.append(None if owners is None else owners.get(tp, []))
+        self.c_token.append(self.s_token)
+        self.c_effective.append(False)
+        self.c_eff_at.append(None)
+        self.c_note.append(None)
         gen = self.gen
-        if v is None:
-            offset = leader_epoch = metadata = commit_ts = expire_ts = None
-        else:
-            offset = int(v.get("offset", -1))
-            le = v.get("leader_epoch")
-            leader_epoch = -1 if le is None else int(le)
-            metadata = v.get("metadata", "")
-            commit_ts = v.get("commit_timestamp")
-            expire_ts = v.get("expire_timestamp")
-        row: dict[str, Any] = {
-            "group": self.group,
-            "log_partition": self.log_partition,
-            "record_offset": e.offset,
-            "position": e.position,
-            "source": e.source,
-            "timestamp": e.timestamp,
-            "topic": tp[0],
-            "partition": tp[1],
-            "tombstone": v is None,
-            "offset": offset,
-            "leader_epoch": leader_epoch,
-            "metadata": metadata,
-            "commit_timestamp": commit_ts,
-            "expire_timestamp": expire_ts,
-            "value_version": e.value_version,
-            "transactional": transactional,
-            "producer_id": e.producer_id if transactional else None,
-            "producer_epoch": e.producer_epoch if transactional else None,
-            "txn_result": None,
-            "txn_marker_offset": None,
-            "effective": False,
-            "effective_at_offset": None,
-            "generation_id": None if gen is None else gen.generation_id,
-            "protocol": None if gen is None else gen.protocol,
-            "group_state": self._state(),
-            "owners": self._owners(tp),
-            "note": None,
-        }
-        self.result.commits.append(row)
         if gen is not None and gen.row is not None:
             gen.row["commit_count"] += 1
-        if v is None:
+        record_offset = cols["offset"][i]
+        if offset is None:
             # OffsetMetadataManager.replay, tombstone: remove the offset and the pending
             # transactional offsets of this partition.
+            self.c_le.append(None)
+            self.c_txn_result.append(None)
+            self.c_txn_marker.append(None)
             self.offsets.pop(tp, None)
             for pend in self.pending.values():
                 pend.pop(tp, None)
             self.max_epoch.pop(tp, None)
             self.max_since_move.pop(tp, None)
-            self.last_removal[tp] = e.offset
+            self.last_removal[tp] = record_offset
             return
+        le = cols["leader_epoch"][i]
+        self.c_le.append(-1 if le is None else le)
         self.exists = True
         if transactional:
-            row["txn_result"] = "PENDING" if e.marker_offset is None else e.marker_type
-            row["txn_marker_offset"] = e.marker_offset
-            self.pending.setdefault(e.producer_id, {})[tp] = (row, e)
-            self.txn_rows.append((row, e))
+            marker_offset = cols["marker_offset"][i]
+            self.c_txn_result.append("PENDING" if marker_offset is None else cols["marker_type"][i])
+            self.c_txn_marker.append(marker_offset)
+            self.pending.setdefault(pid, {})[tp] = j
+            self.txn_rows.append(j)
             # Orphan is judged against the generation in effect when the record was written;
             # reported only if the commit takes effect (at its COMMIT marker).
-            message = self._orphan_message(row, tp)
+            message = self._orphan_message(j, tp) if self.s_orphan_check else None
             if message is not None:
-                self.txn_orphans[id(row)] = message
+                self.txn_orphans[j] = message
             return
-        self._check_orphan(row, tp, e)
-        self._apply(row, tp, e, at_offset=e.offset)
+        self.c_txn_result.append(None)
+        self.c_txn_marker.append(None)
+        if self.s_orphan_check and not owners.get(tp):  # type: ignore[union-attr]
+            message = self._orphan_message(j, tp)
+            if message is not None:
+                self._finding("orphan", j, message)
+        self._apply(j, tp, record_offset)
 
-    def _orphan_message(self, row: dict[str, Any], tp: TopicPartition) -> str | None:
-        """The orphan finding's sentence for a commit written now, or None (sets ``note`` for
-        a cooperative revocation in transit)."""
+    def _orphan_message(self, j: int, tp: TopicPartition) -> str | None:
+        """The orphan finding's sentence for commit ``j`` written now, or None (sets ``note``
+        for a cooperative revocation in transit)."""
         gen = self.gen
         if gen is None or gen.empty or gen.owners is None:
             return None
         if gen.owners.get(tp):
             return None
         prev = self.prev_gen
-        if prev is not None and prev.owners and gen.record_offset != prev.record_offset:
-            # Cooperative revocation in transit: the previous owner is still a member.
-            if set(prev.owners.get(tp, [])) & set(gen.members):
-                row["note"] = "owner revoking (cooperative)"
-                return None
+        # Cooperative revocation in transit: the previous owner is still a member.
+        if (
+            prev is not None
+            and prev.owners
+            and gen.record_offset != prev.record_offset
+            and set(prev.owners.get(tp, [])) & set(gen.members)
+        ):
+            self.c_note[j] = "owner revoking (cooperative)"
+            return None
         return (
-            f"commit of {tp_name(tp)} at offset {row['offset']} while generation "
+            f"commit of {tp_name(tp)} at offset {self.c_off[j]} while generation "
             f"{gen.generation_id} has {len(gen.members)} member(s) and none owns the partition"
         )
 
-    def _check_orphan(self, row: dict[str, Any], tp: TopicPartition, e: LogEntry) -> None:
-        message = self._orphan_message(row, tp)
-        if message is not None:
-            self._finding("orphan", row, e, message)
-
-    def _apply(self, row: dict[str, Any], tp: TopicPartition, e: LogEntry, *, at_offset: int) -> None:
-        """Make ``row`` the partition's offset and check the rules that compare with the past."""
+    def _apply(self, j: int, tp: TopicPartition, at_offset: int) -> None:
+        """Make commit ``j`` the partition's offset and check the rules that compare with the past."""
+        c_off = self.c_off
         prev = self.offsets.get(tp)
-        commit = Commit(
-            tp=tp,
-            offset=row["offset"],
-            leader_epoch=row["leader_epoch"],
-            record_offset=row["record_offset"],
-            position=row["position"],
-            source=row["source"],
-            generation_id=row["generation_id"],
-            gen_token=None if self.gen is None else self.gen.record_offset,
-            commit_timestamp=row["commit_timestamp"] if row["commit_timestamp"] is not None else e.timestamp,
-            expire_timestamp=row["expire_timestamp"],
-            row=row,
-        )
-        row["effective"] = True
-        row["effective_at_offset"] = at_offset
+        self.c_effective[j] = True
+        self.c_eff_at[j] = at_offset
+        offset = c_off[j]
         # epoch-regression
-        best = self.max_epoch.get(tp)
-        if commit.leader_epoch >= 0:
-            if best is not None and commit.leader_epoch < best:
+        leader_epoch = self.c_le[j]
+        if leader_epoch >= 0:  # type: ignore[operator]
+            best = self.max_epoch.get(tp)
+            if best is not None and leader_epoch < best:  # type: ignore[operator]
                 self._finding(
                     "epoch-regression",
-                    row,
-                    e,
-                    f"commit of {tp_name(tp)} carries leader epoch {commit.leader_epoch}, below "
+                    j,
+                    f"commit of {tp_name(tp)} carries leader epoch {leader_epoch}, below "
                     f"epoch {best} of an earlier commit: written from stale metadata",
                     previous=prev,
                 )
-            self.max_epoch[tp] = max(best if best is not None else -1, commit.leader_epoch)
+            if best is None or leader_epoch > best:  # type: ignore[operator]
+                self.max_epoch[tp] = leader_epoch  # type: ignore[assignment]
         # rewind / zombie
-        if prev is not None and commit.offset < prev.offset:
-            if row["group_state"] == "Empty":
-                row["note"] = "reset while Empty"
-            else:
-                moved = self.moved_at.get(tp)
+        if prev is not None and offset < c_off[prev]:  # type: ignore[operator]
+            self._lower_commit(j, tp, prev)
+        self.offsets[tp] = j
+        moved = self.moved_at.get(tp)
+        if moved is not None:
+            token = self.c_token[j]
+            if token is not None and token >= moved:
                 top = self.max_since_move.get(tp)
-                if moved is not None and top is not None and top.offset > commit.offset:
-                    self._finding(
-                        "zombie",
-                        row,
-                        e,
-                        f"commit of {tp_name(tp)} at offset {commit.offset} goes below offset "
-                        f"{top.offset} that the partition's new owner committed in generation "
-                        f"{top.generation_id} after the rebalance that moved it: a previous owner "
-                        f"still committing (records from {commit.offset} will be reprocessed)",
-                        previous=top,
-                    )
-                else:
-                    self._finding(
-                        "rewind",
-                        row,
-                        e,
-                        f"commit of {tp_name(tp)} moves the offset back from {prev.offset} to "
-                        f"{commit.offset} while the group is not Empty (not a reset): "
-                        f"{prev.offset - commit.offset} records will be consumed again",
-                        previous=prev,
-                    )
-        self.offsets[tp] = commit
-        if tp in self.moved_at and commit.gen_token is not None and commit.gen_token >= self.moved_at[tp]:
-            top = self.max_since_move.get(tp)
-            if top is None or commit.offset > top.offset:
-                self.max_since_move[tp] = commit
+                if top is None or offset > c_off[top]:  # type: ignore[operator]
+                    self.max_since_move[tp] = j
+
+    def _lower_commit(self, j: int, tp: TopicPartition, prev: int) -> None:
+        """Commit ``j`` takes effect below the previous effective commit ``prev``."""
+        offset, prev_offset = self.c_off[j], self.c_off[prev]
+        if self.c_state[j] == "Empty":
+            self.c_note[j] = "reset while Empty"
+            return
+        top = self.max_since_move.get(tp)
+        if tp in self.moved_at and top is not None and self.c_off[top] > offset:  # type: ignore[operator]
+            self._finding(
+                "zombie",
+                j,
+                f"commit of {tp_name(tp)} at offset {offset} goes below offset "
+                f"{self.c_off[top]} that the partition's new owner committed in generation "
+                f"{self.c_gen_id[top]} after the rebalance that moved it: a previous owner "
+                f"still committing (records from {offset} will be reprocessed)",
+                previous=top,
+            )
+        else:
+            self._finding(
+                "rewind",
+                j,
+                f"commit of {tp_name(tp)} moves the offset back from {prev_offset} to "
+                f"{offset} while the group is not Empty (not a reset): "
+                f"{prev_offset - offset} records will be consumed again",  # type: ignore[operator]
+                previous=prev,
+            )
 
     def _marker(self, producer_id: int, marker_type: str, marker_offset: int) -> None:
         pend = self.pending.pop(producer_id, None)
         if not pend:
             return
-        for tp, (row, e) in sorted(pend.items(), key=lambda kv: kv[1][0]["record_offset"]):
+        rec = self.cols["offset"]
+        src = self.c_src
+        for tp, j in sorted(pend.items(), key=lambda kv: rec[src[kv[1]]]):
             if marker_type == "COMMIT":
                 existing = self.offsets.get(tp)
                 # OffsetMetadataManager.replayEndTransactionMarker: only a higher record offset wins.
-                if existing is None or row["record_offset"] > existing.record_offset:
-                    message = self.txn_orphans.pop(id(row), None)
+                if existing is None or rec[src[j]] > rec[src[existing]]:
+                    message = self.txn_orphans.pop(j, None)
                     if message is not None:
-                        self._finding("orphan", row, e, message)
-                    self._apply(row, tp, e, at_offset=marker_offset)
+                        self._finding("orphan", j, message)
+                    self._apply(j, tp, marker_offset)
                 else:
-                    row["note"] = "committed, superseded by a later commit record"
+                    self.c_note[j] = "committed, superseded by a later commit record"
             else:
-                self.aborted[tp] = row
+                self.aborted[tp] = j
 
-    def _finding(
-        self,
-        rule: str,
-        row: dict[str, Any],
-        e: LogEntry,
-        message: str,
-        *,
-        previous: Commit | None = None,
-    ) -> None:
+    def _finding(self, rule: str, j: int, message: str, *, previous: int | None = None) -> None:
+        cols = self.cols
+        i = self.c_src[j]
+        p = None if previous is None else self.c_src[previous]
         self.result.findings.append(
             {
                 "rule": rule,
                 "group": self.group,
                 "log_partition": self.log_partition,
-                "topic": row["topic"],
-                "partition": row["partition"],
-                "offset": row["offset"],
-                "record_offset": row["record_offset"],
-                "position": row["position"],
-                "source": row["source"],
-                "timestamp": row["timestamp"],
-                "generation_id": row["generation_id"],
-                "previous_offset": None if previous is None else previous.offset,
-                "previous_record_offset": None if previous is None else previous.record_offset,
-                "previous_position": None if previous is None else previous.position,
-                "previous_generation_id": None if previous is None else previous.generation_id,
+                "topic": cols["topic"][i],
+                "partition": cols["partition"][i],
+                "offset": self.c_off[j],
+                "record_offset": cols["offset"][i],
+                "position": cols["position"][i],
+                "source": cols["source"][i],
+                "timestamp": cols["timestamp"][i],
+                "generation_id": self.c_gen_id[j],
+                "previous_offset": None if previous is None else self.c_off[previous],
+                "previous_record_offset": None if p is None else cols["offset"][p],
+                "previous_position": None if p is None else cols["position"][p],
+                "previous_generation_id": None if previous is None else self.c_gen_id[previous],
                 "message": message,
             }
         )
 
     # ---- end of log --------------------------------------------------------------------
+    def _record_offset(self, j: int) -> int:
+        return self.cols["offset"][self.c_src[j]]
+
     def _later_than_store(self, tp: TopicPartition, record_offset: int) -> bool:
         cur = self.offsets.get(tp)
-        if cur is not None and cur.record_offset > record_offset:
+        if cur is not None and self._record_offset(cur) > record_offset:
             return False
         removed = self.last_removal.get(tp)
         return removed is None or removed < record_offset
 
     def finish(self, log_end_timestamp: int | None) -> GroupResult:
+        cols = self.cols
         # aborted-txn / pending-txn: would otherwise be the latest offset.
-        for tp, row in sorted(self.aborted.items()):
-            if self._later_than_store(tp, row["record_offset"]) and self._still_latest_txn(tp, row):
+        for tp, j in sorted(self.aborted.items()):
+            if self._later_than_store(tp, self._record_offset(j)) and self._still_latest_txn(tp, j):
                 cur = self.offsets.get(tp)
                 self._finding(
                     "aborted-txn",
-                    row,
-                    _NO_ENTRY,
-                    f"transactional commit of {tp_name(tp)} at offset {row['offset']} (producer "
-                    f"{row['producer_id']}) was ABORTED and nothing later replaced it: the group "
-                    + (f"stays at offset {cur.offset}" if cur else "has no committed offset for it"),
+                    j,
+                    f"transactional commit of {tp_name(tp)} at offset {self.c_off[j]} (producer "
+                    f"{cols['producer_id'][self.c_src[j]]}) was ABORTED and nothing later replaced it: the group "
+                    + (f"stays at offset {self.c_off[cur]}" if cur is not None else "has no committed offset for it"),
                     previous=cur,
                 )
-        latest_pending: dict[TopicPartition, dict[str, Any]] = {}
+        latest_pending: dict[TopicPartition, int] = {}
         for pend in self.pending.values():
-            for tp, (row, _e) in pend.items():
-                if tp not in latest_pending or row["record_offset"] > latest_pending[tp]["record_offset"]:
-                    latest_pending[tp] = row
-        for tp, row in sorted(latest_pending.items()):
-            if self._later_than_store(tp, row["record_offset"]):
-                cur = self.offsets.get(tp)
+            for tp, j in pend.items():
+                if tp not in latest_pending or self._record_offset(j) > self._record_offset(latest_pending[tp]):
+                    latest_pending[tp] = j
+        for tp, j in sorted(latest_pending.items()):
+            if self._later_than_store(tp, self._record_offset(j)):
                 self._finding(
                     "pending-txn",
-                    row,
-                    _NO_ENTRY,
-                    f"transactional commit of {tp_name(tp)} at offset {row['offset']} (producer "
-                    f"{row['producer_id']}) has no COMMIT or ABORT marker by the end of the log: "
+                    j,
+                    f"transactional commit of {tp_name(tp)} at offset {self.c_off[j]} (producer "
+                    f"{cols['producer_id'][self.c_src[j]]}) has no COMMIT or ABORT marker by the end of the log: "
                     "the offset is not visible until the transaction completes",
-                    previous=cur,
+                    previous=self.offsets.get(tp),
                 )
         if log_end_timestamp is not None and self.exists:
             self._expiring(log_end_timestamp)
-        self.result.offsets = {tp: c.offset for tp, c in sorted(self.offsets.items())}
+        self.result.offsets = {tp: self.c_off[j] for tp, j in sorted(self.offsets.items())}  # type: ignore[misc]
+        self.result.commit_columns = self._commit_columns()
         return self.result
 
-    def _still_latest_txn(self, tp: TopicPartition, row: dict[str, Any]) -> bool:
+    def _commit_columns(self) -> dict[str, list[Any]]:
+        cols, src, m = self.cols, self.c_src, len(self.c_src)
+
+        def take(name: str) -> list[Any]:
+            col = cols[name]
+            return [col[i] for i in src]
+
+        txn = self.c_txn
+        return {
+            "group": [self.group] * m,
+            "log_partition": [self.log_partition] * m,
+            "record_offset": take("offset"),
+            "position": take("position"),
+            "source": take("source"),
+            "timestamp": take("timestamp"),
+            "topic": take("topic"),
+            "partition": take("partition"),
+            "tombstone": [o is None for o in self.c_off],
+            "offset": self.c_off,
+            "leader_epoch": self.c_le,
+            "metadata": take("metadata"),
+            "commit_timestamp": take("commit_timestamp"),
+            "expire_timestamp": take("expire_timestamp"),
+            "value_version": take("value_version"),
+            "transactional": txn,
+            "producer_id": [v if t else None for v, t in zip(take("producer_id"), txn)],
+            "producer_epoch": [v if t else None for v, t in zip(take("producer_epoch"), txn)],
+            "txn_result": self.c_txn_result,
+            "txn_marker_offset": self.c_txn_marker,
+            "effective": self.c_effective,
+            "effective_at_offset": self.c_eff_at,
+            "generation_id": self.c_gen_id,
+            "protocol": self.c_protocol,
+            "group_state": self.c_state,
+            "owners": self.c_owners,
+            "note": self.c_note,
+        }
+
+    def _still_latest_txn(self, tp: TopicPartition, j: int) -> bool:
         # A later transactional commit of the same partition (whatever its outcome) takes
         # over as "the would-be latest": it is reported (pending) or effective instead.
+        cols, src = self.cols, self.c_src
+        topic, part, rec = cols["topic"], cols["partition"], self._record_offset(j)
         return not any(
-            (o["topic"], o["partition"]) == tp and o["record_offset"] > row["record_offset"]
-            for o, _e in self.txn_rows
+            (topic[src[o]], part[src[o]]) == tp and cols["offset"][src[o]] > rec for o in self.txn_rows
         )
 
     def _expiring(self, end: int) -> None:
         gen = self.gen
         if gen is not None and not gen.empty:
             return  # ClassicGroup.offsetExpirationCondition: only Empty (or simple) groups here
+        cols = self.cols
         open_tps = {tp for pend in self.pending.values() for tp in pend}
-        for tp, c in sorted(self.offsets.items()):
+        for tp, j in sorted(self.offsets.items()):
             if tp in open_tps:
                 continue  # cleanupExpiredOffsets keeps offsets with an open transaction
-            if c.expire_timestamp is not None and c.expire_timestamp >= 0:
-                expired = end >= c.expire_timestamp
-                why = f"its expire timestamp {c.expire_timestamp} has passed"
+            i = self.c_src[j]
+            expire_ts = cols["expire_timestamp"][i]
+            if expire_ts is not None and expire_ts >= 0:
+                expired = end >= expire_ts
+                why = f"its expire timestamp {expire_ts} has passed"
             else:
-                base = c.commit_timestamp
+                commit_ts = cols["commit_timestamp"][i]
+                base = commit_ts if commit_ts is not None else cols["timestamp"][i]
                 basis = "commit"
                 if gen is not None and gen.protocol == "classic" and gen.current_state_timestamp is not None and gen.current_state_timestamp >= 0:
                     base = gen.current_state_timestamp
@@ -710,14 +763,105 @@ class _GroupReplay:
             if expired:
                 self._finding(
                     "expiring",
-                    c.row,
-                    _NO_ENTRY,
-                    f"group is Empty and its offset {c.offset} for {tp_name(tp)} is expired at the "
+                    j,
+                    f"group is Empty and its offset {self.c_off[j]} for {tp_name(tp)} is expired at the "
                     f"end of the log ({why}): the coordinator deletes it at its next expiration check",
                 )
 
 
-_NO_ENTRY = LogEntry(log_partition=-1, offset=-1, position=-1, source="", timestamp=-1)
+def _normalize_commits(cols: dict[str, list[Any]], n: int) -> None:
+    """Fill the flat commit columns of offset commits that arrive with key and value objects
+    (or JSON text) instead, in place: afterwards every offset commit row has ``topic``,
+    ``partition`` and ``commit_offset`` (None exactly for a tombstone)."""
+    kind, topic = cols["kind"], cols["topic"]
+    for i in range(n):
+        if topic[i] is not None or kind[i] not in OFFSET_COMMIT_KINDS:
+            continue
+        key, v = cols["key"][i], cols["value"][i]
+        key = json.loads(key) if isinstance(key, str) else (key or {})
+        v = json.loads(v) if isinstance(v, str) else v
+        topic[i] = str(key.get("topic", ""))
+        cols["partition"][i] = int(key.get("partition", -1))
+        if v is None:
+            for name in ("commit_offset", "leader_epoch", "metadata", "commit_timestamp", "expire_timestamp"):
+                cols[name][i] = None
+            continue
+        cols["commit_offset"][i] = int(v.get("offset", -1))
+        le = v.get("leader_epoch")
+        cols["leader_epoch"][i] = -1 if le is None else int(le)
+        cols["metadata"][i] = v.get("metadata", "")
+        cols["commit_timestamp"][i] = v.get("commit_timestamp")
+        cols["expire_timestamp"][i] = v.get("expire_timestamp")
+
+
+def replay_columns(
+    cols: dict[str, list[Any]],
+    *,
+    log_end_timestamp: int | None,
+    retention_ms: int = DEFAULT_RETENTION_MS,
+) -> GroupResult:
+    """Replay the records of ONE group given as entry columns, in offset order.
+
+    Args:
+        cols: one list per column of :data:`kgtool.offsets.entries.ENTRY_NAMES` (the row form
+            of :func:`kgtool.offsets.entries.entry_to_row`; ``key``/``value`` may also hold the
+            decoded objects), sorted by record offset; transactional records annotated with
+            their marker. The lists are modified (offset commits are normalized to flat form).
+        log_end_timestamp, retention_ms: as :func:`replay_group`.
+    """
+    n = len(cols["offset"])
+    if not n:
+        return GroupResult()
+    _normalize_commits(cols, n)
+    rp = _GroupReplay(str(cols["group"][0]), cols["log_partition"][0], retention_ms, cols)
+    # Markers are replayed at their own offset: interleave them with the group's records.
+    markers: dict[int, tuple[int, str]] = {}
+    m_off, m_type, pids = cols["marker_offset"], cols["marker_type"], cols["producer_id"]
+    for i in range(n):
+        if m_off[i] is not None and m_type[i] is not None:
+            markers[m_off[i]] = (pids[i], m_type[i])
+    marker_offsets = sorted(markers)
+    next_marker = marker_offsets[0] if marker_offsets else None
+    mi = 0
+    commit = rp._commit
+    names = ENTRY_NAMES
+    for i, (off, kind, topic, part) in enumerate(zip(cols["offset"], cols["kind"], cols["topic"], cols["partition"])):
+        if next_marker is not None and next_marker < off:
+            while mi < len(marker_offsets) and marker_offsets[mi] < off:
+                pid, typ = markers[marker_offsets[mi]]
+                rp._marker(pid, typ, marker_offsets[mi])
+                mi += 1
+            next_marker = marker_offsets[mi] if mi < len(marker_offsets) else None
+        if kind in OFFSET_COMMIT_KINDS:
+            commit(i, (topic, part))
+        elif kind == GROUP_METADATA or (kind is not None and kind.startswith(CONSUMER_GROUP_PREFIX)):
+            row = {name: cols[name][i] for name in names}
+            key, value = row["key"], row["value"]
+            row["key"] = row["value"] = None
+            e = entry_from_row(row)
+            e = replace(e, key=json.loads(key) if isinstance(key, str) else key,
+                        value=json.loads(value) if isinstance(value, str) else value)
+            if kind == GROUP_METADATA:
+                rp._classic_metadata(e)
+            else:
+                rp._kip848(e)
+    while mi < len(marker_offsets):
+        pid, typ = markers[marker_offsets[mi]]
+        rp._marker(pid, typ, marker_offsets[mi])
+        mi += 1
+    return rp.finish(log_end_timestamp)
+
+
+def entry_columns(entries: Iterable[LogEntry]) -> dict[str, list[Any]]:
+    """Entry columns of ``entries`` for :func:`replay_columns` (key and value kept as objects)."""
+    items = list(entries)
+    cols: dict[str, list[Any]] = {}
+    for name in ENTRY_NAMES:
+        if name in _LOG_ENTRY_FIELDS:
+            cols[name] = [getattr(e, name) for e in items]
+        else:
+            cols[name] = [None] * len(items)
+    return cols
 
 
 def replay_group(
@@ -739,30 +883,4 @@ def replay_group(
         The group's table rows; rows of each table in log order.
     """
     items = sorted(entries, key=lambda x: x.offset)
-    if not items:
-        return GroupResult()
-    first = items[0]
-    rp = _GroupReplay(str(first.group), first.log_partition, retention_ms)
-    # Markers are replayed at their own offset: interleave them with the group's records.
-    markers: dict[int, tuple[int, str]] = {}
-    for e in items:
-        if e.marker_offset is not None and e.marker_type is not None:
-            markers[e.marker_offset] = (e.producer_id, e.marker_type)
-    marker_offsets = sorted(markers)
-    mi = 0
-    for e in items:
-        while mi < len(marker_offsets) and marker_offsets[mi] < e.offset:
-            pid, typ = markers[marker_offsets[mi]]
-            rp._marker(pid, typ, marker_offsets[mi])
-            mi += 1
-        if e.kind in OFFSET_COMMIT_KINDS:
-            rp._commit(e)
-        elif e.kind == GROUP_METADATA:
-            rp._classic_metadata(e)
-        elif e.kind is not None and e.kind.startswith(CONSUMER_GROUP_PREFIX):
-            rp._kip848(e)
-    while mi < len(marker_offsets):
-        pid, typ = markers[marker_offsets[mi]]
-        rp._marker(pid, typ, marker_offsets[mi])
-        mi += 1
-    return rp.finish(log_end_timestamp)
+    return replay_columns(entry_columns(items), log_end_timestamp=log_end_timestamp, retention_ms=retention_ms)

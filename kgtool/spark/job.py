@@ -15,7 +15,7 @@ row per partition and the summary counts):
    following and unbounded following)``), the distributed twin of
    :func:`kgtool.offsets.entries.annotate_transactions`.
 5. replay: ``groupBy(log_partition, group).applyInArrow`` runs the pure-Python replay
-   (:func:`kgtool.offsets.audit.group_rows`) per group, in offset order; all records of a
+   (:func:`kgtool.offsets.replay.replay_columns`) per group, in offset order; all records of a
    group are in one log partition, so groups are independent.
 6. output: each table is parsed from the replay's JSON rows with its schema, sorted, and
    written as Parquet or JSON Lines into a temporary directory that is renamed into place.
@@ -34,13 +34,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kgtool.errors import InputError, UsageError
-from kgtool.offsets.audit import AuditOptions, group_rows
+from kgtool.offsets.audit import AuditOptions, apply_since
 from kgtool.offsets.coverage import SegmentFile
 from kgtool.offsets.entries import (
     CONTROL,
     ENTRY_NAMES,
     PROBLEM,
-    entries_from_columns,
 )
 from kgtool.offsets.tables import COVERAGE, RULES, TABLE_NAMES, TABLES
 from kgtool.spark.plan import DEFAULT_SPLIT_BYTES, plan_ranges
@@ -162,29 +161,40 @@ def _replay_group(end_ts: dict[int, int | None], options: AuditOptions) -> Calla
     def run(table: Any) -> Any:
         import pyarrow as pa
 
+        from kgtool.offsets.replay import replay_columns
+
         schema = arrow_schema(REPLAY_COLUMNS)
         if table.num_rows == 0:
             return schema.empty_table()
-        cols = table.to_pydict()
-        part, group = cols["log_partition"][0], cols["group"][0]
+        part = table.column("log_partition")[0].as_py()
+        group = table.column("group")[0].as_py()
         if not options.group_matches(group):
             return schema.empty_table()
-        entries = entries_from_columns(cols)
+        cols = table.sort_by("offset").to_pydict()
+        result = replay_columns(cols, log_end_timestamp=end_ts.get(part), retention_ms=options.retention_ms)
+        result = apply_since(result, options.since)
         parts = []
-        for name, trows in group_rows(entries, log_end_timestamp=end_ts.get(part), options=options).items():
-            if not trows:
-                continue
-            n = len(trows)
-            own = {c for c, _t in TABLES[name]}
+        n = len(result.commit_columns["offset"])
+        if n:
+            cc = result.commit_columns
+            arrays = [pa.array(["commits"] * n, type=pa.string())]
+            arrays += [pa.array(cc[f.name], type=f.type) for f in schema if f.name not in ("table", "row")]
+            arrays.append(pa.nulls(n, type=pa.string()))
+            parts.append(pa.Table.from_arrays(arrays, schema=schema))
+        small = [(name, r) for name, rows in (("generations", result.generations), ("members", result.members),
+                                               ("findings", result.findings)) for r in rows]
+        if small:
+            m = len(small)
             arrays = []
             for f in schema:
                 if f.name == "table":
-                    arrays.append(pa.array([name] * n, type=f.type))
-                elif f.name in own:
-                    key = f.name
-                    arrays.append(pa.array([r[key] for r in trows], type=f.type))
+                    arrays.append(pa.array([name for name, _r in small], type=f.type))
+                elif f.name in ("group", "log_partition", "record_offset"):
+                    arrays.append(pa.array([r[f.name] for _n, r in small], type=f.type))
+                elif f.name == "row":
+                    arrays.append(pa.array([json.dumps(r, separators=(",", ":")) for _n, r in small], type=f.type))
                 else:
-                    arrays.append(pa.nulls(n, type=f.type))
+                    arrays.append(pa.nulls(m, type=f.type))
             parts.append(pa.Table.from_arrays(arrays, schema=schema))
         return pa.concat_tables(parts) if parts else schema.empty_table()
 
@@ -338,12 +348,17 @@ def replay(entries: Any, end_ts: dict[int, int | None], options: AuditOptions) -
 
 def table_from_replay(replayed: Any, name: str) -> Any:
     """One output table, typed; sorted within each partition (no global sort: the replay's
-    partitioning is deterministic, so a re-run writes the same files)."""
+    partitioning is deterministic, so a re-run writes the same files). Commits leave the
+    replay in order (groups in the shuffle's sorted order, commits in record order), so only
+    the small tables are sorted."""
     from pyspark.sql import functions as F
 
+    rows = replayed.filter(F.col("table") == name)
+    if name == "commits":
+        return rows.select(*[c for c, _t in TABLES[name]])
     return (
-        replayed.filter(F.col("table") == name)
-        .select(*[c for c, _t in TABLES[name]])
+        rows.select(F.from_json("row", table_schema(name)).alias("r"))
+        .select(*[F.col(f"r.`{c}`").alias(c) for c, _t in TABLES[name]])
         .sortWithinPartitions(*SORT_KEYS[name])
     )
 
@@ -438,21 +453,32 @@ def write_tables(spark: Any, frames: AuditFrames, out: str, fmt: str) -> None:
 
 
 def summarize(spark: Any, frames: AuditFrames, out: str | None, options: AuditOptions) -> AuditSummary:
+    from pyspark import StorageLevel
     from pyspark.sql import functions as F
 
-    counts = {r["table"]: int(r["count"]) for r in frames.replayed.groupBy("table").count().collect()}
-    groups = frames.replayed.select("log_partition", "group").distinct().count()
-    findings = table_from_replay(frames.replayed, "findings")
-    by_rule = {r["rule"]: int(r["count"]) for r in findings.groupBy("rule").count().collect()}
-    worst = (
-        findings.groupBy("group").pivot("rule", list(RULES)).count()
-        .withColumn("total", sum((F.coalesce(F.col(f"`{r}`"), F.lit(0)) for r in RULES), F.lit(0)))
-        .orderBy(F.desc("total"), "group").limit(10).collect()
-    )
+    # One pass over the replay output for the counts; the rest reads the (small) findings.
+    tables = ("generations", "members", "commits", "findings")
+    agg = frames.replayed.agg(
+        F.count_distinct("log_partition", "group").alias("groups"),
+        *[F.sum(F.when(F.col("table") == t, 1).otherwise(0)).alias(t) for t in tables],
+    ).collect()[0]
+    counts = {t: int(agg[t] or 0) for t in tables}
+    groups = int(agg["groups"] or 0)
+    findings = table_from_replay(frames.replayed, "findings").persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        by_rule = {r["rule"]: int(r["count"]) for r in findings.groupBy("rule").count().collect()}
+        worst = (
+            findings.groupBy("group").pivot("rule", list(RULES)).count()
+            .withColumn("total", sum((F.coalesce(F.col(f"`{r}`"), F.lit(0)) for r in RULES), F.lit(0)))
+            .orderBy(F.desc("total"), "group").limit(10).collect()
+        )
+        shown = [r.asDict(recursive=True)
+                 for r in findings.orderBy(*SORT_KEYS["findings"]).limit(SHOWN_FINDINGS).collect()]
+    finally:
+        findings.unpersist()
     worst_groups = [
         {"group": w["group"], "total": int(w["total"]), **{r: int(w[r] or 0) for r in RULES}} for w in worst
     ]
-    shown = [r.asDict(recursive=True) for r in findings.orderBy(*SORT_KEYS["findings"]).limit(SHOWN_FINDINGS).collect()]
     probs_df = frames.entries.filter(F.col("kind") == PROBLEM)
     problem_count = probs_df.count()
     problems = [
@@ -465,7 +491,7 @@ def summarize(spark: Any, frames: AuditFrames, out: str | None, options: AuditOp
         bytes=sum(f.size for f in frames.files),
         splits=len(frames.splits),
         coverage=frames.coverage,
-        counts={name: counts.get(name, 0) for name in ("generations", "members", "commits", "findings")},
+        counts=counts,
         groups=groups,
         findings_by_rule={r: by_rule[r] for r in RULES if r in by_rule},
         worst_groups=[w for w in worst_groups if w["total"] > 0],

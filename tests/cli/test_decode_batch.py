@@ -209,7 +209,7 @@ def test_truncated_tail_is_reported_not_an_error_unless_strict(tmp_path):
     p.write_bytes(data[:-10])
     r = run(p, "--format", "jsonl")
     assert r.exit_code == 0, r.output
-    assert f"byte 301" in r.stderr and "truncated" in r.stderr
+    assert "byte 301" in r.stderr and "truncated" in r.stderr
     r = run(p, "--strict")
     assert r.exit_code == 1 and "problems reported: 1 truncated" in r.stderr
     r = run(p, "--summary", "--format", "json")
