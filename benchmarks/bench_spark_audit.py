@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import struct
 import subprocess
@@ -203,6 +204,7 @@ def bench_spark(root: str, master: str, out: str) -> dict:
     cmd = [sys.executable, "-m", "kgtool", "spark-audit", root, "--master", master, "--format", "json",
            "--out", out, "--conf", "spark.driver.memory=4g"]
     t = time.perf_counter()
+    ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
     peak = {"python": 0, "jvm": 0}
     stop = threading.Event()
@@ -218,12 +220,14 @@ def bench_spark(root: str, master: str, out: str) -> dict:
     th.start()
     stdout, stderr = proc.communicate()
     wall = time.perf_counter() - t
+    ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (ru1.ru_utime + ru1.ru_stime) - (ru0.ru_utime + ru0.ru_stime)  # JVM + Python workers
     stop.set()
     th.join()
     if proc.returncode not in (0, 1):
         raise SystemExit(f"spark-audit failed ({proc.returncode}): {stderr[-2000:]}")
     doc = json.loads(stdout)
-    return {"wall_s": wall, "peak_python_mb": peak["python"] / 1024, "peak_jvm_mb": peak["jvm"] / 1024,
+    return {"wall_s": wall, "cpu_s": cpu, "peak_python_mb": peak["python"] / 1024, "peak_jvm_mb": peak["jvm"] / 1024,
             "findings": sum(doc["findings_by_rule"].values()), "commits": doc["counts"]["commits"],
             "splits": doc["splits"]}
 
@@ -252,7 +256,8 @@ def main() -> None:
         r = bench_spark(a.dir, master, out)
         rates[f"spark-audit {master}"] = meta["records"] / r["wall_s"]
         print(f"spark-audit {master:10s}:     {r['wall_s']:8.1f} s  {meta['records'] / r['wall_s']:12,.0f} records/s  "
-              f"({r['splits']} splits, {r['findings']} findings; peak RSS driver python {r['peak_python_mb']:.0f} MiB, "
+              f"({r['splits']} splits, {r['findings']} findings; CPU {r['cpu_s']:.0f} s = {r['cpu_s'] / r['wall_s']:.2f} cores; "
+              f"peak RSS driver python {r['peak_python_mb']:.0f} MiB, "
               f"JVM {r['peak_jvm_mb']:.0f} MiB)")
     base = rates["decode-batch (1 process)"]
     print("ratios against single-process decode-batch:")

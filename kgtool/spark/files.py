@@ -5,13 +5,17 @@ used), ``__consumer_offsets-N`` directories, and segment files (``*.log``). Inde
 snapshots and files being deleted or cleaned (``.index``, ``.timeindex``, ``.snapshot``,
 ``.txnindex``, ``.deleted``, ``.cleaned``, ``.swap``) are not segments and are ignored.
 
-Local paths are listed with ``os`` and read with ``mmap``. Other URIs (``hdfs://``,
-``s3a://``, ...) are listed on the driver through the JVM's Hadoop ``FileSystem`` API (so
-every filesystem Spark is configured for works for listing), and read by executors through
-``pyarrow.fs``: ``hdfs://`` needs libhdfs (``HADOOP_HOME``/``ARROW_LIBHDFS_DIR`` and the
-Hadoop classpath) on every executor, ``s3a://`` is read as ``s3://`` with pyarrow's S3 client
-(credentials from the usual AWS environment / instance profile, not from ``fs.s3a.*``).
-Executors read only their byte range (at most one split plus one batch), never a whole file.
+Local paths are listed with ``os`` and read with ``mmap``. ``s3a://`` (and ``s3://``,
+``s3n://``) are listed on the driver and read by executors with pyarrow's S3 client, configured
+from the Hadoop configuration's ``fs.s3a.endpoint``, ``fs.s3a.access.key``,
+``fs.s3a.secret.key``, ``fs.s3a.session.token``, ``fs.s3a.endpoint.region`` and
+``fs.s3a.connection.ssl.enabled`` (``--conf spark.hadoop.fs.s3a.endpoint=...``), else from the
+usual AWS environment / profile / instance role; no hadoop-aws jar is needed. Other URIs
+(``hdfs://``, ``gs://``, ``abfs://`` ...) are listed through the JVM's Hadoop ``FileSystem``
+API (every filesystem Spark is configured for) and read through ``pyarrow.fs``: ``hdfs://``
+needs libhdfs (``HADOOP_HOME``/``ARROW_LIBHDFS_DIR`` and the Hadoop classpath) on every
+executor. Executors read only their byte range (at most one split plus one batch), never a
+whole file.
 """
 
 from __future__ import annotations
@@ -101,6 +105,93 @@ def _local_listdir(p: str):
         raise InputError(f"{p}: permission denied") from None
 
 
+S3_SCHEMES = ("s3a", "s3n", "s3")
+#: Hadoop S3A settings carried over to pyarrow's S3 client.
+S3A_KEYS = (
+    "fs.s3a.endpoint",
+    "fs.s3a.access.key",
+    "fs.s3a.secret.key",
+    "fs.s3a.session.token",
+    "fs.s3a.endpoint.region",
+    "fs.s3a.connection.ssl.enabled",
+)
+
+
+def is_s3(path: str) -> bool:
+    return urlparse(path).scheme in S3_SCHEMES
+
+
+def storage_options(spark: Any) -> dict[str, str]:
+    """The ``fs.s3a.*`` settings (:data:`S3A_KEYS`) of Spark's Hadoop configuration, shipped
+    to the executors with each task."""
+    if spark is None:
+        return {}
+    conf = spark._jsc.hadoopConfiguration()
+    out = {}
+    for key in S3A_KEYS:
+        v = conf.get(key)
+        if v is not None and str(v) != "":
+            out[key] = str(v)
+    return out
+
+
+def s3_filesystem(options: dict[str, str] | None = None) -> Any:
+    """pyarrow's ``S3FileSystem`` configured like Hadoop's S3A client from ``options``."""
+    import pyarrow.fs as pafs
+
+    o = options or {}
+    kw: dict[str, Any] = {}
+    endpoint = o.get("fs.s3a.endpoint")
+    if endpoint:
+        if "://" in endpoint:
+            u = urlparse(endpoint)
+            kw["scheme"], kw["endpoint_override"] = u.scheme, u.netloc
+        else:
+            ssl = o.get("fs.s3a.connection.ssl.enabled", "true").strip().lower() != "false"
+            kw["scheme"], kw["endpoint_override"] = ("https" if ssl else "http"), endpoint.rstrip("/")
+    if o.get("fs.s3a.access.key"):
+        kw["access_key"] = o["fs.s3a.access.key"]
+        kw["secret_key"] = o.get("fs.s3a.secret.key", "")
+        if o.get("fs.s3a.session.token"):
+            kw["session_token"] = o["fs.s3a.session.token"]
+    if o.get("fs.s3a.endpoint.region"):
+        kw["region"] = o["fs.s3a.endpoint.region"]
+    return pafs.S3FileSystem(**kw)
+
+
+def _s3_path(uri: str) -> str:
+    """``s3a://bucket/key`` -> ``bucket/key`` (pyarrow's S3 paths)."""
+    return uri.split("://", 1)[1].rstrip("/")
+
+
+def _s3_listing(uri: str, options: dict[str, str]):
+    """stat/listdir over pyarrow's S3 client."""
+    import pyarrow.fs as pafs
+
+    try:
+        fs = s3_filesystem(options)
+    except (OSError, ValueError) as exc:
+        raise InputError(f"{uri}: cannot open S3: {exc}") from None
+
+    def stat(p: str):
+        try:
+            info = fs.get_file_info(_s3_path(p))
+        except OSError as exc:
+            raise InputError(f"{p}: cannot list: {str(exc).splitlines()[0]}") from None
+        if info.type == pafs.FileType.NotFound:
+            return None
+        return (info.type == pafs.FileType.Directory, int(info.size or 0))
+
+    def listdir(p: str):
+        try:
+            infos = fs.get_file_info(pafs.FileSelector(_s3_path(p)))
+        except OSError as exc:
+            raise InputError(f"{p}: cannot list: {str(exc).splitlines()[0]}") from None
+        return [(i.base_name, i.type == pafs.FileType.Directory, int(i.size or 0)) for i in infos]
+
+    return stat, listdir
+
+
 def resolve_inputs(paths: list[str], spark: Any = None) -> list[SegmentFile]:
     """The segment files named by ``paths`` (sorted by partition, then path).
 
@@ -114,6 +205,9 @@ def resolve_inputs(paths: list[str], spark: Any = None) -> list[SegmentFile]:
         if is_local(p):
             lp = local_path(p)
             files.extend(_resolve(lp, _local_stat, _local_listdir))
+        elif is_s3(p):
+            stat, listdir = _s3_listing(p, storage_options(spark))
+            files.extend(_resolve(p.rstrip("/"), stat, listdir))
         else:
             if spark is None:
                 raise UsageError(f"{p}: a remote path needs a Spark session")
@@ -164,7 +258,7 @@ def _hadoop_fs(spark: Any, uri: str):
 class RangeReader:
     """Random access to one file: ``read(pos, n)``; local files memory-mapped."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, storage: dict[str, str] | None = None) -> None:
         self.path = path
         self._mm = None
         self._fh = None
@@ -183,9 +277,12 @@ class RangeReader:
             finally:
                 os.close(fd)
         else:
-            fs, p = _arrow_fs(path)
-            self._fh = fs.open_input_file(p)
-            self.size = self._fh.size()
+            try:
+                fs, p = _arrow_fs(path, storage)
+                self._fh = fs.open_input_file(p)
+                self.size = self._fh.size()
+            except (OSError, ValueError) as exc:
+                raise InputError(f"{path}: cannot read: {str(exc).splitlines()[0]}") from None
 
     @property
     def data(self) -> Any:
@@ -213,11 +310,9 @@ class RangeReader:
         self.close()
 
 
-def _arrow_fs(uri: str):
+def _arrow_fs(uri: str, storage: dict[str, str] | None = None):
     import pyarrow.fs as pafs
 
-    u = urlparse(uri)
-    if u.scheme in ("s3a", "s3n", "s3"):
-        fs, p = pafs.FileSystem.from_uri("s3://" + uri.split("://", 1)[1])
-        return fs, p
+    if is_s3(uri):
+        return s3_filesystem(storage), _s3_path(uri)
     return pafs.FileSystem.from_uri(uri)

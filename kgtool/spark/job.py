@@ -42,6 +42,7 @@ from kgtool.offsets.entries import (
     PROBLEM,
 )
 from kgtool.offsets.tables import COVERAGE, RULES, TABLE_NAMES, TABLES
+from kgtool.spark.files import is_s3, storage_options
 from kgtool.spark.plan import DEFAULT_SPLIT_BYTES, plan_ranges
 from kgtool.spark.schemas import (
     FILE_COLUMNS,
@@ -89,7 +90,7 @@ class AuditSummary:
 
 
 # ---- executor-side functions (top level: pickled by reference) ----------------------------
-def _plan_partition(split_bytes: int) -> Callable[[Iterator[Any]], Iterator[Any]]:
+def _plan_partition(split_bytes: int, storage: dict[str, str]) -> Callable[[Iterator[Any]], Iterator[Any]]:
     def run(batches: Iterator[Any]) -> Iterator[Any]:
         import pyarrow as pa
 
@@ -97,20 +98,21 @@ def _plan_partition(split_bytes: int) -> Callable[[Iterator[Any]], Iterator[Any]
         for b in batches:
             rows = []
             for f in b.to_pylist():
-                for start, end in plan_ranges(f["path"], f["size"], split_bytes):
+                for start, end in plan_ranges(f["path"], f["size"], split_bytes, storage):
                     rows.append({"path": f["path"], "log_partition": f["log_partition"], "start": start, "end": end})
             yield pa.RecordBatch.from_pylist(rows, schema=schema)
 
     return run
 
 
-def decode_range(path: str, log_partition: int, start: int, end: int) -> Iterator[tuple]:
+def decode_range(path: str, log_partition: int, start: int, end: int,
+                 storage: dict[str, str] | None = None) -> Iterator[tuple]:
     """Entry rows (tuples) of the batches starting in ``[start, end)`` of ``path`` (only that
     range is read for remote files; local ones are memory-mapped)."""
     from kgtool.offsets.decode import rows_from_bytes
     from kgtool.spark.files import RangeReader
 
-    with RangeReader(path) as rd:
+    with RangeReader(path, storage) as rd:
         if rd.data is not None:
             yield from rows_from_bytes(rd.data, source=path, log_partition=log_partition, start=start,
                                        end=end, chain_from=start)
@@ -129,7 +131,7 @@ def _to_batch(rows: list[tuple], schema: Any) -> Any:
     )
 
 
-def _decode_partition(options: AuditOptions) -> Callable[[Iterator[Any]], Iterator[Any]]:
+def _decode_partition(options: AuditOptions, storage: dict[str, str]) -> Callable[[Iterator[Any]], Iterator[Any]]:
     def run(batches: Iterator[Any]) -> Iterator[Any]:
         schema = arrow_schema_entries()
         until = options.until
@@ -137,7 +139,7 @@ def _decode_partition(options: AuditOptions) -> Callable[[Iterator[Any]], Iterat
         rows: list[tuple] = []
         for b in batches:
             for s in b.to_pylist():
-                for row in decode_range(s["path"], s["log_partition"], s["start"], s["end"]):
+                for row in decode_range(s["path"], s["log_partition"], s["start"], s["end"], storage):
                     # AuditOptions.keep_record, on the tuple
                     if until is not None and row[off_i] >= 0 and row[ts_i] >= until:
                         continue
@@ -210,7 +212,8 @@ def plan_splits(spark: Any, files: list[SegmentFile], split_bytes: int = DEFAULT
     rows = [(f.path, f.size, f.log_partition) for f in files]
     n = max(1, min(len(rows), spark.sparkContext.defaultParallelism * 4))
     df = spark.createDataFrame(spark.sparkContext.parallelize(rows, n), spark_schema(FILE_COLUMNS))
-    splits = df.mapInArrow(_plan_partition(split_bytes), spark_schema(SPLIT_COLUMNS)).collect()
+    storage = storage_options(spark) if any(is_s3(f.path) for f in files) else {}
+    splits = df.mapInArrow(_plan_partition(split_bytes, storage), spark_schema(SPLIT_COLUMNS)).collect()
     return sorted((r.asDict() for r in splits), key=lambda r: (r["log_partition"], r["path"], r["start"]))
 
 
@@ -219,7 +222,8 @@ def decode_entries(spark: Any, splits: list[dict[str, Any]], options: AuditOptio
     rows = [(s["path"], s["log_partition"], s["start"], s["end"]) for s in splits]
     rdd = spark.sparkContext.parallelize(rows, max(1, len(rows)))
     df = spark.createDataFrame(rdd, spark_schema(SPLIT_COLUMNS))
-    return df.mapInArrow(_decode_partition(options), entry_schema())
+    storage = storage_options(spark) if any(is_s3(s["path"]) for s in splits) else {}
+    return df.mapInArrow(_decode_partition(options, storage), entry_schema())
 
 
 def coverage_aggregates(entries: Any) -> Any:

@@ -34,7 +34,8 @@ MIN_ENTRY_LENGTH = 14
 _BLOCK = 4 * 1024 * 1024
 
 
-def plan_ranges(path: str, size: int, split_bytes: int = DEFAULT_SPLIT_BYTES) -> list[tuple[int, int]]:
+def plan_ranges(path: str, size: int, split_bytes: int = DEFAULT_SPLIT_BYTES,
+                storage: dict[str, str] | None = None) -> list[tuple[int, int]]:
     """Byte ranges ``[start, end)`` of ``path`` that start at batch boundaries.
 
     Every batch starts in exactly one range; a range ends where the next begins; the last
@@ -43,7 +44,7 @@ def plan_ranges(path: str, size: int, split_bytes: int = DEFAULT_SPLIT_BYTES) ->
     if size <= 0:
         return []
     ranges: list[tuple[int, int]] = []
-    with RangeReader(path) as rd:
+    with RangeReader(path, storage) as rd:
         size = min(size, rd.size)
         data = rd.data
         block_start, block = 0, b""

@@ -7,7 +7,6 @@ from typing import Any
 from kgtool.offsets.entries import ENTRY_COLUMNS
 from kgtool.offsets.tables import TABLES
 
-
 # The replay's output rows: the table name, the columns of the commits table (the bulk of the
 # output, typed), and for rows of the other (small) tables the row as JSON text in ``row``
 # (with ``group``, ``log_partition`` and ``record_offset`` also set, for sorting and counting).

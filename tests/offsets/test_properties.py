@@ -37,19 +37,26 @@ op = st.one_of(
 )
 
 
+def apply_offset_op(s: Script, o) -> bool:
+    """Write one commit / txn / marker / delete op; False for other ops."""
+    if o[0] == "commit":
+        s.commit(o[1], {o[2]: o[3]}, leader_epoch=o[4])
+    elif o[0] == "txn":
+        s.commit(o[1], {o[2]: o[3]}, producer=(o[4], 0))
+    elif o[0] == "marker":
+        s.marker((o[1], 0), o[2])
+    elif o[0] == "delete":
+        s.delete_offsets(o[1], [o[2]])
+    else:
+        return False
+    return True
+
+
 def build(ops) -> Script:
     s = Script(log_partition=3)
     gens = {g: 0 for g in GROUPS}
     for o in ops:
-        if o[0] == "commit":
-            s.commit(o[1], {o[2]: o[3]}, leader_epoch=o[4])
-        elif o[0] == "txn":
-            s.commit(o[1], {o[2]: o[3]}, producer=(o[4], 0))
-        elif o[0] == "marker":
-            s.marker((o[1], 0), o[2])
-        elif o[0] == "delete":
-            s.delete_offsets(o[1], [o[2]])
-        else:
+        if not apply_offset_op(s, o):
             gens[o[1]] += 1
             members = {f"m{i}": [tp for j, tp in enumerate(TPS) if j % max(o[2], 1) == i] for i in range(o[2])}
             s.generation(o[1], gens[o[1]], members)

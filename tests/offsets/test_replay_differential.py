@@ -15,6 +15,7 @@ from kgtool.offsets.entries import (
 from kgtool.offsets.replay import replay_columns, replay_group
 from kgtool.offsets.scenario import Script
 from tests.offsets import oracle_replay
+from tests.offsets.test_properties import apply_offset_op
 
 GROUPS = ("g1", "g2")
 TPS = (("t", 0), ("t", 1), ("u", 0))
@@ -42,15 +43,9 @@ def build(ops) -> Script:
     s = Script(log_partition=5)
     gens = {g: 0 for g in GROUPS}
     for o in ops:
-        if o[0] == "commit":
-            s.commit(o[1], {o[2]: o[3]}, leader_epoch=o[4])
-        elif o[0] == "txn":
-            s.commit(o[1], {o[2]: o[3]}, producer=(o[4], 0))
-        elif o[0] == "marker":
-            s.marker((o[1], 0), o[2])
-        elif o[0] == "delete":
-            s.delete_offsets(o[1], [o[2]])
-        elif o[0] == "generation":
+        if apply_offset_op(s, o):
+            continue
+        if o[0] == "generation":
             gens[o[1]] += 1
             s.generation(o[1], gens[o[1]], o[2], protocol="cooperative-sticky" if o[3] else "range")
         elif o[0] == "owner":
