@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import struct
 import subprocess
@@ -199,14 +198,32 @@ def _children(pid: int) -> list[int]:
         return []
 
 
+def _tree(pid: int) -> list[int]:
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo.extend(_children(p))
+    return out
+
+
+def _cpu_ticks(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+        return int(fields[11]) + int(fields[12])  # utime + stime
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
 def bench_spark(root: str, master: str, out: str) -> dict:
     env = dict(os.environ, PYTHONPATH=REPO)
     cmd = [sys.executable, "-m", "kgtool", "spark-audit", root, "--master", master, "--format", "json",
            "--out", out, "--conf", "spark.driver.memory=4g"]
     t = time.perf_counter()
-    ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
     peak = {"python": 0, "jvm": 0}
+    cpu_ticks: dict[int, int] = {}
     stop = threading.Event()
 
     def poll() -> None:
@@ -214,14 +231,19 @@ def bench_spark(root: str, master: str, out: str) -> dict:
             peak["python"] = max(peak["python"], _rss_kb(proc.pid))
             jvm = sum(_rss_kb(c) for c in _children(proc.pid))
             peak["jvm"] = max(peak["jvm"], jvm)
+            for pid in _tree(proc.pid):
+                t = _cpu_ticks(pid)
+                if t:
+                    cpu_ticks[pid] = max(cpu_ticks.get(pid, 0), t)
             time.sleep(0.2)
 
     th = threading.Thread(target=poll, daemon=True)
     th.start()
     stdout, stderr = proc.communicate()
     wall = time.perf_counter() - t
-    ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (ru1.ru_utime + ru1.ru_stime) - (ru0.ru_utime + ru0.ru_stime)  # JVM + Python workers
+    # CPU of the whole tree (CLI, JVM, Python workers), from the last /proc sample of each
+    # process: rusage would miss the workers, which nobody waits for.
+    cpu = (sum(cpu_ticks.values()) + 0.0) / os.sysconf("SC_CLK_TCK")
     stop.set()
     th.join()
     if proc.returncode not in (0, 1):
