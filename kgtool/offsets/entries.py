@@ -6,8 +6,8 @@ batch to ``replay`` and turns control batches into ``replayEndTransactionMarker`
 record (transaction marker), or a decode problem (a stretch of bytes that is not a valid batch).
 
 The same entries flow through the pure-Python audit and the Spark job: in Spark they are rows
-of :data:`ENTRY_COLUMNS` (key and value as JSON text), converted with :func:`entry_to_row` and
-:func:`entry_from_row`.
+of :data:`ENTRY_COLUMNS` (offset commits flat, other key and value as JSON text; see
+:func:`entry_to_row`), which :func:`kgtool.offsets.replay.replay_columns` replays as columns.
 """
 
 from __future__ import annotations
@@ -180,50 +180,12 @@ def entry_from_row(row: dict[str, Any]) -> LogEntry:
 
 
 ENTRY_NAMES = [n for n, _ in ENTRY_COLUMNS]
-_IDX = {n: i for i, n in enumerate(ENTRY_NAMES)}
 
 
 def entry_to_tuple(entry: LogEntry) -> tuple:
     """:func:`entry_to_row` as a tuple in :data:`ENTRY_COLUMNS` order."""
     row = entry_to_row(entry)
     return tuple(row.get(n) for n in ENTRY_NAMES)
-
-
-def entries_from_columns(cols: dict[str, list[Any]]) -> list[LogEntry]:
-    """Entries from columns (``pyarrow.Table.to_pydict()`` of rows of :data:`ENTRY_COLUMNS`);
-    equal to ``[entry_from_row(r) for r in rows]``, without a dict per row."""
-    out: list[LogEntry] = []
-    n = len(cols["offset"])
-    get = [cols.get(name, [None] * n) for name in ENTRY_NAMES]
-    loads = json.loads
-    I = _IDX  # noqa: E741
-    for v in zip(*get):
-        kind = v[I["kind"]]
-        key = v[I["key"]]
-        value = v[I["value"]]
-        if key is not None:
-            key = loads(key)
-        if value is not None:
-            value = loads(value)
-        if key is None and kind in OFFSET_COMMIT_KINDS and v[I["topic"]] is not None:
-            key = {"group": v[I["group"]], "topic": v[I["topic"]], "partition": v[I["partition"]]}
-            if v[I["commit_offset"]] is not None:
-                value = {
-                    name: v[I[col]] for col, name in zip(_FLAT_COLUMNS, _FLAT_VALUE) if v[I[col]] is not None
-                }
-        out.append(
-            LogEntry(
-                log_partition=v[0], offset=v[1], position=v[2], source=v[3], timestamp=v[4],
-                producer_id=NO_PRODUCER_ID if v[5] is None else v[5],
-                producer_epoch=-1 if v[6] is None else v[6],
-                is_transactional=bool(v[7]), is_control=bool(v[8]), control_type=v[9],
-                coordinator_epoch=v[10], kind=kind, group=v[I["group"]], key=key, value=value,
-                value_version=v[I["value_version"]], problem=v[I["problem"]],
-                marker_offset=v[I["marker_offset"]], marker_type=v[I["marker_type"]],
-                marker_position=v[I["marker_position"]], marker_timestamp=v[I["marker_timestamp"]],
-            )
-        )
-    return out
 
 
 def annotate_transactions(entries: Iterable[LogEntry]) -> Iterator[LogEntry]:

@@ -16,7 +16,7 @@ from kgtool.offsets.entries import (
     ENTRY_NAMES,
     OFFSET_COMMIT,
     annotate_transactions,
-    entries_from_columns,
+    entry_from_row,
     entry_to_tuple,
 )
 from kgtool.offsets.replay import replay_group
@@ -104,7 +104,7 @@ def test_invariants_and_row_round_trip(ops):
     entries = build(ops).entries()
     rows = [entry_to_tuple(e) for e in entries]
     cols = {n: list(c) for n, c in zip(ENTRY_NAMES, zip(*rows))} if rows else {n: [] for n in ENTRY_NAMES}
-    assert entries_from_columns(cols) == entries
+    assert [entry_from_row({n: c[i] for n, c in cols.items()}) for i in range(len(rows))] == entries
     r = audit_entries(entries)
     commits = r.tables["commits"]
     # Exactly one commits row per offset-commit record, in log order per group.
