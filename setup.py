@@ -1,7 +1,7 @@
-"""Build hook for the optional C extension ``kgtool.codec._speedups``.
+"""Build hook for the optional C extensions ``kgtool.codec._speedups`` and ``kgtool.offsets._replay``.
 
 Everything else is in pyproject.toml. ``optional=True``: when no compiler is available the
-build goes on without the extension and kgtool runs its pure-Python codec (same results,
+build goes on without them and kgtool runs its pure-Python twins (same results,
 slower). ``KGTOOL_PURE_PYTHON=1`` at build time skips the extension.
 """
 
@@ -16,6 +16,14 @@ if os.environ.get("KGTOOL_PURE_PYTHON", "") not in ("1", "true", "yes"):
             "kgtool.codec._speedups",
             sources=["kgtool/codec/_speedups.c"],
             extra_compile_args=["-O3", "-std=c99", "-Wall", "-Wno-unused-function"],
+            optional=True,
+        )
+    )
+    ext_modules.append(
+        Extension(
+            "kgtool.offsets._replay",
+            sources=["kgtool/offsets/_replay.c"],
+            extra_compile_args=["-O3", "-std=c99", "-Wall"],
             optional=True,
         )
     )

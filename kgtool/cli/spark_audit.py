@@ -298,7 +298,7 @@ def _ts(ms: int | None) -> str:
 def _render_summary(s: Any) -> None:
     c = render.out()
     c.print(
-        f"[bold]spark-audit[/bold]: {s.files} segment file(s), {s.bytes:,} bytes, {s.splits} split(s); "
+        f"[bold]spark-audit[/bold]: {s.files} segment file(s), {s.bytes:,} bytes, {s.splits} task(s) (one per partition); "
         f"{s.groups} group(s), {s.counts['generations']} generation record(s), "
         f"{s.counts['members']} member row(s), {s.counts['commits']} commit record(s)"
         + (f"; tables written to {render.display_text(s.out)}" if s.out else "")

@@ -1,4 +1,4 @@
-"""Replay of ``__consumer_offsets`` records into group history, in pure Python.
+"""Replay of ``__consumer_offsets`` records into group history.
 
 The model follows the group coordinator's own replay (``GroupCoordinatorShard.replay``,
 ``OffsetMetadataManager.replay`` / ``replayEndTransactionMarker``, ``GroupMetadataManager.replay``)
@@ -6,10 +6,14 @@ record by record, in log order within one ``__consumer_offsets`` partition, and 
 it saw: generations, members, commits with attribution, findings, and coverage.
 
 - :mod:`kgtool.offsets.entries`: :class:`LogEntry`, one decoded record (or control record,
-  or decode problem) of the log, and the transaction-marker annotation.
+  or decode problem) of the log.
+- :mod:`kgtool.offsets.columns`: segment bytes -> chunks of typed columns for plain offset
+  commits (compiled, with a pure-Python twin) plus entries for the rare records.
+- :mod:`kgtool.offsets.groups`: group state, generations and members (``GroupMetadataManager``).
+- :mod:`kgtool.offsets.store`: the offset store and pending transactional offsets
+  (``OffsetMetadataManager``), with the commit loop (compiled in ``_replay.c``).
+- :mod:`kgtool.offsets.rules`: the stale-commit rules and their findings.
+- :mod:`kgtool.offsets.partition`: one partition's replay, coverage and output tables.
 - :mod:`kgtool.offsets.tables`: the output tables as data (column names and types).
-- :mod:`kgtool.offsets.replay`: per-group replay and the stale-commit rules.
-- :mod:`kgtool.offsets.coverage`: what the log still holds, per partition.
-- :mod:`kgtool.offsets.audit`: the whole audit in one process (the reference the Spark job
-  must agree with).
+- :mod:`kgtool.offsets.audit`: the whole audit of decoded entries in one process.
 """

@@ -84,53 +84,6 @@ def entries_from_file(path: str, *, log_partition: int, start: int = 0, end: int
                 pass
 
 
-def rows_from_bytes(
-    data: Any,
-    *,
-    source: str,
-    log_partition: int,
-    start: int = 0,
-    end: int | None = None,
-    base_position: int = 0,
-    chain_from: int | None = None,
-) -> Iterator[tuple]:
-    """The entries of :func:`entries_from_bytes` as row tuples
-    (:data:`~kgtool.offsets.entries.ENTRY_COLUMNS` order, ``entry_to_tuple(entry)``), with a
-    fast path for plain offset commits (the bulk of the log) that builds no dicts."""
-    from kgtool.codec.segment import scan_segment
-    from kgtool.coordinator.records import decode_offset_commit
-
-    from kgtool.offsets.entries import ENTRY_NAMES, entry_to_tuple
-
-    assert ENTRY_NAMES[15:22] == ["topic", "partition", "commit_offset", "leader_epoch", "metadata",
-                                  "commit_timestamp", "expire_timestamp"], ENTRY_NAMES
-    kwargs: dict[str, Any] = dict(source=source, start=start, end=end, base_position=base_position)
-    if chain_from is not None:
-        kwargs["chain_from"] = chain_from
-    for item in scan_segment(data, **kwargs):
-        if not hasattr(item, "records") or item.is_control:
-            for e in _entries_of(item, source, log_partition):
-                yield entry_to_tuple(e)
-            continue
-        b = item
-        head = (log_partition,)
-        pos, pid, pe = b.position, b.producer_id, b.producer_epoch
-        txn = bool(b.is_transactional)
-        for r in b.records:
-            fast = decode_offset_commit(r.key, r.value) if (r.key is not None and r.control is None) else None
-            if fast is None:
-                for e in _record_entries(b, r, source, log_partition):
-                    yield entry_to_tuple(e)
-                continue
-            rtype, group, topic, partition, version, offset, epoch, metadata, commit_ts, expire_ts = fast
-            yield head + (
-                r.offset, pos, source, r.timestamp, pid, pe, txn, False, None, None,
-                "offset_commit" if rtype == 1 else "legacy_offset_commit", group, None, None,
-                topic, partition, offset, epoch, metadata, commit_ts, expire_ts, version,
-                None, None, None, None, None,
-            )
-
-
 def _problem_text(problem: Any) -> str:
     """What went wrong, without the file and position (the entry carries those)."""
     where = f" ({problem.context})" if problem.context else ""

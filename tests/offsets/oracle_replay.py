@@ -1,10 +1,11 @@
 """Test oracle: the row-at-a-time replay of kgtool 0.1 (session 1), frozen.
 
-kgtool.offsets.replay now keeps offset commits as columns (one list per column, commits by
-index) so that the Spark job's hot path builds no dict or object per commit. This file is the
-earlier, straightforward implementation of the same rules, kept verbatim (but for this
-docstring) so that tests/offsets/test_replay_differential.py can check that the two agree on
-every table for random logs. Not imported by kgtool.
+kgtool now replays a whole partition at once over typed columns (kgtool.offsets.partition,
+store, groups, rules; the commit loop compiled). This file is the earlier, straightforward
+implementation of the same rules, one group at a time, kept verbatim (but for this docstring);
+its columnar successor (kgtool 0.1's replay.py) was proven equal to it on every table before it
+was removed. tests/offsets/oracle_audit.py runs it as the oracle that
+tests/offsets/test_partition_differential.py holds the new replay against. Not imported by kgtool.
 """
 
 from __future__ import annotations

@@ -2,30 +2,29 @@
 
 from __future__ import annotations
 
-import pytest
 
 from kgtool.offsets.audit import audit_entries
-from kgtool.offsets.entries import LogEntry, annotate_transactions, entry_from_row, entry_to_row
-from kgtool.offsets.replay import replay_group
-from tests.offsets.golden import SCENARIOS, golden_entries
+from kgtool.offsets.entries import LogEntry
+from tests.offsets.golden import golden_entries
 
 
-def _group(entries: list[LogEntry], group: str, before: int | None = None):
-    items = [e for e in annotate_transactions(entries) if (before is None or e.offset < before)]
-    return replay_group([e for e in items if e.group == group], log_end_timestamp=None)
+def _offsets(entries: list[LogEntry], group: str, before: int | None = None):
+    items = [e for e in entries if (before is None or e.offset < before)]
+    (rp,) = audit_entries(items).replays.values()
+    return rp.offsets(group)
 
 
 def test_scenario3_state_before_offset_delete():
     entries = golden_entries("scenario3_transactions_tombstones")
     delete_at = next(e.offset for e in entries if e.kind == "offset_commit" and e.value is None)
-    res = _group(entries, "txn-group", before=delete_at)
-    assert res.offsets == {("input", 0): 150, ("input", 1): 310, ("input", 2): 50}
+    res = _offsets(entries, "txn-group", before=delete_at)
+    assert res == {("input", 0): 150, ("input", 1): 310, ("input", 2): 50}
 
 
 def test_scenario3_end_state_and_txn_outcomes():
     entries = golden_entries("scenario3_transactions_tombstones")
-    assert _group(entries, "txn-group").offsets == {}
-    assert _group(entries, "other-group").offsets == {("input", 0): 7}
+    assert _offsets(entries, "txn-group") == {}
+    assert _offsets(entries, "other-group") == {("input", 0): 7}
     r = audit_entries(entries)
     by_offset = {(c["group"], c["record_offset"]): c for c in r.tables["commits"]}
     outcomes = sorted(
@@ -67,9 +66,3 @@ def test_scenario1_generations_and_attribution():
     assert (cov["log_partition"], cov["records"], cov["batches"], cov["first_offset"], cov["last_offset"]) == (
         12, 42, 15, 0, 41,
     )
-
-
-@pytest.mark.parametrize("scenario", SCENARIOS)
-def test_entry_rows_round_trip(scenario):
-    for e in golden_entries(scenario):
-        assert entry_from_row(entry_to_row(e)) == e

@@ -238,11 +238,7 @@ def test_committed_txn_replaces_only_lower_record_offset():
     s.commit("g", {T0: 310})
     s.marker(P2, "COMMIT")
     r = audit(s)
-    from kgtool.offsets.replay import replay_group
-    from kgtool.offsets.entries import annotate_transactions
-
-    res = replay_group(list(annotate_transactions(s.entries())), log_end_timestamp=None)
-    assert res.offsets == {T0: 310}
+    assert r.replays[s.log_partition].offsets("g") == {T0: 310}
     assert r.tables["commits"][0]["note"] == "committed, superseded by a later commit record"
 
 
@@ -252,11 +248,7 @@ def test_offset_tombstone_drops_pending_transactional_offsets():
     s.commit("g", {T0: 150}, producer=P1)
     s.delete_offsets("g", [T0])
     s.marker(P1, "COMMIT")
-    from kgtool.offsets.replay import replay_group
-    from kgtool.offsets.entries import annotate_transactions
-
-    res = replay_group(list(annotate_transactions(s.entries())), log_end_timestamp=None)
-    assert res.offsets == {}
+    assert audit(s).replays[s.log_partition].offsets("g") == {}
     assert findings(s) == []
 
 

@@ -1,20 +1,23 @@
-"""The Spark job against the pure-Python audit on the same segments (they must agree), with
-real local Spark. Few builds, many assertions per build: the module runs in well under a minute."""
+"""The Spark job (one task per log partition, tables written by the tasks) against the oracle
+audit on the same segments, with real local Spark: every table, row for row."""
 
 from __future__ import annotations
 
+import os
 import re
 
+import pyarrow.parquet as pq
 import pytest
 
-from kgtool.offsets.audit import AuditOptions, audit_entries
+from kgtool.data import sample_path
+from kgtool.offsets.audit import AuditOptions
 from kgtool.offsets.coverage import SegmentFile
 from kgtool.offsets.decode import entries_from_file
-from kgtool.offsets.tables import TABLE_NAMES, TABLES
+from kgtool.offsets.tables import TABLE_NAMES
 from kgtool.spark import job
 from kgtool.spark.files import resolve_inputs
-from kgtool.data import sample_path
 from tests.offsets.golden import FIXTURES
+from tests.offsets.oracle_audit import canonical, oracle_audit
 
 pytestmark = pytest.mark.spark
 
@@ -27,23 +30,22 @@ def _inputs() -> list[SegmentFile]:
     return golden + resolve_inputs([str(sample_path("sample_offsets"))])
 
 
-def _pure(files, options):
+def _oracle(files, options):
     entries = [e for f in files for e in entries_from_file(f.path, log_partition=f.log_partition)]
-    return audit_entries(entries, files=files, options=options)
+    return oracle_audit(entries, files=files, options=options)
 
 
-def _key(name):
-    keys = job.SORT_KEYS[name]
-    cols = [c for c, _ in TABLES[name]]
-    return lambda r: tuple((r[k] is None, r[k]) for k in keys) + tuple(str(r[c]) for c in cols)
-
-
-def _assert_same(spark, frames, pure):
+def read_tables(out: str) -> dict[str, list[dict]]:
+    tables = {}
     for name in TABLE_NAMES:
-        got = sorted((r.asDict(recursive=True) for r in frames.table(spark, name).collect()), key=_key(name))
-        want = sorted(pure.tables[name], key=_key(name))
-        assert [list(r) for r in got[:1]] == [[c for c, _ in TABLES[name]]] * len(got[:1])
-        assert got == want, name
+        assert os.path.exists(os.path.join(out, name, "_SUCCESS")), name
+        tables[name] = pq.read_table(os.path.join(out, name)).to_pylist()
+    return tables
+
+
+def _assert_same(got: dict, want: dict) -> None:
+    for name in TABLE_NAMES:
+        assert canonical(name, got[name]) == canonical(name, want[name]), name
 
 
 def _truncated(tmp_path) -> SegmentFile:
@@ -55,43 +57,59 @@ def _truncated(tmp_path) -> SegmentFile:
     return SegmentFile(str(d / "00000000000000000000.log"), len(data) - 40, 40)
 
 
-def test_spark_equals_pure_with_small_splits(spark, tmp_path):
+def test_spark_equals_oracle(spark, tmp_path):
     files = _inputs() + [_truncated(tmp_path)]
     options = AuditOptions()
-    # 700-byte splits: every segment is cut into several ranges at batch boundaries.
-    frames = job.build(spark, files, options, split_bytes=700)
-    try:
-        assert len(frames.splits) > len(files) * 2
-        for f in files:
-            ranges = [(s["start"], s["end"]) for s in frames.splits if s["path"] == f.path]
-            assert ranges[0][0] == 0 and ranges[-1][1] == f.size
-            assert all(a[1] == b[0] for a, b in zip(ranges, ranges[1:]))
-        pure = _pure(files, options)
-        _assert_same(spark, frames, pure)
-        cov40 = [c for c in pure.tables["coverage"] if c["log_partition"] == 40]
-        assert [(c["problems"], c["records"], c["group_tombstones"]) for c in cov40] == [(1, 13, 0)]
-        assert [p.position for p in pure.problems] == [1453]
-        assert sorted((f["rule"], f["group"]) for f in pure.tables["findings"]) == [
-            ("aborted-txn", "payments-eos"), ("epoch-regression", "metrics-agg"), ("expiring", "legacy-batch"),
-            ("orphan", "inventory-sync"), ("pending-txn", "ledger-eos"), ("rewind", "billing-rewind"),
-            ("zombie", "orders-app"),
-        ]
-    finally:
-        frames.unpersist()
+    out = str(tmp_path / "out")
+    summary = job.run_audit(spark, files, options, out=out)
+    got = read_tables(out)
+    want = _oracle(files, options)
+    _assert_same(got, want)
+    # commits are in log order within each partition, partitions in order
+    keys = [(c["log_partition"], c["record_offset"]) for c in got["commits"]]
+    assert keys == sorted(keys)
+    cov40 = [c for c in got["coverage"] if c["log_partition"] == 40]
+    assert [(c["problems"], c["records"], c["group_tombstones"]) for c in cov40] == [(1, 13, 0)]
+    assert [p["position"] for p in summary.problems] == [1453] and summary.problem_count == 1
+    assert sorted((f["rule"], f["group"]) for f in got["findings"]) == [
+        ("aborted-txn", "payments-eos"), ("epoch-regression", "metrics-agg"), ("expiring", "legacy-batch"),
+        ("orphan", "inventory-sync"), ("pending-txn", "ledger-eos"), ("rewind", "billing-rewind"),
+        ("zombie", "orders-app"),
+    ]
+    assert summary.counts == {t: len(got[t]) for t in ("generations", "members", "commits", "findings")}
+    assert summary.findings_by_rule == {f["rule"]: 1 for f in got["findings"]}
+    # A re-run replaces the output with the same rows.
+    job.run_audit(spark, files, options, out=out)
+    again = read_tables(out)
+    _assert_same(again, want)
+    assert not [n for n in os.listdir(tmp_path) if n.startswith(".out.")]
 
 
-def test_spark_equals_pure_with_filters(spark):
+def test_spark_equals_oracle_with_filters(spark, tmp_path):
     files = _inputs()
     start = 1_717_171_200_000
     options = AuditOptions(group_pattern="^(orders|payments|txn)", since=start + 10_000, until=start + 9 * 86_400_000,
                            retention_ms=3_600_000)
-    frames = job.build(spark, files, options)
-    try:
-        pure = _pure(files, options)
-        _assert_same(spark, frames, pure)
-        groups = {r["group"] for r in pure.tables["commits"]}
-        assert {"orders-service", "txn-group", "orders-app"} <= groups
-        assert all(re.search("^(orders|payments|txn)", g) for g in groups)
-        assert all(r["timestamp"] >= start + 10_000 for r in pure.tables["commits"])
-    finally:
-        frames.unpersist()
+    out = str(tmp_path / "out")
+    sink: list = []
+    summary = job.run_audit(spark, files, options, out=out, fmt="jsonl", findings_sink=lambda it: sink.extend(it))
+    import json
+
+    got = {name: [json.loads(line) for f in sorted(os.listdir(os.path.join(out, name))) if f.endswith(".json")
+                  for line in open(os.path.join(out, name, f))] for name in TABLE_NAMES}
+    want = _oracle(files, options)
+    _assert_same(got, want)
+    groups = {r["group"] for r in got["commits"]}
+    assert {"orders-service", "txn-group", "orders-app"} <= groups
+    assert all(re.search("^(orders|payments|txn)", g) for g in groups)
+    assert all(r["timestamp"] >= start + 10_000 for r in got["commits"])
+    assert canonical("findings", sink) == canonical("findings", want["findings"])
+    assert summary.finding_count == len(sink)
+
+
+def test_empty_partition_and_no_out(spark, tmp_path):
+    files = resolve_inputs([str(sample_path("sample_offsets"))])
+    summary = job.run_audit(spark, files, AuditOptions(), empty_partitions=(3,))
+    cov = {c["log_partition"]: c for c in summary.coverage}
+    assert cov[3]["records"] == 0 and cov[3]["segments"] == 0 and cov[3]["first_offset"] is None
+    assert summary.finding_count == 7

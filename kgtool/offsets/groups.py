@@ -1,0 +1,427 @@
+"""Group state of one ``__consumer_offsets`` partition: ``GroupMetadataManager``'s replay.
+
+- ``GroupMetadataManager.replay(GroupMetadataKey, GroupMetadataValue)``: a value replaces the
+  classic group (a new generation: protocol type, assignor, leader, members with their
+  subscriptions and assignments); a tombstone removes the group.
+- KIP-848 records (``ConsumerGroupMetadata`` / ``...MemberMetadata`` /
+  ``...CurrentMemberAssignment`` / ``...PartitionMetadata``): each group epoch is that
+  protocol's generation; ownership is the members' current assignment (assigned plus pending
+  revocation).
+
+A group's generation decides what its commits are attributed to (generation, protocol, state,
+owners of the partition) and what the orphan and zombie rules see; :class:`GroupState` keeps
+that snapshot in the :class:`~kgtool.offsets.store.Store` arrays that the commit loop reads,
+and refreshes it only when the generation changes. Generations and members are rows of their
+tables (rare: one per generation record).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from kgtool.offsets.entries import LogEntry
+from kgtool.offsets.store import G, K, NULL, Store
+
+TopicPartition = tuple[str, int]
+
+
+def tp_name(tp: TopicPartition) -> str:
+    return f"{tp[0]}-{tp[1]}"
+
+
+def _get(d: dict[str, Any] | None, *names: str, default: Any = None) -> Any:
+    """The first present field among ``names`` (snake_case as kgtool decodes it)."""
+    if not d:
+        return default
+    for n in names:
+        if n in d and d[n] is not None:
+            return d[n]
+    return default
+
+
+def _int_or_none(v: Any) -> int | None:
+    return None if v is None else int(v)
+
+
+def topic_partitions(items: Any, topic_names: dict[str, str] | None = None) -> list[TopicPartition] | None:
+    """``[{topic|topic_id, partitions: [..]}]`` -> sorted topic partitions; None if absent."""
+    if items is None:
+        return None
+    out: list[TopicPartition] = []
+    for it in items:
+        if isinstance(it, (list, tuple)) and len(it) == 2:
+            out.append((str(it[0]), int(it[1])))
+            continue
+        topic = _get(it, "topic", "topic_name")
+        if topic is None:
+            tid = _get(it, "topic_id")
+            if tid is None:
+                continue
+            topic = (topic_names or {}).get(str(tid), str(tid))
+        for p in _get(it, "partitions", default=[]) or []:
+            out.append((str(topic), int(p)))
+    return sorted(set(out))
+
+
+@dataclass
+class Generation:
+    """A generation in effect: classic (GroupMetadata) or KIP-848 (group epoch)."""
+
+    protocol: str  # "classic" / "consumer"
+    generation_id: int
+    record_offset: int
+    protocol_type: str | None = None
+    protocol_name: str | None = None
+    leader: str | None = None
+    current_state_timestamp: int | None = None
+    members: list[str] = field(default_factory=list)
+    # None when assignments are unknown (a non-consumer protocol, undecodable assignments).
+    owners: dict[TopicPartition, list[str]] | None = None
+    row: dict[str, Any] | None = None  # its generations-table row, updated as the log goes on
+
+    @property
+    def empty(self) -> bool:
+        return not self.members
+
+
+class OwnerLists:
+    """Interned owner lists (sorted member ids): the commits table's ``owners`` column is a code
+    per commit into this list."""
+
+    def __init__(self) -> None:
+        self.lists: list[tuple[str, ...]] = []
+        self._codes: dict[tuple[str, ...], int] = {}
+
+    def code(self, owners: tuple[str, ...]) -> int:
+        c = self._codes.get(owners)
+        if c is None:
+            c = self._codes[owners] = len(self.lists)
+            self.lists.append(owners)
+        return c
+
+
+class GroupState:
+    """One group's generations, members and the snapshot its commits are attributed to."""
+
+    def __init__(self, name: str, log_partition: int, store: Store, owner_lists: OwnerLists,
+                 generations: list[dict[str, Any]], members: list[dict[str, Any]]) -> None:
+        self.name = name
+        self.log_partition = log_partition
+        self.store = store
+        self.owner_lists = owner_lists
+        self.gid = store.add_group()
+        self.generations = generations  # the partition's table rows (shared)
+        self.members = members
+        self.records = 0  # records of this group replayed (for a memory error's message)
+        self.gen: Generation | None = None
+        self.prev_gen: Generation | None = None
+        self.keys: dict[TopicPartition, int] = {}
+        self.last_owners: dict[TopicPartition, tuple[str, ...]] = {}
+        self.moved_at: dict[TopicPartition, int] = {}  # record offset of the generation of the last move
+        # KIP-848 state
+        self.kip848_members: dict[str, dict[str, Any]] = {}
+        self.kip848_assigned: dict[str, list[TopicPartition]] = {}
+        self.kip848_epochs: dict[str, int] = {}
+        self.topic_names: dict[str, str] = {}
+
+    # ---- keys ----------------------------------------------------------------------------
+    def key(self, tp: TopicPartition) -> int:
+        k = self.keys.get(tp)
+        if k is None:
+            k = self.keys[tp] = self.store.add_key(self.gid)
+            moved = self.moved_at.get(tp)
+            if moved is not None:
+                self.store.k[k, K["moved"]] = moved
+            self._attribute(k, tp)
+        return k
+
+    # ---- the snapshot commits are attributed to ------------------------------------------
+    def _attribute(self, k: int, tp: TopicPartition) -> None:
+        gen = self.gen
+        row = self.store.k[k]
+        if gen is None or gen.owners is None:
+            row[K["owners"]] = -1
+        else:
+            row[K["owners"]] = self.owner_lists.code(tuple(sorted(gen.owners.get(tp, []))))
+        row[K["orphan"]] = self._orphan_state(tp)
+
+    def _orphan_state(self, tp: TopicPartition) -> int:
+        """The orphan rule for a commit written now: 0 no finding, 1 orphan, 2 the previous owner
+        is still a member (a cooperative revocation in transit: noted, not reported)."""
+        gen = self.gen
+        if gen is None or gen.empty or gen.owners is None or gen.owners.get(tp):
+            return 0
+        prev = self.prev_gen
+        if (
+            prev is not None
+            and prev.owners
+            and gen.record_offset != prev.record_offset
+            and set(prev.owners.get(tp, [])) & set(gen.members)
+        ):
+            return 2
+        return 1
+
+    def snapshot(self) -> None:
+        """Refresh what commits written from now on are attributed to."""
+        gen = self.gen
+        g = self.store.g[self.gid]
+        if gen is None:
+            g[G["generation"]], g[G["protocol"]], g[G["token"]] = NULL, 0, -1
+        else:
+            g[G["generation"]] = gen.generation_id
+            g[G["protocol"]] = 1 if gen.protocol == "classic" else 2
+            g[G["token"]] = gen.record_offset
+        g[G["state"]] = 0 if gen is None or gen.empty else 1
+        for tp, k in self.keys.items():
+            self._attribute(k, tp)
+
+    def orphan_message(self, tp: TopicPartition, offset: int) -> str:
+        gen = self.gen
+        assert gen is not None
+        return (
+            f"commit of {tp_name(tp)} at offset {offset} while generation "
+            f"{gen.generation_id} has {len(gen.members)} member(s) and none owns the partition"
+        )
+
+    def _close_generation(self, end_offset: int) -> None:
+        """The generation in effect ends at ``end_offset``: its row gets its commit count."""
+        g = self.store.g[self.gid]
+        if self.gen is not None and self.gen.row is not None:
+            self.gen.row["end_record_offset"] = end_offset
+            self.gen.row["commit_count"] += int(g[G["count"]])
+        g[G["count"]] = 0
+
+    def finish(self) -> None:
+        if self.gen is not None and self.gen.row is not None:
+            self.gen.row["commit_count"] += int(self.store.g[self.gid, G["count"]])
+        self.store.g[self.gid, G["count"]] = 0
+
+    # ---- generations ---------------------------------------------------------------------
+    def _start_generation(self, gen: Generation, e: LogEntry, state: str) -> None:
+        self._close_generation(e.offset)
+        self.prev_gen = self.gen
+        self.gen = gen
+        if gen.owners is not None:
+            self._track_moves(gen)
+        gen.row = {
+            "group": self.name,
+            "log_partition": self.log_partition,
+            "protocol": gen.protocol,
+            "generation_id": gen.generation_id,
+            "protocol_type": gen.protocol_type,
+            "protocol_name": gen.protocol_name,
+            "leader": gen.leader,
+            "state": state,
+            "member_count": len(gen.members),
+            "current_state_timestamp": gen.current_state_timestamp,
+            "record_offset": e.offset,
+            "position": e.position,
+            "source": e.source,
+            "timestamp": e.timestamp,
+            "end_record_offset": None,
+            "commit_count": 0,
+        }
+        self.generations.append(gen.row)
+        self.snapshot()
+
+    def _track_moves(self, gen: Generation) -> None:
+        """A partition moved when its owner set differs from the last known one (zombie rule)."""
+        assert gen.owners is not None
+        kk = self.store.k
+        for tp, owners in gen.owners.items():
+            now = tuple(sorted(owners))
+            before = self.last_owners.get(tp)
+            if before is not None and before != now:
+                self.moved_at[tp] = gen.record_offset
+                k = self.keys.get(tp)
+                if k is not None:
+                    kk[k, K["moved"]] = gen.record_offset
+                    kk[k, K["top_has"]] = 0
+            self.last_owners[tp] = now
+
+    def classic_metadata(self, e: LogEntry) -> None:
+        """``GroupMetadataManager.replay`` of a GroupMetadata record."""
+        if e.value is None:
+            # A tombstone removes the group.
+            self._close_generation(e.offset)
+            self.prev_gen = self.gen
+            self.gen = None
+            self.store.g[self.gid, G["exists"]] = 0
+            self.snapshot()
+            self.generations.append(
+                {
+                    "group": self.name,
+                    "log_partition": self.log_partition,
+                    "protocol": "classic",
+                    "generation_id": None,
+                    "protocol_type": None,
+                    "protocol_name": None,
+                    "leader": None,
+                    "state": "Dead",
+                    "member_count": 0,
+                    "current_state_timestamp": None,
+                    "record_offset": e.offset,
+                    "position": e.position,
+                    "source": e.source,
+                    "timestamp": e.timestamp,
+                    "end_record_offset": None,
+                    "commit_count": 0,
+                }
+            )
+            return
+        v = e.value
+        members = list(_get(v, "members", default=[]) or [])
+        protocol_type = _get(v, "protocol_type")
+        gen_id = int(_get(v, "generation", "generation_id", default=0))
+        owners: dict[TopicPartition, list[str]] | None = {}
+        member_rows = []
+        known = protocol_type == "consumer"
+        for m in members:
+            mid = str(_get(m, "member_id", default=""))
+            sub = _get(m, "subscription_decoded")
+            asg = _get(m, "assignment_decoded")
+            assigned = topic_partitions(_get(asg, "assigned_partitions")) if isinstance(asg, dict) else None
+            if assigned is None:
+                known = False
+                assigned = []
+            for tp in assigned:
+                owners.setdefault(tp, []).append(mid)  # type: ignore[union-attr]
+            owned = topic_partitions(_get(sub, "owned_partitions")) if isinstance(sub, dict) else None
+            member_rows.append(
+                {
+                    "group": self.name,
+                    "log_partition": self.log_partition,
+                    "protocol": "classic",
+                    "generation_id": gen_id,
+                    "member_id": mid,
+                    "group_instance_id": _get(m, "group_instance_id"),
+                    "client_id": _get(m, "client_id"),
+                    "client_host": _get(m, "client_host"),
+                    "rack_id": _get(sub, "rack_id") if isinstance(sub, dict) else None,
+                    "session_timeout_ms": _int_or_none(_get(m, "session_timeout")),
+                    "rebalance_timeout_ms": _int_or_none(_get(m, "rebalance_timeout")),
+                    "is_leader": mid == _get(v, "leader"),
+                    "member_epoch": None,
+                    "subscribed_topics": sorted(_get(sub, "topics", default=[]) or []) if isinstance(sub, dict) else None,
+                    "owned_partitions": None if owned is None else [tp_name(t) for t in owned],
+                    "assigned_partitions": [tp_name(t) for t in assigned] if (isinstance(asg, dict)) else None,
+                    "record_offset": e.offset,
+                    "timestamp": e.timestamp,
+                }
+            )
+        if not known:
+            owners = None
+        gen = Generation(
+            protocol="classic",
+            generation_id=gen_id,
+            record_offset=e.offset,
+            protocol_type=protocol_type,
+            protocol_name=_get(v, "protocol"),
+            leader=_get(v, "leader"),
+            current_state_timestamp=_int_or_none(_get(v, "current_state_timestamp")),
+            members=[r["member_id"] for r in member_rows],
+            owners=owners if members else {},
+        )
+        self.store.g[self.gid, G["exists"]] = 1
+        self._start_generation(gen, e, "Empty" if not members else "Stable")
+        self.members.extend(member_rows)
+
+    # ---- KIP-848 -------------------------------------------------------------------------
+    def kip848(self, e: LogEntry) -> None:
+        kind = e.kind or ""
+        key, v = e.key or {}, e.value
+        mid = _get(key, "member_id")
+        if kind == "consumer_group_partition_metadata" and v is not None:
+            for t in _get(v, "topics", default=[]) or []:
+                tid, name = _get(t, "topic_id"), _get(t, "topic_name")
+                if tid is not None and name is not None:
+                    self.topic_names[str(tid)] = str(name)
+            return
+        if kind == "consumer_group_member_metadata":
+            if mid is None:
+                return
+            if v is None:
+                self.kip848_members.pop(str(mid), None)
+            else:
+                self.kip848_members[str(mid)] = v
+            return
+        if kind == "consumer_group_current_member_assignment":
+            if mid is None:
+                return
+            mid = str(mid)
+            if v is None:
+                self.kip848_assigned.pop(mid, None)
+                self.kip848_epochs.pop(mid, None)
+            else:
+                tps = set(topic_partitions(_get(v, "assigned_partitions", default=[]), self.topic_names) or [])
+                tps |= set(
+                    topic_partitions(_get(v, "partitions_pending_revocation", default=[]), self.topic_names) or []
+                )
+                self.kip848_assigned[mid] = sorted(tps)
+                self.kip848_epochs[mid] = int(_get(v, "member_epoch", default=-1))
+                self._kip848_member_row(mid, e)
+            self._kip848_refresh_owners()
+            return
+        if kind == "consumer_group_metadata":
+            if v is None:
+                self.classic_metadata(e)  # a group tombstone: same effect
+                self.kip848_members.clear()
+                self.kip848_assigned.clear()
+                self.kip848_epochs.clear()
+                return
+            epoch = int(_get(v, "epoch", "group_epoch", default=0))
+            gen = Generation(
+                protocol="consumer",
+                generation_id=epoch,
+                record_offset=e.offset,
+                protocol_type="consumer",
+                protocol_name=None,
+                members=sorted(self.kip848_members),
+                owners={},
+            )
+            self.store.g[self.gid, G["exists"]] = 1
+            self._start_generation(gen, e, "Empty" if not gen.members else "Stable")
+            self._kip848_refresh_owners()
+            return
+        # Target assignment records and others: part of the history, no ownership change.
+
+    def _kip848_refresh_owners(self) -> None:
+        if self.gen is None or self.gen.protocol != "consumer":
+            return
+        owners: dict[TopicPartition, list[str]] = {}
+        for mid, tps in self.kip848_assigned.items():
+            for tp in tps:
+                owners.setdefault(tp, []).append(mid)
+        self.gen.owners = owners
+        self.gen.members = sorted(set(self.kip848_members) | set(self.kip848_assigned))
+        if self.gen.row is not None:
+            self.gen.row["member_count"] = len(self.gen.members)
+            self.gen.row["state"] = "Empty" if not self.gen.members else "Stable"
+        self._track_moves(self.gen)
+        self.snapshot()
+
+    def _kip848_member_row(self, mid: str, e: LogEntry) -> None:
+        md = self.kip848_members.get(mid, {})
+        self.members.append(
+            {
+                "group": self.name,
+                "log_partition": self.log_partition,
+                "protocol": "consumer",
+                "generation_id": None if self.gen is None else self.gen.generation_id,
+                "member_id": mid,
+                "group_instance_id": _get(md, "instance_id"),
+                "client_id": _get(md, "client_id"),
+                "client_host": _get(md, "client_host"),
+                "rack_id": _get(md, "rack_id"),
+                "session_timeout_ms": None,
+                "rebalance_timeout_ms": _int_or_none(_get(md, "rebalance_timeout_ms")),
+                "is_leader": False,
+                "member_epoch": self.kip848_epochs.get(mid),
+                "subscribed_topics": sorted(_get(md, "subscribed_topic_names", default=[]) or []),
+                "owned_partitions": None,
+                "assigned_partitions": [tp_name(t) for t in self.kip848_assigned.get(mid, [])],
+                "record_offset": e.offset,
+                "timestamp": e.timestamp,
+            }
+        )

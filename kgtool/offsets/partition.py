@@ -1,0 +1,770 @@
+"""Replay of one ``__consumer_offsets`` partition, in log order, as the coordinator loads it.
+
+All records of a group live in its coordinator's partition (``GroupCoordinatorService
+.partitionFor``), and a transaction's marker follows its records in that same partition, so
+a partition replays on its own: :class:`PartitionReplay` takes the partition's decoded chunks
+(plain offset commits as typed columns, rare records as :class:`~kgtool.offsets.entries.LogEntry`,
+see :mod:`kgtool.offsets.columns`) in log order and keeps
+
+- the group state (:mod:`kgtool.offsets.groups`, ``GroupMetadataManager``),
+- the offset store (:mod:`kgtool.offsets.store`, ``OffsetMetadataManager`` with
+  ``replayEndTransactionMarker``),
+- the rules (:mod:`kgtool.offsets.rules`),
+- and the partition's coverage,
+
+in memory that grows with groups, keys and producers, not with records. The commits table
+leaves as Arrow tables, one per chunk, in log order (``sink``); a chunk is held back only
+while one of its transactional commits waits for its marker (at most the length of a
+transaction: Kafka aborts transactions after ``transaction.max.timeout.ms``). Knowing each
+producer's last marker in advance (``last_markers``, a pre-pass over control batches) lets a
+commit whose transaction never ends be written out at once. Generations, members and findings
+are small tables, returned at the end.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from kgtool.offsets.coverage import classify
+from kgtool.offsets.entries import (
+    CONSUMER_GROUP_PREFIX,
+    CONTROL,
+    GROUP_METADATA,
+    NO_PRODUCER_ID,
+    OFFSET_COMMIT_KINDS,
+    PROBLEM,
+    LogEntry,
+)
+from kgtool.offsets.options import AuditOptions
+from kgtool.offsets.groups import GroupState, OwnerLists, TopicPartition
+from kgtool.offsets.rules import (
+    END_OF_LOG_RULES,
+    CommitRef,
+    Previous,
+    aborted_message,
+    epoch_message,
+    expiration,
+    expiring_message,
+    finding,
+    pending_message,
+    rewind_message,
+    zombie_message,
+)
+from kgtool.offsets.store import (
+    EV_EPOCH,
+    EV_ORPHAN,
+    EV_REWIND,
+    EV_TOMBSTONE,
+    EV_TXN,
+    EV_ZOMBIE,
+    G,
+    K,
+    NOTE_REVOKING,
+    NOTE_SUPERSEDED,
+    NOTES,
+    NULL,
+    PROTOCOLS,
+    STATES,
+    CommitColumns,
+    CommitOutputs,
+    Store,
+)
+from kgtool.offsets.tables import COMMITS, COVERAGE
+
+SORT_KEYS: dict[str, list[str]] = {
+    "generations": ["log_partition", "group", "record_offset"],
+    "members": ["log_partition", "group", "record_offset", "member_id"],
+    "commits": ["log_partition", "record_offset"],
+    "findings": ["log_partition", "group", "record_offset", "rule", "topic", "partition"],
+    "coverage": ["log_partition"],
+}
+SHOWN_PROBLEMS = 20
+COMMIT_NAMES = [n for n, _t in COMMITS]
+_COUNTERS = ("offset_commits", "offset_tombstones", "group_metadata", "group_tombstones",
+             "consumer_group_records", "other_records", "control_records")
+
+
+def sort_key(name: str) -> Callable[[dict[str, Any]], tuple]:
+    keys = SORT_KEYS[name]
+    return lambda r: tuple((r[k] is None, r[k]) for k in keys)
+
+
+@dataclass
+class _Pending:
+    """A transactional commit waiting for its producer's marker (``pendingTransactionalOffsets``):
+    its values (not its chunk, which may be written out meanwhile) and, while its row is held
+    back for its marker, where that row is."""
+
+    key: int
+    producer_id: int
+    ref: CommitRef  # the commit, as findings name it
+    leader_epoch: int
+    source: int
+    commit_ts: int
+    expire_ts: int
+    token: int
+    state: int
+    held: _Held | None
+    row: int
+    orphan: str | None = None  # the orphan finding to report if the commit takes effect
+
+
+@dataclass
+class _Held:
+    """One chunk's commits, waiting for the markers of its transactional commits."""
+
+    cols: CommitColumns
+    out: CommitOutputs
+    metadata: list[str]
+    producer_epoch: np.ndarray
+    source: str
+    unresolved: int = 0
+    extra: list[_Held] = field(default_factory=list)  # rare offset commits replayed inside this chunk
+
+
+class PartitionReplay:
+    """The replay of one log partition (see the module docstring)."""
+
+    def __init__(self, log_partition: int, options: AuditOptions | None = None, *,
+                 sink: Callable[[Any], None] | None = None, last_markers: dict[int, int] | None = None,
+                 pure: bool | None = None, keep_problems: int = SHOWN_PROBLEMS) -> None:
+        self.log_partition = log_partition
+        self.options = options or AuditOptions()
+        self.keep_problems = keep_problems
+        self.sink = sink
+        self.last_markers = last_markers
+        self.store = Store(pure)
+        self.owner_lists = OwnerLists()
+        self.groups: dict[str, GroupState] = {}
+        self.by_gid: list[GroupState] = []
+        self.generations: list[dict[str, Any]] = []
+        self.members: list[dict[str, Any]] = []
+        self.findings: list[dict[str, Any]] = []
+        self.sources: list[str] = []
+        self._source_codes: dict[str, int] = {}
+        self.key_tp: list[TopicPartition] = []  # store key -> topic partition
+        self._kmap = np.empty(0, np.int64)  # decoder key code -> store key (-1: group filtered out)
+        self._kmap_tables: Any = None
+        self.pending: dict[tuple[int, int], dict[int, _Pending]] = {}  # (gid, producer id) -> key -> commit
+        self.unresolved: dict[int, dict[int, list[tuple[_Held, int]]]] = {}  # producer id -> gid -> rows
+        self.aborted: dict[int, _Pending] = {}
+        self.held: deque[_Held] = deque()
+        self._current: _Held | None = None
+        # coverage
+        self.counters = dict.fromkeys(_COUNTERS, 0)
+        self.records = 0
+        self.batches = 0
+        self.first_offset: int | None = None
+        self.last_offset: int | None = None
+        self.first_timestamp: int | None = None
+        self.last_timestamp: int | None = None
+        self.group_names: set[str] = set()
+        self.problem_count = 0
+        self.problems: list[LogEntry] = []
+        self.commit_rows = 0
+        self.gids_with_rows: set[int] = set()
+        self._seen = np.zeros(0, np.bool_)  # decoder keys seen in kept records (coverage groups)
+        self._seen_tables: Any = None
+
+    # ---- groups and keys -----------------------------------------------------------------
+    def group(self, name: str) -> GroupState | None:
+        """The group's state (created on first sight), or None when ``--group`` excludes it."""
+        g = self.groups.get(name)
+        if g is None:
+            if not self.options.group_matches(name):
+                return None
+            g = GroupState(name, self.log_partition, self.store, self.owner_lists, self.generations, self.members)
+            self.groups[name] = g
+            self.by_gid.append(g)
+        return g
+
+    def _key(self, g: GroupState, tp: TopicPartition) -> int:
+        k = g.keys.get(tp)
+        if k is None:
+            k = g.key(tp)
+            self.key_tp.append(tp)
+        return k
+
+    def _source(self, source: str) -> int:
+        c = self._source_codes.get(source)
+        if c is None:
+            c = self._source_codes[source] = len(self.sources)
+            self.sources.append(source)
+        return c
+
+    def _map_keys(self, keys: Any) -> np.ndarray:
+        """Decoder key codes -> store keys, extended for the decoder's new keys."""
+        n = len(keys)
+        if self._kmap_tables is not keys:
+            self._kmap_tables, self._kmap = keys, np.empty(0, np.int64)
+        have = len(self._kmap)
+        if n > have:
+            groups, topics = keys.groups, keys.topics
+            kg, kt, kp = keys.key_group(), keys.key_topic(), keys.key_partition()
+            new = np.empty(n - have, np.int64)
+            for i in range(have, n):
+                g = self.group(groups[kg[i]])
+                new[i - have] = -1 if g is None else self._key(g, (topics[kt[i]], int(kp[i])))
+            self._kmap = np.concatenate([self._kmap, new])
+        return self._kmap
+
+    # ---- input -----------------------------------------------------------------------------
+    def feed(self, chunk: Any, keys: Any) -> None:
+        """Replay one decoded chunk (:class:`kgtool.offsets.columns.CommitChunk`)."""
+        n = chunk.n
+        rare = chunk.rare
+        until = self.options.until
+        ts = chunk.timestamp[:n]
+        kmap = self._map_keys(keys)
+        skey = kmap[chunk.key[:n]] if n else np.empty(0, np.int64)
+        # coverage over every record kept by --until (all groups)
+        keep = None if until is None else ts < until
+        if until is not None:
+            rare = [(i, e) for i, e in rare if e.offset < 0 or e.timestamp < until]
+        self._cover(chunk, keep, rare, keys)
+        # --group: drop the commits of excluded groups
+        mask = skey >= 0
+        if keep is not None:
+            mask &= keep
+        if not mask.all():
+            before = np.concatenate([[0], np.cumsum(mask)])
+            rare = [(int(before[i]), e) for i, e in rare]
+            sel = np.flatnonzero(mask)
+        else:
+            sel = None
+
+        def col(a: np.ndarray, dtype: Any = np.int64) -> np.ndarray:
+            a = a[:n] if sel is None else a[sel]
+            return a if a.dtype == dtype else a.astype(dtype)
+
+        cols = CommitColumns(
+            key=skey if sel is None else skey[sel],
+            record_offset=col(chunk.record_offset), position=col(chunk.position), timestamp=col(chunk.timestamp),
+            producer_id=col(chunk.producer_id), version=col(chunk.version), offset=col(chunk.offset),
+            leader_epoch=col(chunk.leader_epoch), commit_timestamp=col(chunk.commit_timestamp),
+            expire_timestamp=col(chunk.expire_timestamp), source=self._source(chunk.source),
+        )
+        m = len(cols)
+        held = _Held(cols=cols, out=CommitOutputs.empty(m), metadata=chunk.metadata_values,
+                     producer_epoch=col(chunk.producer_epoch, np.int32), source=chunk.source)
+        held.metadata_codes = col(chunk.metadata, np.int32)  # type: ignore[attr-defined]
+        held.expire_valid = cols.version == 1  # type: ignore[attr-defined]
+        self._current = held
+        self.held.append(held)
+        lo = 0
+        for i, e in rare:
+            if i > lo:
+                self._events(self.store.replay_commits(cols, held.out, lo, i), held)
+                lo = i
+            self._rare(e)
+        if m > lo:
+            self._events(self.store.replay_commits(cols, held.out, lo, m), held)
+        self._current = None
+        self._flush()
+
+    def feed_entries(self, entries: Iterable[LogEntry], source: str | None = None) -> None:
+        """Replay entries (:class:`LogEntry`, log order) without columnar decoding: every record
+        takes the rare path (offset commits one row at a time). For tests and small inputs."""
+        items = list(entries)
+        self.feed(_EntryChunk(source or (items[0].source if items else "<entries>"), [(0, e) for e in items]),
+                  _NO_KEYS)
+
+    # ---- coverage --------------------------------------------------------------------------
+    def _cover(self, chunk: Any, keep: np.ndarray | None, rare: list[tuple[int, LogEntry]], keys: Any) -> None:
+        n = chunk.n
+        if n:
+            if self._seen_tables is not keys:
+                self._seen_flush()
+                self._seen_tables = keys
+            if len(self._seen) < len(keys):
+                self._seen = np.concatenate([self._seen, np.zeros(len(keys) - len(self._seen), np.bool_)])
+            self._seen[chunk.key[:n] if keep is None else chunk.key[:n][keep]] = True
+        pos = chunk.position[:n]
+        offs = chunk.record_offset[:n]
+        ts = chunk.timestamp[:n]
+        version = chunk.version[:n]
+        if keep is not None:
+            pos, offs, ts, version = pos[keep], offs[keep], ts[keep], version[keep]
+        m = len(offs)
+        tomb = int(np.count_nonzero(version < 0)) if m else 0
+        self.counters["offset_commits"] += m - tomb
+        self.counters["offset_tombstones"] += tomb
+        self.records += m
+        if m:
+            self._range(int(offs.min()), int(offs.max()), int(ts.min()), int(ts.max()))
+        # batches: distinct (source, position) of records; chunks end at batch boundaries
+        positions = [int(p) for p in np.unique(pos)] if m else []
+        rare_positions = []
+        for _i, e in rare:
+            c = classify(e)
+            if c == "problems":
+                self.problem_count += 1
+                if len(self.problems) < self.keep_problems:
+                    self.problems.append(e)
+                continue
+            self.counters[c] += 1
+            self.records += 1
+            self._range(e.offset, e.offset, e.timestamp, e.timestamp)
+            rare_positions.append(e.position)
+            if e.group is not None:
+                self.group_names.add(e.group)
+        self.batches += len(set(positions) | set(rare_positions))
+
+    def _seen_flush(self) -> None:
+        keys = self._seen_tables
+        if keys is not None and self._seen.any():
+            kg = keys.key_group()
+            for code in np.unique(kg[np.flatnonzero(self._seen)]):
+                self.group_names.add(keys.groups[int(code)])
+        self._seen = np.zeros(0, np.bool_)
+
+    def _range(self, first: int, last: int, t0: int, t1: int) -> None:
+        if self.first_offset is None or first < self.first_offset:
+            self.first_offset = first
+        if self.last_offset is None or last > self.last_offset:
+            self.last_offset = last
+        if self.first_timestamp is None or t0 < self.first_timestamp:
+            self.first_timestamp = t0
+        if self.last_timestamp is None or t1 > self.last_timestamp:
+            self.last_timestamp = t1
+
+    # ---- rare records -------------------------------------------------------------------------
+    def _rare(self, e: LogEntry) -> None:
+        kind = e.kind
+        if kind == PROBLEM:
+            return
+        if kind == CONTROL:
+            if e.is_control and e.producer_id != NO_PRODUCER_ID:
+                self._marker(e)
+            return
+        if e.group is None:
+            return
+        if kind in OFFSET_COMMIT_KINDS:
+            g = self.group(e.group)
+            if g is not None:
+                g.records += 1
+                self._rare_commit(g, e)
+            return
+        if kind == GROUP_METADATA or (kind is not None and kind.startswith(CONSUMER_GROUP_PREFIX)):
+            g = self.group(e.group)
+            if g is None:
+                return
+            g.records += 1
+            key = json.loads(e.key) if isinstance(e.key, str) else e.key
+            value = json.loads(e.value) if isinstance(e.value, str) else e.value
+            if key is not e.key or value is not e.value:
+                from dataclasses import replace
+
+                e = replace(e, key=key, value=value)
+            if kind == GROUP_METADATA:
+                g.classic_metadata(e)
+            else:
+                g.kip848(e)
+
+    def _rare_commit(self, g: GroupState, e: LogEntry) -> None:
+        """An offset commit that did not take the columnar path (unusual encoding, tests):
+        replayed as a one-row chunk inside the current one."""
+        key = e.key if isinstance(e.key, dict) else (json.loads(e.key) if e.key else {})
+        v = json.loads(e.value) if isinstance(e.value, str) else e.value
+        tp = (str(key.get("topic", "")), int(key.get("partition", -1)))
+        k = self._key(g, tp)
+        tomb = v is None
+        le = None if tomb else v.get("leader_epoch")
+        meta = None if tomb else v.get("metadata", "")
+        ets = None if tomb else v.get("expire_timestamp")
+        cts = None if tomb else v.get("commit_timestamp")
+        version = -1 if tomb else (e.value_version if e.value_version is not None else 0)
+        one = lambda x: np.array([x], np.int64)  # noqa: E731
+        cols = CommitColumns(
+            key=one(k), record_offset=one(e.offset), position=one(e.position), timestamp=one(e.timestamp),
+            producer_id=one(e.producer_id), version=one(version), offset=one(0 if tomb else int(v.get("offset", -1))),
+            leader_epoch=one(-1 if le is None else int(le)),
+            commit_timestamp=one(NULL if cts is None else int(cts)),
+            expire_timestamp=one(NULL if ets is None else int(ets)), source=self._source(e.source),
+        )
+        held = _Held(cols=cols, out=CommitOutputs.empty(1), metadata=[meta] if meta is not None else [],
+                     producer_epoch=np.array([e.producer_epoch], np.int32), source=e.source)
+        held.metadata_codes = np.array([0 if meta is not None else -1], np.int32)  # type: ignore[attr-defined]
+        held.expire_valid = np.array([ets is not None])  # type: ignore[attr-defined]
+        held.commit_valid = np.array([cts is not None])  # type: ignore[attr-defined]
+        host = self._current
+        if host is None:
+            self.held.append(held)
+            self._events(self.store.replay_commits(cols, held.out, 0, 1), held)
+        else:
+            host.extra.append(held)
+            self._events(self.store.replay_commits(cols, held.out, 0, 1), held, host)
+
+    # ---- events from the commit loop ------------------------------------------------------------
+    def _ref(self, held: _Held, j: int) -> CommitRef:
+        c = held.cols
+        k = int(c.key[j])
+        tp = self.key_tp[k]
+        gen = int(held.out.generation[j])
+        return CommitRef(tp[0], tp[1], int(c.offset[j]), int(c.record_offset[j]), int(c.position[j]),
+                         self.sources[c.source], int(c.timestamp[j]), None if gen == NULL else gen)
+
+    def _events(self, events: np.ndarray, held: _Held, host: _Held | None = None) -> None:
+        if not len(events):
+            return
+        for ev in events.tolist():
+            kind, j, k = ev[0], ev[1], ev[2]
+            g = self.by_gid[int(self.store.k[k, K["gid"]])]
+            if kind == EV_TXN:
+                self._txn_commit(g, held, j, k, host or held)
+            elif kind == EV_TOMBSTONE:
+                for (gid, _pid), pend in self.pending.items():
+                    if gid == g.gid:
+                        pend.pop(k, None)
+            else:
+                self._finding_event(g, held, j, k, kind, ev[3:])
+
+    def _finding_event(self, g: GroupState, held: _Held, j: int, k: int, kind: int, v: list[int]) -> None:
+        ref = self._ref(held, j)
+        tp = self.key_tp[k]
+        if kind == EV_ORPHAN:
+            self.findings.append(finding("orphan", g.name, self.log_partition, ref,
+                                         g.orphan_message(tp, ref.offset)))
+        elif kind == EV_EPOCH:
+            self.findings.append(finding("epoch-regression", g.name, self.log_partition, ref,
+                                         epoch_message(tp, v[0], v[1]), Previous.of(v[2:7])))
+        elif kind == EV_REWIND:
+            prev = Previous.of(v[0:5])
+            self.findings.append(finding("rewind", g.name, self.log_partition, ref,
+                                         rewind_message(tp, ref.offset, prev), prev))  # type: ignore[arg-type]
+        elif kind == EV_ZOMBIE:
+            top = Previous.of(v[0:5])
+            self.findings.append(finding("zombie", g.name, self.log_partition, ref,
+                                         zombie_message(tp, ref.offset, top), top))  # type: ignore[arg-type]
+
+    # ---- transactions ------------------------------------------------------------------------
+    def _txn_commit(self, g: GroupState, held: _Held, j: int, k: int, host: _Held) -> None:
+        c, out = held.cols, held.out
+        pid = int(c.producer_id[j])
+        record = int(c.record_offset[j])
+        out.txn_result[j] = 1  # PENDING until its marker
+        last = None if self.last_markers is None else self.last_markers.get(pid)
+        waits = self.last_markers is None or (last is not None and last > record)
+        if waits:
+            self.unresolved.setdefault(pid, {}).setdefault(g.gid, []).append((held, j))
+            host.unresolved += 1
+            held.host = host  # type: ignore[attr-defined]
+        p = _Pending(k, pid, self._ref(held, j), int(c.leader_epoch[j]), c.source, int(c.commit_timestamp[j]),
+                     int(c.expire_timestamp[j]), int(out.token[j]), int(out.state[j]),
+                     held if waits else None, j)
+        self.pending.setdefault((g.gid, pid), {})[k] = p
+        orphan = int(self.store.k[k, K["orphan"]])
+        if orphan == 1:
+            p.orphan = g.orphan_message(self.key_tp[k], int(c.offset[j]))
+        elif orphan == 2:
+            out.note[j] = NOTE_REVOKING
+
+    def _marker(self, e: LogEntry) -> None:
+        """A transaction marker: resolves the rows it annotates and, for a typed marker,
+        ``OffsetMetadataManager.replayEndTransactionMarker`` for each group it concerns."""
+        by_group = self.unresolved.pop(e.producer_id, None)
+        if not by_group:
+            return
+        code = self.store.txn_code(e.control_type)
+        for gid, rows in by_group.items():
+            for held, j in rows:
+                held.out.txn_result[j] = code
+                held.out.txn_marker[j] = e.offset
+                getattr(held, "host", held).unresolved -= 1
+            if e.control_type is not None:
+                self._end_transaction(self.by_gid[gid], e.producer_id, e.control_type, e.offset)
+
+    def _end_transaction(self, g: GroupState, pid: int, marker_type: str, marker_offset: int) -> None:
+        pend = self.pending.pop((g.gid, pid), None)
+        if not pend:
+            return
+        st = self.store.k
+        for k, p in sorted(pend.items(), key=lambda kv: kv[1].ref.record_offset):
+            ref = p.ref
+            held = p.held
+            assert held is not None, "a commit resolved by a marker is held back until it"
+            if marker_type == "COMMIT":
+                # replayEndTransactionMarker: only a higher record offset than the stored one wins.
+                if not st[k, K["st_has"]] or ref.record_offset > st[k, K["st_record"]]:
+                    if p.orphan is not None:
+                        self.findings.append(finding("orphan", g.name, self.log_partition, ref, p.orphan))
+                    events: list = []
+                    gen = NULL if ref.generation_id is None else ref.generation_id
+                    self.store.apply(k, marker_offset, ref.offset, p.leader_epoch, ref.record_offset, ref.position,
+                                     p.source, ref.timestamp, gen, p.commit_ts, p.expire_ts, p.token, p.state,
+                                     held.out, p.row, events)
+                    for ev in events:
+                        self._finding_event(g, held, p.row, k, ev[0], ev[3:])
+                else:
+                    held.out.note[p.row] = NOTE_SUPERSEDED
+            else:
+                self.aborted[k] = p
+
+    # ---- output --------------------------------------------------------------------------------
+    def _flush(self, final: bool = False) -> None:
+        while self.held and (final or self.held[0].unresolved <= 0):
+            held = self.held.popleft()
+            table = self._commits_table(held)
+            for extra in held.extra:
+                table = _concat(table, self._commits_table(extra))
+            if held.extra:
+                import pyarrow.compute as pc
+
+                table = table.take(pc.sort_indices(table, [("record_offset", "ascending")]))
+            if self.options.since is not None and table.num_rows:
+                import pyarrow.compute as pc
+
+                table = table.filter(pc.greater_equal(table.column("timestamp"), self.options.since))
+            self._note_groups(held)
+            for extra in held.extra:
+                self._note_groups(extra)
+            self.commit_rows += table.num_rows
+            if self.sink is not None and table.num_rows:
+                self.sink(table)
+
+    def _note_groups(self, held: _Held) -> None:
+        """Remember the groups that have commit rows in the output (after ``--since``)."""
+        keys = held.cols.key
+        if self.options.since is not None:
+            keys = keys[held.cols.timestamp >= self.options.since]
+        if len(keys):
+            gids = self.store.k[keys, K["gid"]]
+            seen = np.bincount(gids, minlength=self.store.n_groups)
+            self.gids_with_rows.update(np.flatnonzero(seen).tolist())
+
+    def output_groups(self) -> int:
+        """Groups with at least one row in an output table."""
+        names = {self.by_gid[g].name for g in self.gids_with_rows}
+        for rows in (self.generations, self.members, self.findings):
+            names.update(r["group"] for r in rows)
+        return len(names)
+
+    def _owner_array(self) -> Any:
+        import pyarrow as pa
+
+        cached = getattr(self, "_owners_cache", None)
+        if cached is None or cached[0] != len(self.owner_lists.lists):
+            arr = pa.array([list(o) for o in self.owner_lists.lists], type=pa.list_(pa.string()))
+            cached = self._owners_cache = (len(self.owner_lists.lists), arr)
+        return cached[1]
+
+    def _commits_table(self, held: _Held) -> Any:
+        import pyarrow as pa
+
+        c, out = held.cols, held.out
+        n = len(c)
+        keys = c.key
+        kk = self.store.k
+        key_gid = kk[: self.store.n_keys, K["gid"]]
+        tomb = c.version < 0
+        txn = c.producer_id != NO_PRODUCER_ID
+        names = pa.array([g.name for g in self.by_gid], pa.string())
+        tps = self.key_tp
+        topics_of_key = pa.array([tp[0] for tp in tps], pa.string())
+        parts_of_key = np.array([tp[1] for tp in tps], np.int32)
+        meta = pa.array(held.metadata, pa.string())
+        mcodes = held.metadata_codes  # type: ignore[attr-defined]
+        commit_valid = getattr(held, "commit_valid", ~tomb)
+
+        def nullable(values: np.ndarray, null: np.ndarray, typ: Any) -> Any:
+            return pa.array(values.astype(typ.to_pandas_dtype(), copy=False), type=typ,
+                            mask=null if null.any() else None)
+
+        def strings(dictionary: Any, codes: np.ndarray, null: np.ndarray | None = None) -> Any:
+            idx = pa.array(codes.astype(np.int32, copy=False), mask=null if null is not None and null.any() else None)
+            return dictionary.take(idx)
+
+        gen = out.generation
+        arrays = {
+            "group": strings(names, key_gid[keys]),
+            "log_partition": pa.array(np.full(n, self.log_partition, np.int32)),
+            "record_offset": pa.array(c.record_offset),
+            "position": pa.array(c.position),
+            "source": strings(pa.array([held.source]), np.zeros(n, np.int32)),
+            "timestamp": pa.array(c.timestamp),
+            "topic": strings(topics_of_key, keys),
+            "partition": pa.array(parts_of_key[keys]),
+            "tombstone": pa.array(tomb),
+            "offset": nullable(c.offset, tomb, pa.int64()),
+            "leader_epoch": nullable(c.leader_epoch, tomb, pa.int32()),
+            "metadata": strings(meta, np.maximum(mcodes, 0), mcodes < 0) if len(held.metadata) else
+            pa.nulls(n, pa.string()),
+            "commit_timestamp": nullable(c.commit_timestamp, ~commit_valid, pa.int64()),
+            "expire_timestamp": nullable(c.expire_timestamp, ~held.expire_valid, pa.int64()),  # type: ignore[attr-defined]
+            "value_version": nullable(c.version, tomb, pa.int32()),
+            "transactional": pa.array(txn),
+            "producer_id": nullable(c.producer_id, ~txn, pa.int64()),
+            "producer_epoch": nullable(held.producer_epoch, ~txn, pa.int32()),
+            "txn_result": strings(pa.array(self.store.txn_results, pa.string()), out.txn_result),
+            "txn_marker_offset": nullable(out.txn_marker, out.txn_marker == NULL, pa.int64()),
+            "effective": pa.array(out.effective),
+            "effective_at_offset": nullable(out.effective_at, out.effective_at == NULL, pa.int64()),
+            "generation_id": nullable(gen, gen == NULL, pa.int32()),
+            "protocol": strings(pa.array(PROTOCOLS, pa.string()), out.protocol),
+            "group_state": strings(pa.array(STATES, pa.string()), out.state),
+            "owners": strings(self._owner_array(), np.maximum(out.owners, 0), out.owners < 0),
+            "note": strings(pa.array(NOTES, pa.string()), out.note),
+        }
+        from kgtool.spark.schemas import arrow_schema
+
+        return pa.Table.from_arrays([arrays[name] for name in COMMIT_NAMES], schema=arrow_schema(COMMITS))
+
+    # ---- the end of the log ------------------------------------------------------------------------
+    def finish(self) -> None:
+        """End of the partition: flush the commits, evaluate the end-of-log rules."""
+        self._flush(final=True)
+        end = self.last_timestamp
+        for g in self.by_gid:
+            g.finish()
+            self._end_of_log(g, end)
+        since = self.options.since
+        if since is not None:
+            self.generations[:] = [r for r in self.generations if _keep(r, since)]
+            self.members[:] = [r for r in self.members if _keep(r, since)]
+            self.findings[:] = [r for r in self.findings if r["rule"] in END_OF_LOG_RULES or _keep(r, since)]
+        self.generations.sort(key=sort_key("generations"))
+        self.members.sort(key=sort_key("members"))
+        self.findings.sort(key=sort_key("findings"))
+
+    def _end_of_log(self, g: GroupState, end: int | None) -> None:
+        st = self.store.k
+        name, part = g.name, self.log_partition
+
+        def later_than_store(k: int, record: int) -> bool:
+            if st[k, K["st_has"]] and st[k, K["st_record"]] > record:
+                return False
+            removed = st[k, K["last_removal"]]
+            return removed == NULL or removed < record
+
+        def stored(k: int) -> Previous | None:
+            if not st[k, K["st_has"]]:
+                return None
+            return Previous(int(st[k, K["st_offset"]]), int(st[k, K["st_record"]]), int(st[k, K["st_position"]]),
+                            None if st[k, K["st_generation"]] == NULL else int(st[k, K["st_generation"]]))
+
+        mine = sorted(((self.key_tp[k], k) for k in self.aborted if st[k, K["gid"]] == g.gid))
+        for tp, k in mine:
+            p = self.aborted[k]
+            ref = p.ref
+            if later_than_store(k, ref.record_offset) and not st[k, K["txn_record"]] > ref.record_offset:
+                cur = stored(k)
+                self.findings.append(finding(
+                    "aborted-txn", name, part, ref,
+                    aborted_message(tp, ref.offset, p.producer_id, None if cur is None else cur.offset), cur))
+        latest: dict[int, _Pending] = {}
+        for (gid, _pid), pend in self.pending.items():
+            if gid != g.gid:
+                continue
+            for k, p in pend.items():
+                q = latest.get(k)
+                if q is None or p.ref.record_offset > q.ref.record_offset:
+                    latest[k] = p
+        for tp, k in sorted((self.key_tp[k], k) for k in latest):
+            p = latest[k]
+            ref = p.ref
+            if later_than_store(k, ref.record_offset):
+                self.findings.append(finding("pending-txn", name, part, ref,
+                                             pending_message(tp, ref.offset, p.producer_id), stored(k)))
+        if end is None or not self.store.g[g.gid, G["exists"]]:
+            return
+        gen = g.gen
+        if gen is not None and not gen.empty:
+            return  # ClassicGroup.offsetExpirationCondition: only Empty (or simple) groups
+        open_keys = {k for (gid, _pid), pend in self.pending.items() if gid == g.gid for k in pend}
+        empty_since = None
+        if gen is not None and gen.protocol == "classic":
+            empty_since = gen.current_state_timestamp
+        for tp, k in sorted(g.keys.items()):
+            if k in open_keys or not st[k, K["st_has"]]:
+                continue  # cleanupExpiredOffsets keeps offsets with an open transaction
+            ets = int(st[k, K["st_expire_ts"]])
+            cts = int(st[k, K["st_commit_ts"]])
+            expired, why = expiration(end, None if cts == NULL else cts, int(st[k, K["st_timestamp"]]),
+                                      None if ets == NULL else ets, empty_since, self.options.retention_ms)
+            if expired:
+                gen_id = int(st[k, K["st_generation"]])
+                ref = CommitRef(tp[0], tp[1], int(st[k, K["st_offset"]]), int(st[k, K["st_record"]]),
+                                int(st[k, K["st_position"]]), self.sources[int(st[k, K["st_source"]])],
+                                int(st[k, K["st_timestamp"]]), None if gen_id == NULL else gen_id)
+                self.findings.append(finding("expiring", name, part, ref,
+                                             expiring_message(tp, ref.offset, why)))
+
+    # ---- results ---------------------------------------------------------------------------------
+    def offsets(self, group: str) -> dict[TopicPartition, int]:
+        """The group's committed offsets now (what the coordinator would load)."""
+        g = self.groups.get(group)
+        if g is None:
+            return {}
+        st = self.store.k
+        return {tp: int(st[k, K["st_offset"]]) for tp, k in sorted(g.keys.items()) if st[k, K["st_has"]]}
+
+    def coverage(self, segments: int = 0, size: int = 0) -> dict[str, Any]:
+        self._seen_flush()
+        self._seen_tables = None
+        n = self.records
+        row = {
+            "log_partition": self.log_partition,
+            "segments": segments,
+            "bytes": size,
+            "batches": self.batches,
+            "records": n,
+            "first_offset": self.first_offset if n else None,
+            "last_offset": self.last_offset if n else None,
+            "offsets_absent": None if not n else self.last_offset - self.first_offset + 1 - n,  # type: ignore[operator]
+            "first_timestamp": self.first_timestamp if n else None,
+            "last_timestamp": self.last_timestamp if n else None,
+            **self.counters,
+            "groups": len(self.group_names),
+            "problems": self.problem_count,
+        }
+        return {name: row[name] for name, _t in COVERAGE}
+
+
+class _NoKeys:
+    """A key table with no keys (entries fed without columns)."""
+
+    groups: list[str] = []
+    topics: list[str] = []
+
+    def __len__(self) -> int:
+        return 0
+
+    def key_group(self) -> np.ndarray:
+        return np.empty(0, np.int32)
+
+    key_topic = key_partition = key_type = key_group
+
+
+_NO_KEYS = _NoKeys()
+
+
+class _EntryChunk:
+    """A chunk whose records all take the rare path."""
+
+    def __init__(self, source: str, rare: list[tuple[int, LogEntry]]) -> None:
+        self.source = source
+        self.n = 0
+        self.rare = rare
+        self.metadata_values: list[str] = []
+        self.batches = 0
+        for name in ("record_offset", "position", "timestamp", "producer_id", "version", "offset", "leader_epoch",
+                     "commit_timestamp", "expire_timestamp", "key", "metadata", "producer_epoch"):
+            setattr(self, name, np.empty(0, np.int64))
+        self.transactional = np.empty(0, np.bool_)
+
+
+def _keep(row: dict[str, Any], since: int) -> bool:
+    ts = row.get("timestamp")
+    return ts is None or ts >= since
+
+
+def _concat(a: Any, b: Any) -> Any:
+    import pyarrow as pa
+
+    return pa.concat_tables([a, b])

@@ -1,0 +1,209 @@
+"""One ``spark-audit`` task: a whole ``__consumer_offsets`` partition, as its coordinator loads it.
+
+A group's records all live in its coordinator's partition and a transaction's marker follows its
+records there, so a partition is audited by one task, in log order, with no shuffle:
+
+1. a pre-pass over the control batches finds each producer's last transaction marker (so a
+   commit whose transaction never ends is known at once: :class:`PartitionReplay`);
+2. the segments, in base-offset order, are decoded into chunks (plain offset commits as typed
+   columns, rare records as entries: :mod:`kgtool.offsets.columns`) and replayed
+   (:class:`~kgtool.offsets.partition.PartitionReplay`);
+3. the tables are written by the task itself (:mod:`kgtool.spark.output`), the commits table
+   streamed chunk by chunk;
+4. what the driver needs (the coverage row, counts, the first findings and problems) leaves as a
+   few small rows.
+
+Local segments are memory-mapped; remote ones are read range by range (``split_bytes``, cut at
+batch boundaries). The same function audits a partition in one process (tests, benchmarks).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from kgtool.offsets.entries import CONTROL, NO_PRODUCER_ID
+from kgtool.offsets.options import AuditOptions
+from kgtool.offsets.partition import PartitionReplay, sort_key
+from kgtool.offsets.tables import TABLES
+from kgtool.spark.files import RangeReader
+from kgtool.spark.plan import DEFAULT_SPLIT_BYTES, plan_ranges
+
+SHOWN_FINDINGS = 50
+#: The tables a task writes (coverage is the driver's: one row per partition).
+TASK_TABLES = ("generations", "members", "commits", "findings")
+
+
+@dataclass
+class PartitionFiles:
+    """The segments of one log partition, in base-offset order (file names)."""
+
+    log_partition: int
+    paths: list[str]
+    sizes: list[int]
+
+
+@dataclass
+class PartitionSummary:
+    """What the driver receives from a task."""
+
+    log_partition: int
+    coverage: dict[str, Any]
+    counts: dict[str, int]
+    groups: int
+    findings_by_rule: dict[str, int]
+    group_findings: dict[str, dict[str, int]]  # group -> rule -> count (groups with findings)
+    findings: list[dict[str, Any]]  # the first SHOWN_FINDINGS, sorted
+    problems: list[dict[str, Any]]
+    problem_count: int
+    all_findings: list[dict[str, Any]] = field(default_factory=list)  # when asked for
+
+
+def _ranges(rd: RangeReader, path: str, size: int, split_bytes: int,
+            storage: dict[str, str] | None) -> Iterator[tuple[Any, int, int, int]]:
+    """(data, start, end, base_position) pieces of one file: the whole mmap for a local file,
+    batch-aligned ranges read one at a time for a remote one."""
+    if rd.data is not None:
+        yield rd.data, 0, len(rd.data), 0
+        return
+    for start, end in plan_ranges(path, size, split_bytes, storage):
+        yield rd.read(start, end - start), start, end, start
+
+
+def _decoder() -> tuple[Callable[..., Any], Callable[..., Any], Any]:
+    try:
+        from kgtool.offsets.columns import KeyTable, decode_commit_chunks, transaction_markers
+    except ImportError:  # INTERIM until the columnar decoder lands
+        from kgtool.offsets.decode import entries_from_bytes
+        from kgtool.offsets.partition import _NoKeys, _EntryChunk
+
+        def decode_commit_chunks(data, *, source, log_partition, keys, pure=None, **kw):
+            yield _EntryChunk(source, [(0, e) for e in entries_from_bytes(data, source=source,
+                                                                           log_partition=log_partition, **kw)])
+
+        def transaction_markers(data, *, source, log_partition, pure=None, **kw):
+            return [e for e in entries_from_bytes(data, source=source, log_partition=log_partition, **kw)
+                    if e.kind == CONTROL]
+
+        return decode_commit_chunks, transaction_markers, _NoKeys
+    return decode_commit_chunks, transaction_markers, KeyTable
+
+
+def last_markers(files: PartitionFiles, options: AuditOptions, split_bytes: int,
+                 storage: dict[str, str] | None) -> dict[int, int]:
+    """Each producer's last transaction marker in the partition (record offset)."""
+    _decode, markers, _keys = _decoder()
+    last: dict[int, int] = {}
+    until = options.until
+    for path, size in zip(files.paths, files.sizes):
+        with RangeReader(path, storage) as rd:
+            for data, start, end, base in _ranges(rd, path, size, split_bytes, storage):
+                for m in markers(data, source=path, log_partition=files.log_partition, start=start, end=end,
+                                 base_position=base, chain_from=start):
+                    if m.kind != CONTROL or not m.is_control or m.producer_id == NO_PRODUCER_ID:
+                        continue
+                    if until is not None and m.offset >= 0 and m.timestamp >= until:
+                        continue
+                    if m.offset > last.get(m.producer_id, -1):
+                        last[m.producer_id] = m.offset
+    return last
+
+
+def audit_partition(
+    files: PartitionFiles,
+    options: AuditOptions,
+    *,
+    out_root: str | None = None,
+    fmt: str = "parquet",
+    storage: dict[str, str] | None = None,
+    split_bytes: int = DEFAULT_SPLIT_BYTES,
+    keep_findings: bool = False,
+    pure: bool | None = None,
+    sink: Callable[[str, Any], None] | None = None,
+) -> PartitionSummary:
+    """Audit one log partition; write its tables under ``out_root`` (if given); summarize.
+
+    ``sink(table, arrow_table)`` also receives every table as it is produced (tests)."""
+    from kgtool.spark.output import TableWriter
+    from kgtool.spark.schemas import arrow_schema
+
+    part = files.log_partition
+    decode, _markers, KeyTable = _decoder()
+    writers: dict[str, Any] = {}
+    if out_root is not None:
+        for name in TASK_TABLES:
+            writers[name] = TableWriter(out_root, name, part, arrow_schema(TABLES[name]), fmt, storage)
+
+    def commits(table: Any) -> None:
+        if "commits" in writers:
+            writers["commits"].write(table)
+        if sink is not None:
+            sink("commits", table)
+
+    try:
+        rp = PartitionReplay(part, options, sink=commits, pure=pure,
+                             last_markers=last_markers(files, options, split_bytes, storage))
+        keys = KeyTable()
+        for path, size in zip(files.paths, files.sizes):
+            with RangeReader(path, storage) as rd:
+                for data, start, end, base in _ranges(rd, path, size, split_bytes, storage):
+                    for chunk in decode(data, source=path, log_partition=part, keys=keys, start=start, end=end,
+                                        base_position=base, chain_from=start, pure=pure):
+                        rp.feed(chunk, keys)
+        rp.finish()
+        for name, rows in (("generations", rp.generations), ("members", rp.members), ("findings", rp.findings)):
+            if name in writers:
+                writers[name].write(rows)
+            if sink is not None:
+                sink(name, rows)
+        for w in writers.values():
+            w.close()
+    except BaseException:
+        for w in writers.values():
+            w.abort()
+        raise
+    by_rule = Counter(f["rule"] for f in rp.findings)
+    per_group: dict[str, Counter] = {}
+    for f in rp.findings:
+        per_group.setdefault(f["group"], Counter())[f["rule"]] += 1
+    return PartitionSummary(
+        log_partition=part,
+        coverage=rp.coverage(len(files.paths), sum(files.sizes)),
+        counts={"generations": len(rp.generations), "members": len(rp.members), "commits": rp.commit_rows,
+                "findings": len(rp.findings)},
+        groups=rp.output_groups(),
+        findings_by_rule=dict(by_rule),
+        group_findings={g: dict(c) for g, c in per_group.items()},
+        findings=rp.findings[:SHOWN_FINDINGS],
+        problems=[{"source": p.source, "position": p.position, "log_partition": part, "problem": p.problem}
+                  for p in rp.problems],
+        problem_count=rp.problem_count,
+        all_findings=list(rp.findings) if keep_findings else [],
+    )
+
+
+# ---- the summary as rows (the only data a task hands to Spark) ----------------------------------
+RESULT_COLUMNS: list[tuple[str, str]] = [("kind", "string"), ("log_partition", "int32"), ("json", "string")]
+
+
+def summary_rows(s: PartitionSummary) -> list[tuple[str, int, str]]:
+    head = {k: v for k, v in s.__dict__.items() if k != "all_findings"}
+    rows = [("summary", s.log_partition, json.dumps(head, separators=(",", ":")))]
+    rows += [("finding", s.log_partition, json.dumps(f, separators=(",", ":"))) for f in s.all_findings]
+    return rows
+
+
+def summary_from_rows(rows: list[tuple[str, int, str]]) -> list[PartitionSummary]:
+    summaries: dict[int, PartitionSummary] = {}
+    findings: dict[int, list[dict[str, Any]]] = {}
+    for kind, part, text in rows:
+        if kind == "summary":
+            summaries[part] = PartitionSummary(**json.loads(text))
+        else:
+            findings.setdefault(part, []).append(json.loads(text))
+    for part, fs in findings.items():
+        summaries[part].all_findings = sorted(fs, key=sort_key("findings"))
+    return [summaries[p] for p in sorted(summaries)]

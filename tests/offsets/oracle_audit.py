@@ -1,0 +1,102 @@
+"""Test oracle: the whole audit as kgtool 0.1 computed it, group by group, with the frozen
+row-at-a-time replay (tests/offsets/oracle_replay.py). Not imported by kgtool.
+
+Steps, as the first Spark job ran them: ``--until`` drops records; coverage per log partition;
+``--group`` keeps matching groups; transactional records are annotated with their marker; each
+(log partition, group) is replayed; ``--since`` hides rows (end-of-log findings stay).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from typing import Any
+
+from kgtool.offsets.coverage import SegmentFile, coverage_rows
+from dataclasses import replace
+from collections.abc import Iterator
+
+from kgtool.offsets.entries import CONTROL, NO_PRODUCER_ID, LogEntry
+from kgtool.offsets.options import AuditOptions
+from kgtool.offsets.rules import END_OF_LOG_RULES
+from kgtool.offsets.tables import TABLE_NAMES, TABLES
+from tests.offsets import oracle_replay
+
+
+def _keep(table: str, row: dict[str, Any], since: int | None) -> bool:
+    if since is None or table == "coverage":
+        return True
+    if table == "findings" and row["rule"] in END_OF_LOG_RULES:
+        return True
+    ts = row.get("timestamp")
+    return ts is None or ts >= since
+
+
+def oracle_audit(entries: Iterable[LogEntry], *, files: Iterable[SegmentFile] = (),
+                 options: AuditOptions = AuditOptions()) -> dict[str, list[dict[str, Any]]]:
+    by_partition: dict[int, list[LogEntry]] = defaultdict(list)
+    for e in entries:
+        if options.until is None or e.offset < 0 or e.timestamp < options.until:
+            by_partition[e.log_partition].append(e)
+    tables: dict[str, list[dict[str, Any]]] = {name: [] for name in TABLE_NAMES}
+    cov = coverage_rows(by_partition, files)
+    tables["coverage"] = cov
+    end_ts = {r["log_partition"]: r["last_timestamp"] for r in cov}
+    for part in sorted(by_partition):
+        items = sorted(by_partition[part], key=lambda x: (x.offset, x.position))
+        groups: dict[str, list[LogEntry]] = defaultdict(list)
+        for e in annotate_transactions(x for x in items if x.problem is None):
+            if e.group is not None and options.group_matches(e.group):
+                groups[e.group].append(e)
+        for g in sorted(groups):
+            res = oracle_replay.replay_group(groups[g], log_end_timestamp=end_ts.get(part),
+                                             retention_ms=options.retention_ms)
+            for name, rows in res.tables().items():
+                tables[name].extend(r for r in rows if _keep(name, r, options.since))
+    return tables
+
+
+def canonical(name: str, rows: list[dict[str, Any]]) -> list[tuple]:
+    """Rows of a table as tuples in column order, sorted (order-insensitive comparison)."""
+    cols = [c for c, _t in TABLES[name]]
+    out = []
+    for r in rows:
+        assert list(r) == cols, (name, list(r))
+        out.append(tuple(r[c] for c in cols))
+    return sorted(out, key=lambda t: tuple((v is None, str(type(v)), repr(v)) for v in t))
+
+
+def annotate_transactions(entries: Iterable[LogEntry]) -> Iterator[LogEntry]:
+    """Attach to each record of a transactional batch the marker that resolves it.
+
+    ``entries`` are those of ONE log partition in offset order. A marker of producer P
+    resolves every pending transactional record of P before it
+    (``OffsetMetadataManager.replayEndTransactionMarker`` removes all of P's pending offsets),
+    so a record's marker is the first control record of the same producer id at a higher
+    offset. Records with no such marker stay unannotated (pending at the log's end).
+
+    This was the single-process twin of the Spark job's window ``first(marker) over
+    (partition by log_partition, producer_id order by offset rows between 1 following and
+    unbounded following)``.
+    """
+    items = list(entries)
+    next_marker: dict[int, LogEntry] = {}
+    out: list[LogEntry] = [None] * len(items)  # type: ignore[list-item]
+    for i in range(len(items) - 1, -1, -1):
+        e = items[i]
+        if e.is_control and e.kind == CONTROL and e.producer_id != NO_PRODUCER_ID:
+            out[i] = e
+            next_marker[e.producer_id] = e
+            continue
+        if e.is_transactional and not e.is_control and e.producer_id != NO_PRODUCER_ID:
+            m = next_marker.get(e.producer_id)
+            if m is not None:
+                e = replace(
+                    e,
+                    marker_offset=m.offset,
+                    marker_type=m.control_type,
+                    marker_position=m.position,
+                    marker_timestamp=m.timestamp,
+                )
+        out[i] = e
+    return iter(out)
