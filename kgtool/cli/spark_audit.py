@@ -11,13 +11,13 @@ import typer
 
 from kgtool.cli import render
 from kgtool.cli.render import OutputFormat
-from kgtool.errors import FindingsReported, UsageError
+from kgtool.errors import FindingsReported, InputError, UsageError
 
 HELP = """Reconstruct consumer-group history from __consumer_offsets segments with PySpark and report stale commits.
 
 PATH is a broker log directory (its __consumer_offsets-N directories are read), a __consumer_offsets-N directory or a segment file, local or on any filesystem Spark's Hadoop layer reads (hdfs://, s3a://). Without PATH, the sample log shipped with kgtool is audited.
 
-Segments are split at batch boundaries and decoded in Spark executors; each group is replayed in log order exactly as Kafka's group coordinator replays it. Findings (rewind, zombie, orphan, epoch-regression, expiring, aborted-txn, pending-txn) exit with status 1. Needs Java 17+.
+Each __consumer_offsets partition is audited by one Spark task that replays its segments in log order exactly as Kafka's group coordinator loads the partition. Findings (rewind, zombie, orphan, epoch-regression, expiring, aborted-txn, pending-txn) exit with status 1. Needs Java 17+.
 """
 
 RULE_MEANINGS = {
@@ -32,12 +32,15 @@ RULE_MEANINGS = {
 
 MAN_SECTIONS = {
     "DESCRIPTION": (
-        "spark-audit reads the segments of __consumer_offsets partitions, decodes every batch "
-        "in Spark executors (a segment is cut at batch boundaries into byte ranges of about "
-        "--split-size, so a 1 GiB segment is neither one task nor one row), and replays each "
-        "group's records in log order as Kafka's group coordinator does "
-        "(GroupMetadataManager.replay, OffsetMetadataManager.replay and "
-        "replayEndTransactionMarker). It reconstructs generations (generation id, protocol "
+        "spark-audit reads the segments of __consumer_offsets partitions. A group's records all "
+        "live in its coordinator's partition and a transaction's marker follows its records "
+        "there, so each partition is audited by one Spark task, in log order, as Kafka's group "
+        "coordinator loads it (GroupMetadataManager.replay, OffsetMetadataManager.replay and "
+        "replayEndTransactionMarker): no shuffle, and no record crosses into the JVM. Plain "
+        "offset commits, the bulk of any log, are decoded into typed columns and replayed by "
+        "compiled code; the task writes its partition's tables itself, and the whole audit is "
+        "one Spark job. Memory grows with the number of groups, committed partitions and "
+        "producers, not with the number of records. It reconstructs generations (generation id, protocol "
         "type, assignor, leader, members with client id, host, instance id, timeouts, "
         "subscriptions and assignments), offset commits with the generation in effect and the "
         "members owning the partition, transactional commits with their outcome, and the "
@@ -88,8 +91,11 @@ MAN_SECTIONS = {
         "With --out DIR, the tables generations, members, commits, findings and coverage "
         "are written as DIR/<table>/ (Parquet, or JSON Lines with --format jsonl), first into "
         "a temporary directory next to DIR, which is then renamed into place: an interrupted "
-        "run leaves DIR as it was, and a re-run replaces it with the same rows. Rows are "
-        "sorted by log partition, group and record offset. The console shows the coverage, "
+        "or failed run leaves DIR as it was, and a re-run replaces it with the same rows. Each "
+        "table holds one file per partition (part-NNNNN.parquet or .json, written whole by the "
+        "partition's task: a retried task rewrites the same file). Generations, members and "
+        "findings are sorted by log partition, group and record offset; commits are in log "
+        "order (log partition, record offset). The console shows the coverage, "
         "the counts, the findings by rule and the worst groups (--format json: the same as "
         "one JSON document; --format jsonl: the findings, one JSON object per line)."
     ),
@@ -213,7 +219,8 @@ def command(
         None, "--conf", metavar="KEY=VALUE", help="Spark configuration, repeatable.", show_default=False
     ),
     split_size: str = typer.Option(
-        "32MiB", "--split-size", metavar="SIZE", help="Target bytes per decoding task (cut at batch boundaries)."
+        "32MiB", "--split-size", metavar="SIZE",
+        help="Bytes read at a time from remote storage (cut at batch boundaries); local segments are memory-mapped.",
     ),
 ) -> None:
     from kgtool.offsets.audit import AuditOptions
@@ -242,15 +249,18 @@ def command(
     from kgtool.spark.session import get_session
 
     local_files = None
+    empty: set[int] = set()
     if all(is_local(p) for p in paths):
-        local_files = resolve_inputs(paths)  # input errors before the JVM starts
+        local_files = resolve_inputs(paths, empty=empty)  # input errors before the JVM starts
+        if not local_files and not empty:
+            raise InputError("no segment files to audit")
     with _progress() as say:
         say("starting Spark")
         spark = get_session(master, spark_conf)
-        files = local_files if local_files is not None else resolve_inputs(paths, spark)
+        files = local_files if local_files is not None else resolve_inputs(paths, spark, empty=empty)
         sink = render.write_json_lines if output_format is OutputFormat.jsonl else None
         summary = job.run_audit(spark, files, options, out=out, fmt=fmt, split_bytes=split_bytes, progress=say,
-                                findings_sink=sink)
+                                findings_sink=sink, empty_partitions=tuple(sorted(empty)))
     if output_format is OutputFormat.json:
         render.print_json(job.summary_json(summary))
     elif output_format is OutputFormat.table:

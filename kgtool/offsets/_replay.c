@@ -35,7 +35,7 @@ enum {
     K_N
 };
 /* G_FIELDS */
-enum { G_GENERATION, G_PROTOCOL, G_STATE, G_TOKEN, G_COUNT, G_EXISTS, G_N };
+enum { G_GENERATION, G_PROTOCOL, G_STATE, G_TOKEN, G_COUNT, G_EXISTS, G_RECORDS, G_N };
 enum { EV_ORPHAN = 1, EV_EPOCH = 2, EV_REWIND = 3, EV_ZOMBIE = 4, EV_TXN = 5, EV_TOMBSTONE = 6 };
 #define EV_WIDTH 12
 #define NOTE_RESET 1
@@ -45,7 +45,7 @@ static const char *K_NAMES =
     "gid owners orphan moved st_has st_offset st_record st_position st_source st_timestamp st_generation "
     "st_commit_ts st_expire_ts max_epoch top_has top_offset top_generation top_record top_position top_source "
     "last_removal pending txn_record";
-static const char *G_NAMES = "generation protocol state token count exists";
+static const char *G_NAMES = "generation protocol state token count exists records";
 
 typedef struct {
     Py_buffer b;
@@ -164,6 +164,7 @@ static PyObject *py_replay_commits(PyObject *self, PyObject *args) {
         o_state[j] = (int8_t)state;
         o_owners[j] = r[K_OWNERS];
         o_token[j] = token;
+        g[G_RECORDS]++;
         if (g[G_PROTOCOL]) g[G_COUNT]++;
         int64_t record = rec[j];
         if (ver[j] < 0) {

@@ -298,8 +298,9 @@ class PartitionReplay:
         self.records += m
         if m:
             self._range(int(offs.min()), int(offs.max()), int(ts.min()), int(ts.max()))
-        # batches: distinct (source, position) of records; chunks end at batch boundaries
-        positions = [int(p) for p in np.unique(pos)] if m else []
+        # batches: distinct (source, position) of records; a chunk ends at a batch boundary and
+        # its positions are in log order (non-decreasing)
+        batches = 1 + int(np.count_nonzero(pos[1:] != pos[:-1])) if m else 0
         rare_positions = []
         for _i, e in rare:
             c = classify(e)
@@ -314,7 +315,14 @@ class PartitionReplay:
             rare_positions.append(e.position)
             if e.group is not None:
                 self.group_names.add(e.group)
-        self.batches += len(set(positions) | set(rare_positions))
+        if rare_positions:
+            extra = np.unique(np.array(rare_positions, np.int64))
+            if m:
+                i = np.searchsorted(pos, extra)
+                inside = (i < m) & (pos[np.minimum(i, m - 1)] == extra)
+                extra = extra[~inside]
+            batches += len(extra)
+        self.batches += batches
 
     def _seen_flush(self) -> None:
         keys = self._seen_tables
@@ -516,6 +524,7 @@ class PartitionReplay:
             if held.extra:
                 import pyarrow.compute as pc
 
+                table = table.unify_dictionaries().combine_chunks()
                 table = table.take(pc.sort_indices(table, [("record_offset", "ascending")]))
             if self.options.since is not None and table.num_rows:
                 import pyarrow.compute as pc
@@ -538,6 +547,15 @@ class PartitionReplay:
             seen = np.bincount(gids, minlength=self.store.n_groups)
             self.gids_with_rows.update(np.flatnonzero(seen).tolist())
 
+    def largest_group(self) -> tuple[str, int] | None:
+        """The group with the most records replayed so far, and that count."""
+        best = None
+        for g in self.by_gid:
+            n = g.records + int(self.store.g[g.gid, G["records"]])
+            if best is None or n > best[1]:
+                best = (g.name, n)
+        return best
+
     def output_groups(self) -> int:
         """Groups with at least one row in an output table."""
         names = {self.by_gid[g].name for g in self.gids_with_rows}
@@ -554,6 +572,25 @@ class PartitionReplay:
             cached = self._owners_cache = (len(self.owner_lists.lists), arr)
         return cached[1]
 
+    def _dictionaries(self) -> tuple[Any, Any, np.ndarray, np.ndarray]:
+        """Group names (by group), topics, and per key its topic code and partition (rebuilt
+        when they grow)."""
+        import pyarrow as pa
+
+        size = (len(self.by_gid), len(self.key_tp))
+        cached = getattr(self, "_dict_cache", None)
+        if cached is None or cached[0] != size:
+            topics: dict[str, int] = {}
+            codes = np.array([topics.setdefault(tp[0], len(topics)) for tp in self.key_tp], np.int32)
+            cached = self._dict_cache = (
+                size,
+                pa.array([g.name for g in self.by_gid], pa.string()),
+                pa.array(list(topics), pa.string()),
+                codes,
+                np.array([tp[1] for tp in self.key_tp], np.int32),
+            )
+        return cached[1], cached[2], cached[3], cached[4]
+
     def _commits_table(self, held: _Held) -> Any:
         import pyarrow as pa
 
@@ -564,21 +601,24 @@ class PartitionReplay:
         key_gid = kk[: self.store.n_keys, K["gid"]]
         tomb = c.version < 0
         txn = c.producer_id != NO_PRODUCER_ID
-        names = pa.array([g.name for g in self.by_gid], pa.string())
-        tps = self.key_tp
-        topics_of_key = pa.array([tp[0] for tp in tps], pa.string())
-        parts_of_key = np.array([tp[1] for tp in tps], np.int32)
+        names, topics, topic_of_key, parts_of_key = self._dictionaries()
         meta = pa.array(held.metadata, pa.string())
         mcodes = held.metadata_codes  # type: ignore[attr-defined]
         commit_valid = getattr(held, "commit_valid", ~tomb)
 
         def nullable(values: np.ndarray, null: np.ndarray, typ: Any) -> Any:
-            return pa.array(values.astype(typ.to_pandas_dtype(), copy=False), type=typ,
-                            mask=null if null.any() else None)
+            dtype = np.int32 if typ == pa.int32() else np.int64
+            return pa.array(values.astype(dtype, copy=False), type=typ, mask=null if null.any() else None)
 
         def strings(dictionary: Any, codes: np.ndarray, null: np.ndarray | None = None) -> Any:
+            """Dictionary-encoded: Parquet takes the dictionary as is (readers see strings)."""
             idx = pa.array(codes.astype(np.int32, copy=False), mask=null if null is not None and null.any() else None)
-            return dictionary.take(idx)
+            return pa.DictionaryArray.from_arrays(idx, dictionary)
+
+        def coded(dictionary: tuple, codes: np.ndarray) -> Any:
+            """Small dictionaries whose code 0 is null (PROTOCOLS, NOTES, txn results)."""
+            return strings(pa.array(dictionary[1:], pa.string()), np.maximum(codes.astype(np.int32) - 1, 0),
+                           codes == 0)
 
         gen = out.generation
         arrays = {
@@ -588,32 +628,31 @@ class PartitionReplay:
             "position": pa.array(c.position),
             "source": strings(pa.array([held.source]), np.zeros(n, np.int32)),
             "timestamp": pa.array(c.timestamp),
-            "topic": strings(topics_of_key, keys),
+            "topic": strings(topics, topic_of_key[keys]),
             "partition": pa.array(parts_of_key[keys]),
             "tombstone": pa.array(tomb),
             "offset": nullable(c.offset, tomb, pa.int64()),
             "leader_epoch": nullable(c.leader_epoch, tomb, pa.int32()),
             "metadata": strings(meta, np.maximum(mcodes, 0), mcodes < 0) if len(held.metadata) else
-            pa.nulls(n, pa.string()),
+            strings(pa.array([""], pa.string()), np.zeros(n, np.int32), np.ones(n, np.bool_)),
             "commit_timestamp": nullable(c.commit_timestamp, ~commit_valid, pa.int64()),
             "expire_timestamp": nullable(c.expire_timestamp, ~held.expire_valid, pa.int64()),  # type: ignore[attr-defined]
             "value_version": nullable(c.version, tomb, pa.int32()),
             "transactional": pa.array(txn),
             "producer_id": nullable(c.producer_id, ~txn, pa.int64()),
             "producer_epoch": nullable(held.producer_epoch, ~txn, pa.int32()),
-            "txn_result": strings(pa.array(self.store.txn_results, pa.string()), out.txn_result),
+            "txn_result": coded(tuple(self.store.txn_results), out.txn_result),
             "txn_marker_offset": nullable(out.txn_marker, out.txn_marker == NULL, pa.int64()),
             "effective": pa.array(out.effective),
             "effective_at_offset": nullable(out.effective_at, out.effective_at == NULL, pa.int64()),
             "generation_id": nullable(gen, gen == NULL, pa.int32()),
-            "protocol": strings(pa.array(PROTOCOLS, pa.string()), out.protocol),
+            "protocol": coded(PROTOCOLS, out.protocol),
             "group_state": strings(pa.array(STATES, pa.string()), out.state),
-            "owners": strings(self._owner_array(), np.maximum(out.owners, 0), out.owners < 0),
-            "note": strings(pa.array(NOTES, pa.string()), out.note),
+            "owners": self._owner_array().take(pa.array(np.maximum(out.owners, 0).astype(np.int32),
+                                                        mask=out.owners < 0)),
+            "note": coded(NOTES, out.note),
         }
-        from kgtool.spark.schemas import arrow_schema
-
-        return pa.Table.from_arrays([arrays[name] for name in COMMIT_NAMES], schema=arrow_schema(COMMITS))
+        return pa.Table.from_arrays([arrays[name] for name in COMMIT_NAMES], schema=commits_schema())
 
     # ---- the end of the log ------------------------------------------------------------------------
     def finish(self) -> None:
@@ -724,6 +763,20 @@ class PartitionReplay:
             "problems": self.problem_count,
         }
         return {name: row[name] for name, _t in COVERAGE}
+
+
+_DICTIONARY_COLUMNS = ("group", "source", "topic", "metadata", "txn_result", "protocol", "group_state", "note")
+
+
+def commits_schema() -> Any:
+    """The commits table as the replay emits it: the string columns dictionary-encoded (same
+    values; Parquet stores them as its own dictionary pages and readers see strings)."""
+    import pyarrow as pa
+
+    from kgtool.spark.schemas import arrow_type
+
+    return pa.schema([pa.field(n, pa.dictionary(pa.int32(), pa.string()) if n in _DICTIONARY_COLUMNS
+                               else arrow_type(t)) for n, t in COMMITS])
 
 
 class _NoKeys:

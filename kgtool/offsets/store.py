@@ -72,9 +72,10 @@ G_FIELDS = (
     "token",  # record offset of the generation record in effect; -1 none
     "count",  # commit records written while the generation is in effect
     "exists",  # the group exists in the coordinator (created by metadata or an offset commit)
+    "records",  # offset commit records of the group replayed so far
 )
 G = {name: i for i, name in enumerate(G_FIELDS)}
-G_INIT = np.array([NULL, 0, 0, -1, 0, 0], dtype=np.int64)
+G_INIT = np.array([NULL, 0, 0, -1, 0, 0, 0], dtype=np.int64)
 PROTOCOLS = (None, "classic", "consumer")
 STATES = ("Empty", "Stable")
 
@@ -301,6 +302,7 @@ def _replay_commits_py(store: Store, cols: CommitColumns, out: CommitOutputs, lo
         out.state[j] = state
         out.owners[j] = r[K["owners"]]
         out.token[j] = token
+        g[G["records"]] += 1
         if g[G["protocol"]]:
             g[G["count"]] += 1
         record = int(cols.record_offset[j])

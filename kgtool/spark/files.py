@@ -54,8 +54,9 @@ def _segments_in(directory: str, names: list[tuple[str, int]], partition: int) -
     ]
 
 
-def _resolve(path: str, stat, listdir) -> list[SegmentFile]:
-    """Shared logic: ``stat(p) -> (is_dir, size) | None``, ``listdir(p) -> [(name, is_dir, size)]``."""
+def _resolve(path: str, stat, listdir, empty: set[int] | None = None) -> list[SegmentFile]:
+    """Shared logic: ``stat(p) -> (is_dir, size) | None``, ``listdir(p) -> [(name, is_dir, size)]``.
+    ``__consumer_offsets-N`` directories without a segment add N to ``empty``."""
     st = stat(path)
     if st is None:
         raise InputError(f"{path}: no such file or directory")
@@ -68,14 +69,22 @@ def _resolve(path: str, stat, listdir) -> list[SegmentFile]:
     entries = listdir(path)
     m = _PARTITION_DIR.match(name)
     if m:
-        return _segments_in(base, [(n, s) for n, d, s in entries if not d], int(m.group(1)))
+        found = _segments_in(base, [(n, s) for n, d, s in entries if not d], int(m.group(1)))
+        if not found and empty is not None:
+            empty.add(int(m.group(1)))
+        return found
     out: list[SegmentFile] = []
+    partition_dirs = 0
     for n, d, _s in sorted(entries):
         pm = _PARTITION_DIR.match(n)
         if d and pm:
+            partition_dirs += 1
             sub = f"{base}/{n}"
-            out.extend(_segments_in(sub, [(x, s) for x, dd, s in listdir(sub) if not dd], int(pm.group(1))))
-    if out:
+            found = _segments_in(sub, [(x, s) for x, dd, s in listdir(sub) if not dd], int(pm.group(1)))
+            if not found and empty is not None:
+                empty.add(int(pm.group(1)))
+            out.extend(found)
+    if out or (partition_dirs and empty is not None):
         return out
     direct = _segments_in(base, [(n, s) for n, d, s in entries if not d], UNKNOWN_PARTITION)
     if direct:
@@ -192,8 +201,10 @@ def _s3_listing(uri: str, options: dict[str, str]):
     return stat, listdir
 
 
-def resolve_inputs(paths: list[str], spark: Any = None) -> list[SegmentFile]:
-    """The segment files named by ``paths`` (sorted by partition, then path).
+def resolve_inputs(paths: list[str], spark: Any = None, empty: set[int] | None = None) -> list[SegmentFile]:
+    """The segment files named by ``paths`` (sorted by partition, then path). With ``empty``,
+    the partitions of ``__consumer_offsets-N`` directories that hold no segment are added to it
+    (they are audited as empty partitions) instead of being an error.
 
     Raises:
         InputError: a path is missing or holds no segment.
@@ -204,15 +215,15 @@ def resolve_inputs(paths: list[str], spark: Any = None) -> list[SegmentFile]:
     for p in paths:
         if is_local(p):
             lp = local_path(p)
-            files.extend(_resolve(lp, _local_stat, _local_listdir))
+            files.extend(_resolve(lp, _local_stat, _local_listdir, empty))
         elif is_s3(p):
             stat, listdir = _s3_listing(p, storage_options(spark))
-            files.extend(_resolve(p.rstrip("/"), stat, listdir))
+            files.extend(_resolve(p.rstrip("/"), stat, listdir, empty))
         else:
             if spark is None:
                 raise UsageError(f"{p}: a remote path needs a Spark session")
             stat, listdir = _hadoop_fs(spark, p)
-            files.extend(_resolve(p, stat, listdir))
+            files.extend(_resolve(p, stat, listdir, empty))
     seen: dict[str, SegmentFile] = {}
     for f in files:
         seen.setdefault(f.path, f)

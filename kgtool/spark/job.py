@@ -270,8 +270,10 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     spark = SparkSession.builder.appName("kgtool spark-audit").getOrCreate()
     options = AuditOptions(group_pattern=a.group, since=a.since, until=a.until, retention_ms=a.retention_ms)
-    summary = run_audit(spark, resolve_inputs(a.paths, spark), options, out=a.out, fmt=a.format,
-                        split_bytes=a.split_bytes)
+    empty: set[int] = set()
+    files = resolve_inputs(a.paths, spark, empty=empty)
+    summary = run_audit(spark, files, options, out=a.out, fmt=a.format, split_bytes=a.split_bytes,
+                        empty_partitions=tuple(sorted(empty)))
     sys.stdout.write(json.dumps(summary_json(summary), indent=2) + "\n")
     return 1 if summary.finding_count or summary.problem_count else 0
 
