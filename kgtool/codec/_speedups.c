@@ -25,6 +25,11 @@
  *
  *   crc32c(data) -> int   (SSE4.2 when the CPU has it, else a table)
  *
+ *   KeyIndex(), CommitColumns(key_index, max_rows), ColumnBuffer, scan_markers(...)
+ *       kgtool.offsets.columns: plain OffsetCommit records appended to typed column buffers
+ *       (handed to NumPy without a copy), keys interned per log partition, other records and
+ *       transaction markers handed back; see "offset-commit columns" below.
+ *
  * Sources: DefaultRecordBatch, DefaultRecord, ByteUtils (varints), OffsetCommitKey/Value
  * JSON schemas in group-coordinator/src/main/resources/common/message/.
  */

@@ -515,6 +515,7 @@ def _chunks_c(sp: Any, data: Any, source: str, log_partition: int, keys: KeyTabl
         """Decode up to the next chunk (None: nothing more)."""
         if state["done"]:
             return None
+        keys._cindex(sp)  # keys another generator interned on the pure path meanwhile
         i = state["i"]
         while i < hi:
             j, declined = cols.scan(data, i, hi, base_position, max_rows, _decompress, raw)

@@ -557,6 +557,31 @@ def test_key_table_persists_across_calls_and_paths():
     assert ref_keys.key_group().dtype == np.int32 and ref_keys.key_type().dtype == np.int8
 
 
+@pytest.mark.skipif(not HAVE_C, reason="the C extension is not built")
+def test_interleaved_generators_share_one_key_table():
+    files = [p.read_bytes() for p in _files()]
+    ref_keys = KeyTable()
+    want = [decode(d, True, keys=ref_keys, max_rows=2)[0] for d in files[:2]]
+    keys = KeyTable()
+    gens = [decode_commit_chunks(d, source=SRC, log_partition=PART, keys=keys, pure=pure, max_rows=2)
+            for d, pure in zip(files[:2], (False, True))]
+    got: list[list] = [[], []]
+    live = [0, 1]
+    while live:  # alternate: one chunk of the C generator, one of the pure one
+        for k in list(live):
+            try:
+                got[k].append(next(gens[k]))
+            except StopIteration:
+                live.remove(k)
+    for g in got:
+        for c in g:
+            KEYS_OF[id(c)] = keys
+    ents = [[e for c in g for e in chunk_entries(c, keys, PART)] for g in got]
+    KEYS_OF.clear()
+    assert ents == [[e for c in w for e in chunk_entries(c, ref_keys, PART)] for w in want]
+    assert len(keys) == len(ref_keys) and set(keys.groups) == set(ref_keys.groups)
+
+
 def test_pure_is_chosen_like_the_codec(monkeypatch):
     from kgtool.codec import batch as B
 
