@@ -804,7 +804,9 @@ typedef struct {
 static int intern_init(intern_t *t) {
     memset(t, 0, sizeof *t);
     t->slots = (islot_t *)malloc(16 * sizeof(islot_t));
-    if (!t->slots) return -1;
+    t->arena = (uint8_t *)malloc(256);
+    if (!t->slots || !t->arena) return -1;
+    t->acap = 256;
     for (int k = 0; k < 16; k++) t->slots[k].code = -1;
     t->mask = 15;
     return 0;
@@ -1154,9 +1156,11 @@ static int commit_value(const uint8_t *v, int32_t n, cval_t *o) {
  * returns to a pool of at most POOL_MAX blocks, so the next chunks reuse memory that is
  * already mapped (fresh pages for every chunk cost more than the scan). */
 #define POOL_MAX 16
+#define POOL_BYTES ((size_t)32 << 20) /* about one chunk of 2^18 rows (66 bytes a row) */
 static void *pool_p[POOL_MAX];
 static size_t pool_cap[POOL_MAX];
 static int pool_n = 0;
+static size_t pool_bytes = 0;
 
 static void *pool_get(size_t want, size_t *got) {
     int best = -1;
@@ -1165,6 +1169,7 @@ static void *pool_get(size_t want, size_t *got) {
     if (best >= 0) {
         void *p = pool_p[best];
         *got = pool_cap[best];
+        pool_bytes -= pool_cap[best];
         pool_n--;
         pool_p[best] = pool_p[pool_n];
         pool_cap[best] = pool_cap[pool_n];
@@ -1176,10 +1181,11 @@ static void *pool_get(size_t want, size_t *got) {
 
 static void pool_put(void *p, size_t cap) {
     if (!p) return;
-    if (pool_n < POOL_MAX && cap <= ((size_t)64 << 20)) {
+    if (pool_n < POOL_MAX && cap <= POOL_BYTES - pool_bytes) {
         pool_p[pool_n] = p;
         pool_cap[pool_n] = cap;
         pool_n++;
+        pool_bytes += cap;
         return;
     }
     free(p);
