@@ -642,3 +642,19 @@ def test_the_collector_setting_is_the_callers_between_chunks():
             assert gc.isenabled() is enabled
         finally:
             gc.enable()
+
+
+def test_buffer_kinds(tmp_path):
+    from kgtool.codec.segment import open_segment
+
+    data = SAMPLES[0].read_bytes() + encode_batch_v2(
+        [(oc_key(1, b"g", b"t", 0), oc_value(3, 1, 1, b"", 5, -1), [], 1)], base_offset=500, compression="gzip")
+    check(bytearray(data), max_rows=2)
+    check(memoryview(data), max_rows=2, start=100)
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(data)
+    m, _ = open_segment(str(path))
+    try:
+        check(m, max_rows=3)
+    finally:
+        m.close()
