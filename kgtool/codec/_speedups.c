@@ -25,6 +25,11 @@
  *
  *   crc32c(data) -> int   (SSE4.2 when the CPU has it, else a table)
  *
+ *   KeyIndex(), CommitColumns(key_index, max_rows), ColumnBuffer, scan_markers(...)
+ *       kgtool.offsets.columns: plain OffsetCommit records appended to typed column buffers
+ *       (handed to NumPy without a copy), keys interned per log partition, other records and
+ *       transaction markers handed back; see "offset-commit columns" below.
+ *
  * Sources: DefaultRecordBatch, DefaultRecord, ByteUtils (varints), OffsetCommitKey/Value
  * JSON schemas in group-coordinator/src/main/resources/common/message/.
  */
@@ -722,6 +727,1008 @@ error:
     return NULL;
 }
 
+/* ------------------------------------------------------------------ offset-commit columns */
+/*
+ * kgtool.offsets.columns: a scan of v2 batches that appends the plain OffsetCommit records
+ * (the bulk of a __consumer_offsets log) to typed column buffers, without a Python object
+ * per record, and hands every other record back to Python.
+ *
+ * "Plain" is exactly what kgtool.coordinator.records.decode_offset_commit accepts (the
+ * Python twin; the tests compare both on every input):
+ *   key   = OffsetCommitKey with record type 0 or 1 (CoordinatorRecordType: legacy
+ *           OffsetCommit / OffsetCommit; GroupCoordinatorRecordHelpers reads key version 0):
+ *           int16 type, string group, string topic, int32 partition, nothing after
+ *           (offset_commit_key_ok, strict UTF-8);
+ *   value = null (a tombstone) or OffsetCommitValue (OffsetCommitValue.json):
+ *           v0, v2: offset int64, metadata string, commit_timestamp int64
+ *           v1:     offset int64, metadata string, commit_timestamp int64, expire_timestamp int64
+ *           v3:     offset int64, leader_epoch int32, metadata string, commit_timestamp int64
+ *           v4 (flexible): v3's fields, metadata a compact string whose length varint is one
+ *                  byte (length + 1 in 1..127), then an empty tagged-field section (one 0 byte)
+ *           nothing after the last field.
+ *
+ * Interning: keys, group ids and topics of one log partition live in a KeyIndex (hash tables
+ * on the raw bytes; codes in order of first appearance), metadata strings of one chunk in
+ * the columns object. A batch the scan declines after it started (a malformed record) rolls
+ * every table back, so codes never depend on batches that did not decode.
+ */
+
+static inline uint64_t hash_bytes(const uint8_t *p, size_t n) {
+    uint64_t h = 0x9E3779B97F4A7C15ull ^ ((uint64_t)n * 0xff51afd7ed558ccdull);
+    while (n >= 8) {
+        uint64_t v;
+        memcpy(&v, p, 8);
+        h = (h ^ v) * 0xbf58476d1ce4e5b9ull;
+        h ^= h >> 31;
+        p += 8;
+        n -= 8;
+    }
+    uint64_t v;
+    if (n >= 4) {
+        uint32_t a, b;
+        memcpy(&a, p, 4);
+        memcpy(&b, p + n - 4, 4);
+        v = (uint64_t)a | ((uint64_t)b << 32);
+    } else if (n) {
+        v = (uint64_t)p[0] | ((uint64_t)p[n / 2] << 8) | ((uint64_t)p[n - 1] << 16);
+    } else {
+        v = 0;
+    }
+    h = (h ^ v) * 0x94d049bb133111ebull;
+    h ^= h >> 29;
+    return h;
+}
+
+typedef struct {
+    uint32_t tag;  /* high half of the hash */
+    int32_t code;  /* -1: empty slot */
+} islot_t;
+
+typedef struct {
+    size_t off;
+    uint32_t len;
+} istr_t;
+
+/* Append-only table of distinct byte strings; code = index in order of insertion. Slots are
+ * 8 bytes (the one random access of a lookup); strings and their (offset, length) are in code
+ * order, so the keys of one batch (interned together) sit together. */
+typedef struct {
+    islot_t *slots;
+    size_t mask;
+    int32_t count, cap;
+    istr_t *strs;
+    uint8_t *arena;
+    size_t alen, acap;
+} intern_t;
+
+static int intern_init(intern_t *t) {
+    memset(t, 0, sizeof *t);
+    t->slots = (islot_t *)malloc(16 * sizeof(islot_t));
+    t->arena = (uint8_t *)malloc(256);
+    if (!t->slots || !t->arena) return -1;
+    t->acap = 256;
+    for (int k = 0; k < 16; k++) t->slots[k].code = -1;
+    t->mask = 15;
+    return 0;
+}
+
+static void intern_free(intern_t *t) {
+    free(t->slots);
+    free(t->strs);
+    free(t->arena);
+    memset(t, 0, sizeof *t);
+}
+
+static inline int bytes_eq(const uint8_t *a, const uint8_t *b, size_t n) {
+    while (n >= 8) {
+        uint64_t x, y;
+        memcpy(&x, a, 8);
+        memcpy(&y, b, 8);
+        if (x != y) return 0;
+        a += 8;
+        b += 8;
+        n -= 8;
+    }
+    while (n--)
+        if (*a++ != *b++) return 0;
+    return 1;
+}
+
+static inline int intern_eq(const intern_t *t, int32_t code, const uint8_t *p, size_t n) {
+    const istr_t *e = &t->strs[code];
+    return e->len == n && bytes_eq(t->arena + e->off, p, n);
+}
+
+static inline int32_t intern_find(const intern_t *t, const uint8_t *p, size_t n, uint64_t h) {
+    size_t idx = (size_t)h & t->mask;
+    uint32_t tag = (uint32_t)(h >> 32);
+    for (;;) {
+        const islot_t *s = &t->slots[idx];
+        if (s->code < 0) return -1;
+        if (s->tag == tag && intern_eq(t, s->code, p, n)) return s->code;
+        idx = (idx + 1) & t->mask;
+    }
+}
+
+static void intern_place(intern_t *t, uint64_t h, int32_t code) {
+    size_t idx = (size_t)h & t->mask;
+    while (t->slots[idx].code >= 0) idx = (idx + 1) & t->mask;
+    t->slots[idx].tag = (uint32_t)(h >> 32);
+    t->slots[idx].code = code;
+}
+
+static int intern_rehash(intern_t *t, size_t nslots) {
+    islot_t *s = (islot_t *)malloc(nslots * sizeof(islot_t));
+    if (!s) return -1;
+    for (size_t k = 0; k < nslots; k++) s[k].code = -1;
+    free(t->slots);
+    t->slots = s;
+    t->mask = nslots - 1;
+    for (int32_t c = 0; c < t->count; c++) intern_place(t, hash_bytes(t->arena + t->strs[c].off, t->strs[c].len), c);
+    return 0;
+}
+
+/* A new string (the caller checked it is absent): its code, or -1 out of memory. */
+static int32_t intern_add(intern_t *t, const uint8_t *p, size_t n, uint64_t h) {
+    if (t->count == INT32_MAX || n > UINT32_MAX) return -1;
+    if ((size_t)(t->count + 1) * 2 > t->mask + 1) {
+        if (intern_rehash(t, (t->mask + 1) * 2)) return -1;
+    }
+    if (t->count == t->cap) {
+        int32_t cap = t->cap ? (t->cap > INT32_MAX / 2 ? INT32_MAX : t->cap * 2) : 64;
+        istr_t *e = (istr_t *)realloc(t->strs, (size_t)cap * sizeof(istr_t));
+        if (!e) return -1;
+        t->strs = e;
+        t->cap = cap;
+    }
+    if (t->alen + n > t->acap) {
+        size_t cap = t->acap ? t->acap : 1024;
+        while (cap < t->alen + n) cap *= 2;
+        uint8_t *a = (uint8_t *)realloc(t->arena, cap);
+        if (!a) return -1;
+        t->arena = a;
+        t->acap = cap;
+    }
+    if (n) memcpy(t->arena + t->alen, p, n);
+    int32_t code = t->count++;
+    t->strs[code].off = t->alen;
+    t->strs[code].len = (uint32_t)n;
+    t->alen += n;
+    intern_place(t, h, code);
+    return code;
+}
+
+/* Forget the codes >= c0 (roll back a declined batch; rare: rebuilds the slots). */
+static int intern_truncate(intern_t *t, int32_t c0) {
+    if (t->count <= c0) return 0;
+    t->alen = t->strs[c0].off;
+    t->count = c0;
+    return intern_rehash(t, t->mask + 1);
+}
+
+static PyObject *intern_str(const intern_t *t, int32_t code) {
+    return PyUnicode_DecodeUTF8((const char *)t->arena + t->strs[code].off, (Py_ssize_t)t->strs[code].len, "strict");
+}
+
+/* ---- KeyIndex: the interned OffsetCommitKeys of one log partition */
+
+typedef struct {
+    PyObject_HEAD
+    intern_t keys, groups, topics;
+    int32_t *kg, *kt, *kp;
+    int8_t *ktype;
+    int32_t kcap;
+    int32_t last; /* code of the last key found (the next code is tried first) */
+} KeyIndexObject;
+
+static PyTypeObject KeyIndexType;
+
+static PyObject *keyindex_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
+    KeyIndexObject *self = (KeyIndexObject *)type->tp_alloc(type, 0);
+    if (!self) return NULL;
+    self->last = -1;
+    if (intern_init(&self->keys) || intern_init(&self->groups) || intern_init(&self->topics)) {
+        Py_DECREF(self);
+        return PyErr_NoMemory();
+    }
+    return (PyObject *)self;
+}
+
+static void keyindex_dealloc(KeyIndexObject *self) {
+    intern_free(&self->keys);
+    intern_free(&self->groups);
+    intern_free(&self->topics);
+    free(self->kg);
+    free(self->kt);
+    free(self->kp);
+    free(self->ktype);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int32_t intern_get(intern_t *t, const uint8_t *p, size_t n) {
+    uint64_t h = hash_bytes(p, n);
+    int32_t c = intern_find(t, p, n, h);
+    return c >= 0 ? c : intern_add(t, p, n, h);
+}
+
+/* Intern a key that offset_commit_key_ok accepted and intern_find did not find (hash h).
+ * Its code, or -1 out of memory. */
+static int32_t keyindex_add(KeyIndexObject *ki, const uint8_t *k, int32_t n, uint64_t h) {
+    int32_t gl = be16(k + 2);
+    const uint8_t *g = k + 4;
+    int32_t tl = be16(g + gl);
+    const uint8_t *t = g + gl + 2;
+    int32_t gc = intern_get(&ki->groups, g, (size_t)gl);
+    if (gc < 0) return -1;
+    int32_t tc = intern_get(&ki->topics, t, (size_t)tl);
+    if (tc < 0) return -1;
+    if (ki->keys.count == ki->kcap) {
+        int32_t cap = ki->kcap ? ki->kcap * 2 : 64;
+        int32_t *a = (int32_t *)realloc(ki->kg, (size_t)cap * 4);
+        if (!a) return -1;
+        ki->kg = a;
+        a = (int32_t *)realloc(ki->kt, (size_t)cap * 4);
+        if (!a) return -1;
+        ki->kt = a;
+        a = (int32_t *)realloc(ki->kp, (size_t)cap * 4);
+        if (!a) return -1;
+        ki->kp = a;
+        int8_t *b = (int8_t *)realloc(ki->ktype, (size_t)cap);
+        if (!b) return -1;
+        ki->ktype = b;
+        ki->kcap = cap;
+    }
+    int32_t code = intern_add(&ki->keys, k, (size_t)n, h);
+    if (code < 0) return -1;
+    ki->kg[code] = gc;
+    ki->kt[code] = tc;
+    ki->kp[code] = be32(t + tl);
+    ki->ktype[code] = (int8_t)k[1];
+    return code;
+}
+
+/* KeyIndex.add(raw) -> code, or -1 when raw is not an OffsetCommitKey decode_offset_commit
+ * accepts. Replays keys interned on the pure-Python path (same order, same codes). */
+static PyObject *keyindex_add_py(KeyIndexObject *self, PyObject *arg) {
+    Py_buffer b;
+    if (PyObject_GetBuffer(arg, &b, PyBUF_SIMPLE)) return NULL;
+    const uint8_t *k = (const uint8_t *)b.buf;
+    int32_t code = -1;
+    if (b.len <= INT32_MAX && offset_commit_key_ok(k, (int32_t)b.len)) {
+        uint64_t h = hash_bytes(k, (size_t)b.len);
+        code = intern_find(&self->keys, k, (size_t)b.len, h);
+        if (code < 0) {
+            code = keyindex_add(self, k, (int32_t)b.len, h);
+            if (code < 0) {
+                PyBuffer_Release(&b);
+                return PyErr_NoMemory();
+            }
+        }
+    }
+    PyBuffer_Release(&b);
+    return PyLong_FromLong(code);
+}
+
+/* KeyIndex.export(k0, g0, t0) -> (raw keys, group codes, topic codes, partitions, types,
+ * groups, topics): what was interned since the counts the caller already has. */
+static PyObject *keyindex_export(KeyIndexObject *self, PyObject *args) {
+    Py_ssize_t k0, g0, t0;
+    if (!PyArg_ParseTuple(args, "nnn", &k0, &g0, &t0)) return NULL;
+    if (k0 < 0 || g0 < 0 || t0 < 0 || k0 > self->keys.count || g0 > self->groups.count ||
+        t0 > self->topics.count) {
+        PyErr_SetString(PyExc_ValueError, "bad counts");
+        return NULL;
+    }
+    Py_ssize_t nk = self->keys.count - k0;
+    PyObject *raws = PyList_New(nk), *gc = PyList_New(nk), *tc = PyList_New(nk), *pc = PyList_New(nk),
+             *yc = PyList_New(nk), *gs = PyList_New(self->groups.count - g0),
+             *ts = PyList_New(self->topics.count - t0);
+    if (!raws || !gc || !tc || !pc || !yc || !gs || !ts) goto fail;
+    for (Py_ssize_t j = 0; j < nk; j++) {
+        int32_t c = (int32_t)(k0 + j);
+        PyObject *o = PyBytes_FromStringAndSize((const char *)self->keys.arena + self->keys.strs[c].off,
+                                                (Py_ssize_t)self->keys.strs[c].len);
+        if (!o) goto fail;
+        PyList_SET_ITEM(raws, j, o);
+        if (!(o = PyLong_FromLong(self->kg[c]))) goto fail;
+        PyList_SET_ITEM(gc, j, o);
+        if (!(o = PyLong_FromLong(self->kt[c]))) goto fail;
+        PyList_SET_ITEM(tc, j, o);
+        if (!(o = PyLong_FromLong(self->kp[c]))) goto fail;
+        PyList_SET_ITEM(pc, j, o);
+        if (!(o = PyLong_FromLong(self->ktype[c]))) goto fail;
+        PyList_SET_ITEM(yc, j, o);
+    }
+    for (Py_ssize_t j = 0; j < self->groups.count - g0; j++) {
+        PyObject *o = intern_str(&self->groups, (int32_t)(g0 + j));
+        if (!o) goto fail;
+        PyList_SET_ITEM(gs, j, o);
+    }
+    for (Py_ssize_t j = 0; j < self->topics.count - t0; j++) {
+        PyObject *o = intern_str(&self->topics, (int32_t)(t0 + j));
+        if (!o) goto fail;
+        PyList_SET_ITEM(ts, j, o);
+    }
+    return Py_BuildValue("(NNNNNNN)", raws, gc, tc, pc, yc, gs, ts);
+fail:
+    Py_XDECREF(raws);
+    Py_XDECREF(gc);
+    Py_XDECREF(tc);
+    Py_XDECREF(pc);
+    Py_XDECREF(yc);
+    Py_XDECREF(gs);
+    Py_XDECREF(ts);
+    return NULL;
+}
+
+static PyObject *keyindex_counts(KeyIndexObject *self, void *closure) {
+    return Py_BuildValue("(iii)", self->keys.count, self->groups.count, self->topics.count);
+}
+
+static PyMethodDef keyindex_methods[] = {
+    {"add", (PyCFunction)keyindex_add_py, METH_O, "Intern a raw OffsetCommitKey: its code, or -1."},
+    {"export", (PyCFunction)keyindex_export, METH_VARARGS, "Keys, groups and topics interned since given counts."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef keyindex_getset[] = {
+    {"counts", (getter)keyindex_counts, NULL, "(keys, groups, topics)", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject KeyIndexType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "kgtool.codec._speedups.KeyIndex",
+    .tp_basicsize = sizeof(KeyIndexObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Interned OffsetCommitKeys of one log partition (raw bytes -> code).",
+    .tp_new = keyindex_new,
+    .tp_dealloc = (destructor)keyindex_dealloc,
+    .tp_methods = keyindex_methods,
+    .tp_getset = keyindex_getset,
+};
+
+/* ---- the value of a plain offset commit */
+
+typedef struct {
+    int8_t version;
+    int64_t offset;
+    int32_t leader_epoch;
+    const uint8_t *md;
+    int32_t mlen;
+    int64_t commit_ts, expire_ts;
+} cval_t;
+
+/* OffsetCommitValue v0-v4 exactly as decode_offset_commit (_fast_value) accepts it: 1, or 0. */
+static int commit_value(const uint8_t *v, int32_t n, cval_t *o) {
+    if (n < 2 || v[0] != 0) return 0;
+    int version = v[1];
+    int32_t ml;
+    if (n == 30 && version == 3 && v[14] == 0 && v[15] == 0) {
+        /* decode_offset_commit's shortcut for "v3 with empty metadata": it tests for 30 bytes
+         * although that value is 24 bytes long, so it accepts 6 trailing bytes here (and
+         * _fast_value would not): mirrored, since decode_offset_commit defines "plain". */
+        ml = 0;
+    } else if (version == 3) {
+        if (n < 16) return 0;
+        ml = be16(v + 14);
+        if (ml < 0 || n != 24 + ml) return 0;
+    } else if (version == 1) {
+        if (n < 12) return 0;
+        ml = be16(v + 10);
+        if (ml < 0 || n != 28 + ml) return 0;
+    } else if (version == 0 || version == 2) {
+        if (n < 12) return 0;
+        ml = be16(v + 10);
+        if (ml < 0 || n != 20 + ml) return 0;
+    } else if (version == 4) {
+        /* compact string: one-byte uvarint (length + 1, 1..127), then the tagged fields
+         * count, which must be 0 (OffsetCommitValue defines no tagged field) */
+        if (n < 15) return 0;
+        ml = (int32_t)v[14] - 1;
+        if (ml < 0 || ml >= 127 || n != 24 + ml || v[n - 1] != 0) return 0;
+    } else {
+        return 0;
+    }
+    o->version = (int8_t)version;
+    o->offset = be64(v + 2);
+    o->leader_epoch = -1;
+    o->expire_ts = -1;
+    const uint8_t *p;
+    if (version >= 3) {
+        o->leader_epoch = be32(v + 10);
+        p = v + (version == 3 ? 16 : 15);
+    } else {
+        p = v + 12;
+    }
+    if (!utf8_ok(p, ml)) return 0;
+    o->md = p;
+    o->mlen = ml;
+    o->commit_ts = be64(p + ml);
+    if (version == 1) o->expire_ts = be64(p + ml + 8);
+    return 1;
+}
+
+/* ---- Column memory: handed to NumPy without a copy, recycled through a small pool */
+
+/* A chunk's column is given to Python as a ColumnBuffer (the buffer protocol over the
+ * malloc'ed block, writable) instead of a copy; when the last view on it goes, its block
+ * returns to a pool of at most POOL_MAX blocks, so the next chunks reuse memory that is
+ * already mapped (fresh pages for every chunk cost more than the scan). */
+#define POOL_MAX 16
+#define POOL_BYTES ((size_t)32 << 20) /* about one chunk of 2^18 rows (66 bytes a row) */
+static void *pool_p[POOL_MAX];
+static size_t pool_cap[POOL_MAX];
+static int pool_n = 0;
+static size_t pool_bytes = 0;
+
+static void *pool_get(size_t want, size_t *got) {
+    int best = -1;
+    for (int k = 0; k < pool_n; k++)
+        if (pool_cap[k] >= want && (best < 0 || pool_cap[k] < pool_cap[best])) best = k;
+    if (best >= 0) {
+        void *p = pool_p[best];
+        *got = pool_cap[best];
+        pool_bytes -= pool_cap[best];
+        pool_n--;
+        pool_p[best] = pool_p[pool_n];
+        pool_cap[best] = pool_cap[pool_n];
+        return p;
+    }
+    *got = want;
+    return malloc(want ? want : 1);
+}
+
+static void pool_put(void *p, size_t cap) {
+    if (!p) return;
+    if (pool_n < POOL_MAX && cap <= POOL_BYTES - pool_bytes) {
+        pool_p[pool_n] = p;
+        pool_cap[pool_n] = cap;
+        pool_n++;
+        pool_bytes += cap;
+        return;
+    }
+    free(p);
+}
+
+typedef struct {
+    PyObject_HEAD
+    void *p;
+    size_t cap;
+    Py_ssize_t len;
+} BufObject;
+
+static char empty_block[8];
+
+static int buf_getbuffer(BufObject *self, Py_buffer *view, int flags) {
+    return PyBuffer_FillInfo(view, (PyObject *)self, self->p ? self->p : (void *)empty_block, self->len, 0, flags);
+}
+
+static void buf_dealloc(BufObject *self) {
+    pool_put(self->p, self->cap);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyBufferProcs buf_as_buffer = {(getbufferproc)buf_getbuffer, NULL};
+
+static PyTypeObject BufType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "kgtool.codec._speedups.ColumnBuffer",
+    .tp_basicsize = sizeof(BufObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "One column of a chunk (buffer protocol; np.frombuffer views it without a copy).",
+    .tp_dealloc = (destructor)buf_dealloc,
+    .tp_as_buffer = &buf_as_buffer,
+};
+
+/* ---- CommitColumns: the column buffers of one chunk */
+
+enum { C_ROFF, C_POS, C_TS, C_PID, C_PE, C_TXN, C_KEY, C_VER, C_OFF, C_LEP, C_META, C_CTS, C_ETS, NCOLS };
+static const size_t col_size[NCOLS] = {8, 8, 8, 8, 2, 1, 4, 1, 8, 4, 4, 8, 8};
+
+typedef struct {
+    PyObject_HEAD
+    KeyIndexObject *ki;
+    Py_ssize_t n, cap, cap0;
+    union {
+        void *col[NCOLS];
+        struct {
+            int64_t *roff, *pos, *ts, *pid;
+            int16_t *pe;
+            uint8_t *txn;
+            int32_t *key;
+            int8_t *ver;
+            int64_t *off;
+            int32_t *lep, *meta;
+            int64_t *cts, *ets;
+        } c;
+    } u;
+    size_t colcap[NCOLS]; /* bytes allocated per column */
+    intern_t metas;
+    int32_t empty_meta; /* code of "" in this chunk, -1 before it appears */
+} ColsObject;
+
+static PyTypeObject ColsType;
+
+/* CommitColumns(key_index, max_rows) */
+static PyObject *cols_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
+    PyObject *ki;
+    Py_ssize_t max_rows;
+    if (!PyArg_ParseTuple(args, "O!n", &KeyIndexType, &ki, &max_rows)) return NULL;
+    ColsObject *self = (ColsObject *)type->tp_alloc(type, 0);
+    if (!self) return NULL;
+    Py_INCREF(ki);
+    self->ki = (KeyIndexObject *)ki;
+    self->empty_meta = -1;
+    /* a chunk ends with the batch that reaches max_rows: room for that and a batch more */
+    self->cap0 = max_rows < 1 ? 1024 : max_rows > (1 << 20) ? (1 << 20) : max_rows + 1024;
+    if (intern_init(&self->metas)) {
+        Py_DECREF(self);
+        return PyErr_NoMemory();
+    }
+    return (PyObject *)self;
+}
+
+static void cols_dealloc(ColsObject *self) {
+    for (int k = 0; k < NCOLS; k++) pool_put(self->u.col[k], self->colcap[k]);
+    intern_free(&self->metas);
+    Py_XDECREF(self->ki);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int cols_grow(ColsObject *self) {
+    Py_ssize_t cap = self->cap ? self->cap * 2 : self->cap0;
+    for (int k = 0; k < NCOLS; k++) {
+        size_t want = (size_t)cap * col_size[k];
+        if (self->colcap[k] >= want) continue;
+        if (!self->u.col[k]) {
+            if (!(self->u.col[k] = pool_get(want, &self->colcap[k]))) return -1;
+            continue;
+        }
+        void *q = realloc(self->u.col[k], want);
+        if (!q) return -1;
+        self->u.col[k] = q;
+        self->colcap[k] = want;
+    }
+    self->cap = cap;
+    return 0;
+}
+
+/* Offer one record of a non-control batch: 1 appended as a plain offset commit, 0 not
+ * plain (the caller hands it to Python), -1 out of memory. */
+static int cols_offer(ColsObject *self, int64_t pos, int64_t roff, int64_t ts, int64_t pid, int16_t pe, int txn,
+                      const uint8_t *k, int32_t klen, const uint8_t *v, int32_t vlen) {
+    if (!k) return 0; /* a null key: never an offset commit */
+    KeyIndexObject *ki = self->ki;
+    /* A commit batch usually lists a group's partitions in the order of an earlier one, and
+     * keys get codes in order of appearance: try the code after the last key first. */
+    int32_t code = ki->last + 1;
+    uint64_t h = 0;
+    if (code >= ki->keys.count || !intern_eq(&ki->keys, code, k, (size_t)klen)) {
+        h = hash_bytes(k, (size_t)klen);
+        code = intern_find(&ki->keys, k, (size_t)klen, h);
+        if (code < 0 && !offset_commit_key_ok(k, klen)) return 0;
+    }
+    cval_t cv;
+    if (v) {
+        if (!commit_value(v, vlen, &cv)) return 0;
+    } else {
+        /* a tombstone (the offset deleted): no value fields */
+        cv.version = -1;
+        cv.offset = 0;
+        cv.leader_epoch = -1;
+        cv.md = NULL;
+        cv.mlen = 0;
+        cv.commit_ts = 0;
+        cv.expire_ts = -1;
+    }
+    /* plain: only now is the key interned (a key whose value is not plain is not) */
+    if (code < 0 && (code = keyindex_add(ki, k, klen, h)) < 0) return -1;
+    ki->last = code;
+    int32_t mcode = -1;
+    if (v) {
+        if (cv.mlen == 0) {
+            if (self->empty_meta < 0) self->empty_meta = intern_get(&self->metas, cv.md, 0);
+            mcode = self->empty_meta;
+        } else {
+            mcode = intern_get(&self->metas, cv.md, (size_t)cv.mlen);
+        }
+        if (mcode < 0) return -1;
+    }
+    if (self->n == self->cap && cols_grow(self)) return -1;
+    Py_ssize_t i = self->n++;
+    self->u.c.roff[i] = roff;
+    self->u.c.pos[i] = pos;
+    self->u.c.ts[i] = ts;
+    self->u.c.pid[i] = pid;
+    self->u.c.pe[i] = pe;
+    self->u.c.txn[i] = (uint8_t)(txn != 0);
+    self->u.c.key[i] = code;
+    self->u.c.ver[i] = cv.version;
+    self->u.c.off[i] = cv.offset;
+    self->u.c.lep[i] = cv.leader_epoch;
+    self->u.c.cts[i] = cv.commit_ts;
+    self->u.c.ets[i] = cv.expire_ts;
+    self->u.c.meta[i] = mcode;
+    return 1;
+}
+
+typedef struct {
+    Py_ssize_t n;
+    int32_t keys, groups, topics, metas, empty_meta;
+    Py_ssize_t raw;
+} cols_mark_t;
+
+static void cols_mark(ColsObject *self, PyObject *raw, cols_mark_t *m) {
+    m->n = self->n;
+    m->keys = self->ki->keys.count;
+    m->groups = self->ki->groups.count;
+    m->topics = self->ki->topics.count;
+    m->metas = self->metas.count;
+    m->empty_meta = self->empty_meta;
+    m->raw = PyList_GET_SIZE(raw);
+}
+
+static int cols_rollback(ColsObject *self, PyObject *raw, const cols_mark_t *m) {
+    self->n = m->n;
+    self->empty_meta = m->empty_meta;
+    self->ki->last = -1;
+    if (intern_truncate(&self->ki->keys, m->keys) || intern_truncate(&self->ki->groups, m->groups) ||
+        intern_truncate(&self->ki->topics, m->topics) || intern_truncate(&self->metas, m->metas)) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    return PyList_SetSlice(raw, m->raw, PyList_GET_SIZE(raw), NULL);
+}
+
+/* Hand a record that is not a plain offset commit to Python: (position, offset, timestamp,
+ * producer_id, producer_epoch, transactional, key, value, row index, False). */
+static int raw_append(PyObject *raw, int64_t pos, int64_t roff, int64_t ts, int64_t pid, int pe, int txn,
+                      const uint8_t *k, int32_t klen, const uint8_t *v, int32_t vlen, Py_ssize_t index) {
+    PyObject *kb = bytes_or_none(k, klen);
+    if (!kb) return -1;
+    PyObject *vb = bytes_or_none(v, vlen);
+    if (!vb) { Py_DECREF(kb); return -1; }
+    PyObject *t = Py_BuildValue("(LLLLiiNNnO)", (long long)pos, (long long)roff, (long long)ts, (long long)pid, pe,
+                                txn, kb, vb, index, Py_False);
+    if (!t) return -1; /* Py_BuildValue released kb and vb ("N") */
+    int rc = PyList_Append(raw, t);
+    Py_DECREF(t);
+    return rc;
+}
+
+/* One v2 batch at b[i], the checks decode_batch_v2 makes before its records, in its order:
+ * a header within the data (size >= RECORD_BATCH_OVERHEAD), the CRC-32C of attributes..end,
+ * codec 0-4, record count >= 0, the records section (decompress(codec, memoryview) -> bytes,
+ * or None when the codec fails), count <= its size. */
+typedef struct {
+    const uint8_t *h;
+    int64_t size, base_offset, base_ts, max_ts, pid, pos;
+    int16_t attributes, pe;
+    int32_t count;
+    int txn, has_lat, control;
+    const uint8_t *rp, *re;
+    PyObject *plain; /* the decompressed records (owned), or NULL */
+} vbatch_t;
+
+/* 1 ready, 0 declined (the general path takes it), -1 Python error. */
+static int vbatch_open(vbatch_t *v, PyObject *data_obj, PyObject **mv, const uint8_t *b, Py_ssize_t n, Py_ssize_t i,
+                       long long base_position, PyObject *decompress) {
+    v->plain = NULL;
+    if (n - i < 61) return 0;
+    const uint8_t *h = b + i;
+    int64_t size = (int64_t)be32(h + 8) + 12;
+    if (h[16] != 2 || size < 61 || size > n - i) return 0;
+    int16_t attributes = be16(h + 21);
+    uint32_t stored = (uint32_t)be32(h + 17);
+    if (crc32c_compute(h + 21, (size_t)(size - 21)) != stored) return 0;
+    int codec = attributes & 0x07;
+    if (codec > 4) return 0;
+    int32_t count = be32(h + 57);
+    if (count < 0) return 0;
+    v->h = h;
+    v->size = size;
+    v->attributes = attributes;
+    v->count = count;
+    v->base_offset = be64(h);
+    v->base_ts = be64(h + 27);
+    v->max_ts = be64(h + 35);
+    v->pid = be64(h + 43);
+    v->pe = be16(h + 51);
+    v->txn = (attributes & 0x10) != 0;
+    v->has_lat = (attributes & 0x08) != 0; /* LogAppendTime: every record takes MaxTimestamp */
+    v->control = (attributes & 0x20) != 0;
+    v->pos = (int64_t)base_position + i;
+    v->rp = h + 61;
+    v->re = h + size;
+    if (codec) {
+        if (!*mv && !(*mv = PyMemoryView_FromObject(data_obj))) return -1;
+        PyObject *slice = PySequence_GetSlice(*mv, i + 61, i + (Py_ssize_t)size);
+        if (!slice) return -1;
+        PyObject *plain = PyObject_CallFunction(decompress, "iO", codec, slice);
+        Py_DECREF(slice);
+        if (!plain) return -1;
+        if (!PyBytes_Check(plain)) { Py_DECREF(plain); return 0; } /* None: it does not decompress */
+        v->plain = plain;
+        v->rp = (const uint8_t *)PyBytes_AS_STRING(plain);
+        v->re = v->rp + PyBytes_GET_SIZE(plain);
+    }
+    if (count > v->re - v->rp) {
+        Py_CLEAR(v->plain);
+        return 0;
+    }
+    return 1;
+}
+
+/* The records of a control batch as transaction markers: (position, offset, timestamp,
+ * producer_id, producer_epoch, transactional, type, coordinator epoch | None, index, True)
+ * appended to out. ControlRecordType.parse: key version int16 >= 0 then type int16; for
+ * COMMIT (1) / ABORT (0) the value is EndTransactionMarker: version int16 >= 0 then
+ * CoordinatorEpoch int32 (kgtool.codec.batch.parse_control_record). 1 ok, 0 anything else
+ * (records malformed, or a key/value parse_control_record rejects: the caller removes what was
+ * appended and declines), -1 Python error. */
+static int control_records(const vbatch_t *v, PyObject *out, Py_ssize_t index) {
+    const uint8_t *p = v->rp;
+    for (int32_t r = 0; r < v->count; r++) {
+        rec_t rec;
+        rerr_t er;
+        if (parse_record(&p, v->re, &rec, &er)) return 0;
+        if (!rec.key || rec.klen < 4 || be16(rec.key) < 0) return 0;
+        int16_t type = be16(rec.key + 2);
+        PyObject *epoch;
+        if (type == 0 || type == 1) {
+            if (!rec.value || rec.vlen < 6 || be16(rec.value) < 0) return 0;
+            if (!(epoch = PyLong_FromLong(be32(rec.value + 2)))) return -1;
+        } else {
+            epoch = Py_None;
+            Py_INCREF(epoch);
+        }
+        int64_t ts = v->has_lat ? v->max_ts : wrap_add(v->base_ts, rec.ts_delta);
+        int64_t roff = wrap_add(v->base_offset, rec.off_delta);
+        PyObject *t = Py_BuildValue("(LLLLiiiNnO)", (long long)v->pos, (long long)roff, (long long)ts,
+                                    (long long)v->pid, (int)v->pe, v->txn, (int)type, epoch, index, Py_True);
+        if (!t) return -1;
+        int rc = PyList_Append(out, t);
+        Py_DECREF(t);
+        if (rc) return -1;
+    }
+    return p == v->re;
+}
+
+/* CommitColumns.scan(data, i, hi, base_position, max_rows, decompress, raw) -> (j, declined)
+ *
+ * Walks the batch chain from index i while the batch at i starts before hi and is one the
+ * general path would decode without a problem: v2 (DefaultRecordBatch), vbatch_open's checks,
+ * every record well-formed (DefaultRecord.readFrom) and nothing after the last one ("records
+ * still remaining"), and for a control batch every record a control record
+ * parse_control_record accepts. Plain offset commits go into the columns, other records and
+ * markers into `raw` (see raw_append, control_records). Stops after the batch that brings the
+ * rows to max_rows (declined 0), at hi (0), or before a batch it declines (declined 1: the
+ * caller takes exactly that entry on the general path). */
+static PyObject *cols_scan(ColsObject *self, PyObject *args) {
+    PyObject *data_obj, *decompress, *raw;
+    Py_ssize_t i, hi, max_rows;
+    long long base_position;
+    if (!PyArg_ParseTuple(args, "OnnLnOO!", &data_obj, &i, &hi, &base_position, &max_rows, &decompress,
+                          &PyList_Type, &raw))
+        return NULL;
+    Py_buffer buf;
+    if (PyObject_GetBuffer(data_obj, &buf, PyBUF_SIMPLE)) return NULL;
+    const uint8_t *b = (const uint8_t *)buf.buf;
+    Py_ssize_t n = buf.len;
+    PyObject *mv = NULL;
+    int declined = 0;
+    if (i < 0) i = 0;
+    if (hi > n) hi = n;
+    while (i < hi && self->n < max_rows) {
+        vbatch_t v;
+        int rc = vbatch_open(&v, data_obj, &mv, b, n, i, base_position, decompress);
+        if (rc < 0) goto error;
+        if (rc == 0) { declined = 1; break; }
+        cols_mark_t mark;
+        cols_mark(self, raw, &mark);
+        int ok;
+        if (v.control) {
+            ok = control_records(&v, raw, self->n);
+            if (ok < 0) { Py_XDECREF(v.plain); goto error; }
+        } else {
+            const uint8_t *p = v.rp;
+            ok = 1;
+            for (int32_t r = 0; r < v.count; r++) {
+                rec_t rec;
+                rerr_t er;
+                if (parse_record(&p, v.re, &rec, &er)) { ok = 0; break; }
+                int64_t ts = v.has_lat ? v.max_ts : wrap_add(v.base_ts, rec.ts_delta);
+                int64_t roff = wrap_add(v.base_offset, rec.off_delta);
+                int c = cols_offer(self, v.pos, roff, ts, v.pid, v.pe, v.txn, rec.key, rec.klen, rec.value, rec.vlen);
+                if (c < 0) { Py_XDECREF(v.plain); PyErr_NoMemory(); goto error; }
+                if (c == 0 && raw_append(raw, v.pos, roff, ts, v.pid, v.pe, v.txn, rec.key, rec.klen, rec.value,
+                                         rec.vlen, self->n)) {
+                    Py_XDECREF(v.plain);
+                    goto error;
+                }
+            }
+            if (ok && p != v.re) ok = 0; /* "Incorrect declared batch size, records still remaining" */
+        }
+        Py_XDECREF(v.plain);
+        if (!ok) {
+            if (cols_rollback(self, raw, &mark)) goto error;
+            declined = 1;
+            break;
+        }
+        i += (Py_ssize_t)v.size;
+    }
+    Py_XDECREF(mv);
+    PyBuffer_Release(&buf);
+    return Py_BuildValue("(ni)", i, declined);
+error:
+    Py_XDECREF(mv);
+    PyBuffer_Release(&buf);
+    return NULL;
+}
+
+/* CommitColumns.add(position, offset, timestamp, producer_id, producer_epoch, transactional,
+ * key, value) -> bool: a record decoded by the general path (legacy message sets, ...). */
+static PyObject *cols_add(ColsObject *self, PyObject *args) {
+    long long pos, roff, ts, pid;
+    int pe, txn;
+    PyObject *ko, *vo;
+    if (!PyArg_ParseTuple(args, "LLLLipOO", &pos, &roff, &ts, &pid, &pe, &txn, &ko, &vo)) return NULL;
+    Py_buffer kb, vb;
+    int hk = 0, hv = 0, rc = 0;
+    if (ko != Py_None) {
+        if (PyObject_GetBuffer(ko, &kb, PyBUF_SIMPLE)) return NULL;
+        hk = 1;
+    }
+    if (vo != Py_None) {
+        if (PyObject_GetBuffer(vo, &vb, PyBUF_SIMPLE)) { if (hk) PyBuffer_Release(&kb); return NULL; }
+        hv = 1;
+    }
+    if ((hk && kb.len > INT32_MAX) || (hv && vb.len > INT32_MAX)) rc = 0;
+    else
+        rc = cols_offer(self, pos, roff, ts, pid, (int16_t)pe, txn, hk ? (const uint8_t *)kb.buf : NULL,
+                        hk ? (int32_t)kb.len : -1, hv ? (const uint8_t *)vb.buf : NULL, hv ? (int32_t)vb.len : -1);
+    if (hk) PyBuffer_Release(&kb);
+    if (hv) PyBuffer_Release(&vb);
+    if (rc < 0) return PyErr_NoMemory();
+    return PyBool_FromLong(rc);
+}
+
+/* CommitColumns.take() -> (n, record_offset, position, timestamp, producer_id, producer_epoch,
+ * transactional, key, version, offset, leader_epoch, metadata, commit_timestamp,
+ * expire_timestamp, metadata_values): the columns as ColumnBuffers (native byte order, no
+ * copy) and the chunk's metadata strings; the columns and the metadata table start over. */
+static PyObject *cols_take(ColsObject *self, PyObject *noargs) {
+    Py_ssize_t n = self->n;
+    PyObject *t = PyTuple_New(NCOLS + 2);
+    if (!t) return NULL;
+    PyObject *metas = PyList_New(self->metas.count);
+    if (!metas) goto fail;
+    PyTuple_SET_ITEM(t, NCOLS + 1, metas);
+    for (int32_t c = 0; c < self->metas.count; c++) {
+        PyObject *s = intern_str(&self->metas, c);
+        if (!s) goto fail;
+        PyList_SET_ITEM(metas, c, s);
+    }
+    PyObject *o = PyLong_FromSsize_t(n);
+    if (!o) goto fail;
+    PyTuple_SET_ITEM(t, 0, o);
+    for (int k = 0; k < NCOLS; k++) {
+        BufObject *b = PyObject_New(BufObject, &BufType);
+        if (!b) goto fail;
+        b->p = NULL;
+        b->cap = 0;
+        b->len = 0;
+        PyTuple_SET_ITEM(t, k + 1, (PyObject *)b);
+    }
+    if (n) { /* hand the blocks over (an empty chunk keeps them) */
+        for (int k = 0; k < NCOLS; k++) {
+            BufObject *b = (BufObject *)PyTuple_GET_ITEM(t, k + 1);
+            b->p = self->u.col[k];
+            b->cap = self->colcap[k];
+            b->len = n * (Py_ssize_t)col_size[k];
+            self->u.col[k] = NULL;
+            self->colcap[k] = 0;
+        }
+        self->cap = 0;
+    }
+    self->n = 0;
+    self->empty_meta = -1;
+    if (intern_truncate(&self->metas, 0)) { Py_DECREF(t); return PyErr_NoMemory(); }
+    return t;
+fail:
+    Py_DECREF(t);
+    return NULL;
+}
+
+static PyObject *cols_get_n(ColsObject *self, void *closure) { return PyLong_FromSsize_t(self->n); }
+
+static PyMethodDef cols_methods[] = {
+    {"scan", (PyCFunction)cols_scan, METH_VARARGS, "Walk plain v2 batches from an index, filling the columns."},
+    {"add", (PyCFunction)cols_add, METH_VARARGS, "Offer one record decoded by the general path."},
+    {"take", (PyCFunction)cols_take, METH_NOARGS, "The chunk's columns; start a new chunk."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef cols_getset[] = {
+    {"n", (getter)cols_get_n, NULL, "rows in the current chunk", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject ColsType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "kgtool.codec._speedups.CommitColumns",
+    .tp_basicsize = sizeof(ColsObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Column buffers of plain offset commits (one chunk at a time).",
+    .tp_new = cols_new,
+    .tp_dealloc = (destructor)cols_dealloc,
+    .tp_methods = cols_methods,
+    .tp_getset = cols_getset,
+};
+
+/* scan_markers(data, i, hi, base_position, decompress, out) -> (j, declined)
+ *
+ * The transaction markers of a range without decoding anything else. Follows the chain from
+ * index i past every entry that scan_segment steps over by exactly its own size without
+ * yielding a marker: a header it trusts (LOG_OVERHEAD + magic readable, length >= 14 =
+ * LegacyRecord.RECORD_OVERHEAD_V0, size >= the minimum of its magic, within the data) that is
+ * not a v2 control batch; such an entry is a batch, or a crc_mismatch / malformed /
+ * unsupported problem, never a CONTROL entry. Control batches that decode (vbatch_open,
+ * control_records) append their markers to out. Stops at hi (declined 0) or before any other
+ * entry (declined 1: a header needing resync or a tail, or a control batch that does not
+ * decode: the caller takes exactly that entry on the general path). */
+static PyObject *py_scan_markers(PyObject *self, PyObject *args) {
+    PyObject *data_obj, *decompress, *out;
+    Py_ssize_t i, hi;
+    long long base_position;
+    if (!PyArg_ParseTuple(args, "OnnLOO!", &data_obj, &i, &hi, &base_position, &decompress, &PyList_Type, &out))
+        return NULL;
+    Py_buffer buf;
+    if (PyObject_GetBuffer(data_obj, &buf, PyBUF_SIMPLE)) return NULL;
+    const uint8_t *b = (const uint8_t *)buf.buf;
+    Py_ssize_t n = buf.len;
+    PyObject *mv = NULL;
+    int declined = 0;
+    if (i < 0) i = 0;
+    if (hi > n) hi = n;
+    while (i < hi) {
+        declined = 1;
+        if (n - i < 17) break;
+        const uint8_t *h = b + i;
+        int32_t length = be32(h + 8);
+        uint8_t magic = h[16];
+        if (length < 14) break;
+        int64_t size = (int64_t)length + 12;
+        int64_t min = magic == 2 ? 61 : magic == 1 ? 34 : magic == 0 ? 26 : 0;
+        if (size < min || size > n - i) break;
+        if (magic == 2 && (be16(h + 21) & 0x20)) {
+            vbatch_t v;
+            int rc = vbatch_open(&v, data_obj, &mv, b, n, i, base_position, decompress);
+            if (rc < 0) goto error;
+            if (rc == 0) break;
+            Py_ssize_t before = PyList_GET_SIZE(out);
+            rc = control_records(&v, out, 0);
+            Py_XDECREF(v.plain);
+            if (rc < 0) goto error;
+            if (rc == 0) {
+                if (PyList_SetSlice(out, before, PyList_GET_SIZE(out), NULL)) goto error;
+                break;
+            }
+        }
+        declined = 0;
+        i += (Py_ssize_t)size;
+    }
+    if (i >= hi) declined = 0;
+    Py_XDECREF(mv);
+    PyBuffer_Release(&buf);
+    return Py_BuildValue("(ni)", i, declined);
+error:
+    Py_XDECREF(mv);
+    PyBuffer_Release(&buf);
+    return NULL;
+}
+
 static PyObject *py_crc32c(PyObject *self, PyObject *args) {
     Py_buffer buf;
     if (!PyArg_ParseTuple(args, "y*", &buf)) return NULL;
@@ -734,6 +1741,7 @@ static PyMethodDef methods[] = {
     {"decode_records_v2", py_decode_records_v2, METH_VARARGS, "Decode the records of a v2 records section."},
     {"summarize_records_v2", py_summarize_records_v2, METH_VARARGS, "Summarize the records of a records section."},
     {"summarize_segment", py_summarize_segment, METH_VARARGS, "Summarize plain v2 batches from an index."},
+    {"scan_markers", py_scan_markers, METH_VARARGS, "Transaction markers of a range, decoding only control batches."},
     {"crc32c", py_crc32c, METH_VARARGS, "CRC-32C (Castagnoli)."},
     {NULL, NULL, 0, NULL},
 };
@@ -742,5 +1750,20 @@ static struct PyModuleDef moddef = {PyModuleDef_HEAD_INIT, "_speedups", "kgtool 
 
 PyMODINIT_FUNC PyInit__speedups(void) {
     crc_init();
-    return PyModule_Create(&moddef);
+    if (PyType_Ready(&KeyIndexType) < 0 || PyType_Ready(&ColsType) < 0 || PyType_Ready(&BufType) < 0) return NULL;
+    PyObject *m = PyModule_Create(&moddef);
+    if (!m) return NULL;
+    Py_INCREF(&KeyIndexType);
+    if (PyModule_AddObject(m, "KeyIndex", (PyObject *)&KeyIndexType) < 0) {
+        Py_DECREF(&KeyIndexType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_INCREF(&ColsType);
+    if (PyModule_AddObject(m, "CommitColumns", (PyObject *)&ColsType) < 0) {
+        Py_DECREF(&ColsType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
 }
