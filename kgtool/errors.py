@@ -20,6 +20,11 @@ class ExitCode(IntEnum):
     USAGE = 2
     #: A bug in kgtool itself (a non-kgtool exception); traceback with ``--debug``.
     INTERNAL = 3
+    #: Spark could not finish the job for lack of resources: out of memory (driver, executor,
+    #: Python worker), an executor or Python worker lost, a task failing past
+    #: ``spark.task.maxFailures``, the JVM gone. The message names the setting to change; the
+    #: same run may succeed with it (or on a less loaded machine), unlike a usage error.
+    SPARK_RESOURCES = 4
 
 
 class KgtoolError(Exception):
@@ -107,3 +112,15 @@ class EnvironmentProblem(KgtoolError):
     """Something the machine lacks (e.g. Java 17+ for Spark)."""
 
     exit_code = ExitCode.USAGE
+
+
+class SparkFailure(KgtoolError):
+    """Spark could not complete the job (memory, a lost executor or worker, too many task
+    failures, the JVM gone): one line naming the cause and the ``--conf KEY=VALUE`` to change.
+
+    Built by :func:`kgtool.spark.failures.explain` from Spark's exceptions; code that runs in a
+    Spark task may raise it too (e.g. a group too large for one task's memory), and it reaches
+    the user with its message and exit code 4.
+    """
+
+    exit_code = ExitCode.SPARK_RESOURCES

@@ -86,13 +86,23 @@ class KgtoolGroup(TyperGroup):
             if debug:
                 traceback.print_exc()
             _error_line(
-                f"kgtool: internal error: {type(exc).__name__}: {exc} "
+                f"kgtool: internal error: {type(exc).__name__}: {_first_line(exc)} "
                 "(run with --debug for the traceback, and please report it)"
             )
             code = ExitCode.INTERNAL
         if standalone_mode:
             sys.exit(int(code))
         return code
+
+
+def _first_line(exc: BaseException) -> str:
+    """The first non-empty line of an exception's message: errors are one line on stderr (a
+    multi-line message, e.g. with a Java stack trace, is for --debug)."""
+    try:
+        text = str(exc)
+    except Exception:  # noqa: BLE001 - a __str__ that fails (py4j asks the JVM)
+        text = ""
+    return next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
 
 
 def _error_line(message: str) -> None:

@@ -28,6 +28,11 @@ EXIT_STATUS = {
     ExitCode.FINDINGS: "Findings or corruption were reported (CRC failures, skipped batches, stale commits).",
     ExitCode.USAGE: "Usage or input error: a bad option, an unreadable or malformed input file.",
     ExitCode.INTERNAL: "Internal error in kgtool; run with --debug for the traceback and report it.",
+    ExitCode.SPARK_RESOURCES: (
+        "spark-audit: Spark could not finish the job for lack of resources (out of memory, a lost "
+        "executor or Python worker, a task failing past spark.task.maxFailures, the JVM gone); the "
+        "message names the setting to change (--conf KEY=VALUE)."
+    ),
 }
 
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import enum
 import re
 import sys
+import time
 from datetime import datetime, timezone
 from typing import Any, Optional
 
@@ -11,14 +13,26 @@ import typer
 
 from kgtool.cli import render
 from kgtool.cli.render import OutputFormat
-from kgtool.errors import FindingsReported, InputError, UsageError
+from kgtool.errors import FindingsReported, InputError, KgtoolError, UsageError
 
 HELP = """Reconstruct consumer-group history from __consumer_offsets segments with PySpark and report stale commits.
 
 PATH is a broker log directory (its __consumer_offsets-N directories are read), a __consumer_offsets-N directory or a segment file, local or on any filesystem Spark's Hadoop layer reads (hdfs://, s3a://). Without PATH, the sample log shipped with kgtool is audited.
 
 Each __consumer_offsets partition is audited by one Spark task that replays its segments in log order exactly as Kafka's group coordinator loads the partition. Findings (rewind, zombie, orphan, epoch-regression, expiring, aborted-txn, pending-txn) exit with status 1. Needs Java 17+.
+
+Spark's own output (log lines, JVM warnings, Python workers' stderr) stays off the terminal unless asked for with --spark-log-level or --verbose. When Spark fails for lack of resources (out of memory, a lost executor or Python worker, a task failing past spark.task.maxFailures, the JVM gone), one line names the cause and the --conf KEY=VALUE to change, and the exit status is 4.
 """
+
+
+class SparkLogLevel(str, enum.Enum):
+    """``--spark-log-level`` values (log4j levels)."""
+
+    OFF = "OFF"
+    ERROR = "ERROR"
+    WARN = "WARN"
+    INFO = "INFO"
+    DEBUG = "DEBUG"
 
 RULE_MEANINGS = {
     "rewind": "commit below the previous effective offset while the group is not Empty",
@@ -107,12 +121,42 @@ MAN_SECTIONS = {
         "end of the log are always shown). TIME is ISO-8601 (UTC unless an offset is given) "
         "or epoch milliseconds."
     ),
+    "SPARK OUTPUT AND FAILURES": (
+        "By default nothing Spark prints reaches the terminal: the driver JVM (started by kgtool "
+        "with the log4j2 configuration kgtool/data/spark-log4j2.properties, passed as "
+        "-Dlog4j2.configurationFile in spark.driver.extraJavaOptions and, on cluster masters, "
+        "spark.executor.extraJavaOptions, appended to any value given with --conf or in "
+        "spark-defaults.conf) logs at ERROR into a temporary file that also receives what the "
+        "JVM itself prints (\"WARNING: Using incubator modules\") and what the Python workers "
+        "write on stderr. kgtool reads it to explain a failure and removes it at exit. "
+        "--spark-log-level ERROR, WARN, INFO or DEBUG sends Spark's log at that level, and that "
+        "output, to stderr instead; --verbose means WARN, and also prints kgtool's progress. An "
+        "explicit -Dlog4j2.configurationFile in spark.driver.extraJavaOptions is kept (then only "
+        "where its output goes is kgtool's choice). Executors log at WARN (INFO or DEBUG if asked) "
+        "to the cluster's logs. Under spark-submit, the submitter's logging is left alone.\n\n"
+        "When Spark fails, one line says why, with the setting to change as --conf KEY=VALUE "
+        "(doubling its current value), and the exit status is 4: the driver JVM out of memory "
+        "(java.lang.OutOfMemoryError, including the JVM exiting with status 52) -> "
+        "spark.driver.memory, which in local mode also runs the tasks; an executor out of heap -> "
+        "spark.executor.memory; an executor killed for exceeding its container's memory -> "
+        "spark.executor.memoryOverhead; an executor lost otherwise -> spark.task.maxFailures; a "
+        "Python worker's MemoryError -> spark.executor.pyspark.memory (when set; else "
+        "spark.executor.memoryOverhead, or fewer local tasks); a Python worker killed or crashed "
+        "-> spark.executor.memoryOverhead (local mode: fewer tasks at once, --master local[1]); a "
+        "task failing past spark.task.maxFailures -> that setting; results over "
+        "spark.driver.maxResultSize -> that setting; the driver JVM killed (SIGKILL, the kernel's "
+        "out-of-memory killer) -> lower spark.driver.memory or fewer tasks. A kgtool error raised "
+        "inside a Spark task (an input error naming a file and byte...) is reported as itself, with "
+        "its own exit status. Any other failure is an internal error (exit 3) described in one "
+        "line; the temporary file with Spark's output is then kept and named."
+    ),
     "EXAMPLES": (
         "kgtool spark-audit\n"
         "kgtool spark-audit /var/lib/kafka/data --out audit/ --group '^orders-'\n"
         "kgtool spark-audit __consumer_offsets-12 --since 2024-06-01T00:00:00Z --format json\n"
         "kgtool spark-audit hdfs://nn/backups/kafka/ --master yarn --conf spark.executor.memory=4g "
         "--out hdfs://nn/audit/run1\n"
+        "kgtool spark-audit big-log/ --conf spark.driver.memory=4g --verbose\n"
         "spark-submit kgtool/spark/job.py s3a://bucket/kafka-logs/ --out s3a://bucket/audit/"
     ),
     "FILES": (
@@ -222,6 +266,15 @@ def command(
         "32MiB", "--split-size", metavar="SIZE",
         help="Bytes read at a time from remote storage (cut at batch boundaries); local segments are memory-mapped.",
     ),
+    spark_log_level: Optional[SparkLogLevel] = typer.Option(
+        None, "--spark-log-level", metavar="LEVEL", case_sensitive=False,
+        help="Spark's log on stderr: OFF (the default: nothing from Spark, its JVM or its Python workers), "
+        "ERROR, WARN (the default with --verbose), INFO or DEBUG.",
+        show_default=False,
+    ),
+    verbose: bool = typer.Option(
+        False, "--verbose", "-v", help="Print kgtool's progress on stderr, and Spark's log at WARN."
+    ),
 ) -> None:
     from kgtool.offsets.audit import AuditOptions
 
@@ -248,19 +301,29 @@ def command(
     from kgtool.spark.files import resolve_inputs, is_local
     from kgtool.spark.session import get_session
 
+    log_level = spark_log_level.value if spark_log_level is not None else ("WARN" if verbose else "OFF")
     local_files = None
     empty: set[int] = set()
     if all(is_local(p) for p in paths):
         local_files = resolve_inputs(paths, empty=empty)  # input errors before the JVM starts
         if not local_files and not empty:
             raise InputError("no segment files to audit")
-    with _progress() as say:
-        say("starting Spark")
-        spark = get_session(master, spark_conf)
-        files = local_files if local_files is not None else resolve_inputs(paths, spark, empty=empty)
-        sink = render.write_json_lines if output_format is OutputFormat.jsonl else None
-        summary = job.run_audit(spark, files, options, out=out, fmt=fmt, split_bytes=split_bytes, progress=say,
-                                findings_sink=sink, empty_partitions=tuple(sorted(empty)))
+    with _progress(verbose) as say:
+        say(f"starting Spark ({master}, Spark log level {log_level})")
+        try:
+            spark = get_session(master, spark_conf, log_level=log_level)
+            files = local_files if local_files is not None else resolve_inputs(paths, spark, empty=empty)
+            sink = render.write_json_lines if output_format is OutputFormat.jsonl else None
+            summary = job.run_audit(spark, files, options, out=out, fmt=fmt, split_bytes=split_bytes,
+                                    progress=say, findings_sink=sink, empty_partitions=tuple(sorted(empty)))
+        except KgtoolError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - Spark's failures become one line (kgtool/spark/failures.py)
+            err = _spark_error(exc)
+            if err is None:
+                raise
+            raise err from exc
+        say("done")
     if output_format is OutputFormat.json:
         render.print_json(job.summary_json(summary))
     elif output_format is OutputFormat.table:
@@ -279,17 +342,39 @@ def command(
         raise FindingsReported(" and ".join(parts) + " reported")
 
 
+def _spark_error(exc: Exception) -> Exception | None:
+    """The error to raise instead of a failed Spark job's exception (None: re-raise it): the
+    kgtool error explaining it, else, for a Spark exception, one line of it as an internal
+    error, with the kept file of Spark's output named."""
+    from kgtool.spark import failures, session
+
+    err = failures.explain(exc)
+    if err is not None:
+        return err
+    if not failures.is_spark_exception(exc):
+        return None
+    kept = session.launched.keep() if session.launched is not None else None
+    return failures.SparkJobError(failures.summary(exc) + (f" (Spark's output: {kept})" if kept else ""))
+
+
 class _progress:
-    """A Rich status line on stderr while the job runs (only on a terminal)."""
+    """Progress on stderr: lines with the elapsed time with --verbose, else a Rich status line
+    while the job runs (only on a terminal)."""
+
+    def __init__(self, verbose: bool = False) -> None:
+        self.verbose = verbose
 
     def __enter__(self):
         self._status = None
-        if sys.stderr.isatty():
+        start = time.monotonic()
+        if sys.stderr.isatty() and not self.verbose:
             self._status = render.err().status("spark-audit")
             self._status.__enter__()
 
         def say(msg: str) -> None:
-            if self._status is not None:
+            if self.verbose:
+                render.info(f"spark-audit [{time.monotonic() - start:7.1f}s] {msg}")
+            elif self._status is not None:
                 self._status.update(f"spark-audit: {msg}")
 
         return say

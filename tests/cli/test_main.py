@@ -79,6 +79,23 @@ def test_exit_3_internal_error_without_traceback(run, failing_command):
     assert "Traceback" not in result.output
 
 
+def test_internal_error_with_a_multiline_message_is_one_line(run, failing_command):
+    failing_command(RuntimeError("An error occurred while calling o45.collectToPython.\n: java.lang.X\n\tat y"))
+    result = run(["coordinator-of", "g"])
+    assert result.exit_code == ExitCode.INTERNAL
+    assert result.stderr.count("\n") == 1, result.stderr
+    assert "RuntimeError: An error occurred while calling o45.collectToPython." in result.stderr
+
+
+def test_exit_4_spark_failure(run, failing_command):
+    from kgtool.errors import SparkFailure
+
+    failing_command(SparkFailure("spark-audit: Spark's driver JVM ran out of memory: raise spark.driver.memory"))
+    result = run(["coordinator-of", "g"])
+    assert result.exit_code == ExitCode.SPARK_RESOURCES == 4
+    assert result.stderr == "kgtool: spark-audit: Spark's driver JVM ran out of memory: raise spark.driver.memory\n"
+
+
 def test_debug_shows_traceback(run, failing_command, monkeypatch):
     monkeypatch.delenv(cli_main._DEBUG_ENV, raising=False)
     failing_command(ZeroDivisionError("oops"))

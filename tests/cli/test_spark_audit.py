@@ -188,3 +188,71 @@ def test_cli_import_does_not_load_pyspark():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          env={**os.environ, "PYTHONPATH": str(repo)}, check=True)
     assert out.stdout.strip() == "False"
+
+
+# --- Spark's output stays off stderr; failures are one line (real processes, real JVMs) ------
+
+
+def _audit_process(run_process, monkeypatch, tmp_path, *args):
+    """``python -m kgtool spark-audit --master local[1] ARGS`` with its own TMPDIR (to see that
+    the file capturing Spark's output is removed)."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir(exist_ok=True)
+    monkeypatch.setenv("TMPDIR", str(tmp))  # read by the child only (the parent's tempdir is cached)
+    monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
+    proc = run_process(["spark-audit", "--master", "local[1]", *args], timeout=600)
+    return proc, proc.stdout.decode(), proc.stderr.decode(), sorted(p.name for p in tmp.glob("kgtool-spark-*"))
+
+
+@pytest.mark.spark
+def test_quiet_by_default_only_kgtool_lines_on_stderr(run_process, monkeypatch, tmp_path):
+    proc, out, err, left = _audit_process(run_process, monkeypatch, tmp_path)
+    assert proc.returncode == 1, err
+    assert err == "kgtool: 7 findings reported\n"  # no Spark, JVM or Python worker line
+    assert "zombie" in out
+    assert left == []
+
+
+@pytest.mark.spark
+def test_quiet_success_has_empty_stderr(run_process, monkeypatch, tmp_path):
+    path = FIXTURES / "scenario1_generations" / "00000000000000000000.log"
+    proc, out, err, left = _audit_process(run_process, monkeypatch, tmp_path, str(path), "--format", "json")
+    assert proc.returncode == 0, err
+    assert err == ""
+    assert json.loads(out)["counts"]["findings"] == 0
+    assert left == []
+
+
+@pytest.mark.spark
+def test_verbose_and_spark_log_level_bring_spark_back(run_process, monkeypatch, tmp_path):
+    proc, out, err, left = _audit_process(run_process, monkeypatch, tmp_path, "--verbose", "--spark-log-level", "info",
+                                          "--format", "json")
+    assert proc.returncode == 1, err
+    json.loads(out)  # stdout stays kgtool's: the JVM's stdout goes to stderr
+    lines = err.splitlines()
+    assert any(" INFO SparkContext: Running Spark version" in ln for ln in lines), err[:2000]
+    assert any(ln.startswith("spark-audit [") and "replaying groups" in ln for ln in lines)  # progress
+    assert not any("Setting default log level" in ln or "Using Spark's default log4j profile" in ln for ln in lines)
+    assert "kgtool: 7 findings reported" in lines  # (Spark logs its shutdown after it, at INFO)
+    assert left == []
+
+
+@pytest.mark.spark
+def test_python_worker_out_of_memory_is_one_line_exit_4(run_process, monkeypatch, tmp_path):
+    """spark.executor.pyspark.memory=100m (RLIMIT_AS of each Python worker) is too little to map
+    pyarrow's libraries: a real worker memory failure, reported in one line with the setting."""
+    proc, out, err, left = _audit_process(run_process, monkeypatch, tmp_path, "--conf", "spark.executor.pyspark.memory=100m")
+    assert proc.returncode == 4, err
+    assert err.count("\n") == 1, err
+    assert err.startswith("kgtool: spark-audit: a Spark Python worker ran out of memory (")
+    assert err.rstrip().endswith(
+        "raise spark.executor.pyspark.memory (now 100m): --conf spark.executor.pyspark.memory=1g"
+    )
+    assert "Traceback" not in err and "\tat " not in err
+    assert left == []
+
+
+def test_bad_spark_log_level_exits_2(run):
+    result = run(["spark-audit", "--spark-log-level", "loud"])
+    assert result.exit_code == 2
+    assert "--spark-log-level" in result.stderr

@@ -113,3 +113,15 @@ def test_empty_partition_and_no_out(spark, tmp_path):
     cov = {c["log_partition"]: c for c in summary.coverage}
     assert cov[3]["records"] == 0 and cov[3]["segments"] == 0 and cov[3]["first_offset"] is None
     assert summary.finding_count == 7
+
+
+def test_whole_audit_is_one_spark_job(spark, tmp_path):
+    # Coverage, replay and tables come from one pass; the summary from the tasks' small rows.
+    sc = spark.sparkContext
+    sc.setJobGroup("kgtool-job-count", "spark-audit job count")
+    try:
+        job.run_audit(spark, _inputs(), AuditOptions(), out=str(tmp_path / "out"))
+    finally:
+        sc.setJobGroup("", "")
+    jobs = sc.statusTracker().getJobIdsForGroup("kgtool-job-count")
+    assert len(jobs) == 1, jobs
