@@ -20,10 +20,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from kgtool.offsets.entries import LogEntry
 from kgtool.offsets.store import G, K, NULL, Store
 
 TopicPartition = tuple[str, int]
+_K_OWNERS, _K_ORPHAN, _K_MOVED, _K_TOP_HAS = K["owners"], K["orphan"], K["moved"], K["top_has"]
 
 
 def tp_name(tp: TopicPartition) -> str:
@@ -48,20 +51,23 @@ def topic_partitions(items: Any, topic_names: dict[str, str] | None = None) -> l
     """``[{topic|topic_id, partitions: [..]}]`` -> sorted topic partitions; None if absent."""
     if items is None:
         return None
-    out: list[TopicPartition] = []
+    out: set[TopicPartition] = set()
     for it in items:
         if isinstance(it, (list, tuple)) and len(it) == 2:
-            out.append((str(it[0]), int(it[1])))
+            out.add((str(it[0]), int(it[1])))
             continue
-        topic = _get(it, "topic", "topic_name")
+        topic = it.get("topic")
         if topic is None:
-            tid = _get(it, "topic_id")
+            topic = it.get("topic_name")
+        if topic is None:
+            tid = it.get("topic_id")
             if tid is None:
                 continue
             topic = (topic_names or {}).get(str(tid), str(tid))
-        for p in _get(it, "partitions", default=[]) or []:
-            out.append((str(topic), int(p)))
-    return sorted(set(out))
+        topic = str(topic)
+        for p in it.get("partitions") or ():
+            out.add((topic, int(p)))
+    return sorted(out)
 
 
 @dataclass
@@ -76,8 +82,9 @@ class Generation:
     leader: str | None = None
     current_state_timestamp: int | None = None
     members: list[str] = field(default_factory=list)
-    # None when assignments are unknown (a non-consumer protocol, undecodable assignments).
-    owners: dict[TopicPartition, list[str]] | None = None
+    # Sorted owner member ids per partition; None when assignments are unknown (a non-consumer
+    # protocol, undecodable assignments).
+    owners: dict[TopicPartition, tuple[str, ...]] | None = None
     row: dict[str, Any] | None = None  # its generations-table row, updated as the log goes on
 
     @property
@@ -138,29 +145,37 @@ class GroupState:
 
     # ---- the snapshot commits are attributed to ------------------------------------------
     def _attribute(self, k: int, tp: TopicPartition) -> None:
-        gen = self.gen
-        row = self.store.k[k]
-        if gen is None or gen.owners is None:
-            row[K["owners"]] = -1
-        else:
-            row[K["owners"]] = self.owner_lists.code(tuple(sorted(gen.owners.get(tp, []))))
-        row[K["orphan"]] = self._orphan_state(tp)
+        owners, orphan = self._attribution([tp])
+        kk = self.store.k
+        kk[k, _K_OWNERS] = owners[0]
+        kk[k, _K_ORPHAN] = orphan[0]
 
-    def _orphan_state(self, tp: TopicPartition) -> int:
-        """The orphan rule for a commit written now: 0 no finding, 1 orphan, 2 the previous owner
-        is still a member (a cooperative revocation in transit: noted, not reported)."""
+    def _attribution(self, tps: list[TopicPartition]) -> tuple[list[int], list[int]]:
+        """Per partition: the code of its sorted owner list (-1 unknown) and the orphan rule's
+        state for a commit written now: 0 no finding, 1 orphan, 2 the previous owner is still a
+        member (a cooperative revocation in transit: noted, not reported)."""
         gen = self.gen
-        if gen is None or gen.empty or gen.owners is None or gen.owners.get(tp):
-            return 0
+        if gen is None or gen.owners is None:
+            n = len(tps)
+            return [-1] * n, [0] * n
+        own = gen.owners
+        code = self.owner_lists.code
+        codes = [code(own.get(tp, ())) for tp in tps]
+        if gen.empty:
+            return codes, [0] * len(tps)
         prev = self.prev_gen
-        if (
-            prev is not None
-            and prev.owners
-            and gen.record_offset != prev.record_offset
-            and set(prev.owners.get(tp, [])) & set(gen.members)
-        ):
-            return 2
-        return 1
+        revoking = prev is not None and bool(prev.owners) and gen.record_offset != prev.record_offset
+        members = set(gen.members) if revoking else set()
+        prev_owners = prev.owners if revoking else {}
+        states = []
+        for tp in tps:
+            if own.get(tp):
+                states.append(0)
+            elif revoking and not members.isdisjoint(prev_owners.get(tp, ())):  # type: ignore[union-attr]
+                states.append(2)
+            else:
+                states.append(1)
+        return codes, states
 
     def snapshot(self) -> None:
         """Refresh what commits written from now on are attributed to."""
@@ -173,8 +188,13 @@ class GroupState:
             g[G["protocol"]] = 1 if gen.protocol == "classic" else 2
             g[G["token"]] = gen.record_offset
         g[G["state"]] = 0 if gen is None or gen.empty else 1
-        for tp, k in self.keys.items():
-            self._attribute(k, tp)
+        if self.keys:
+            tps = list(self.keys)
+            owners, orphan = self._attribution(tps)
+            idx = np.fromiter(self.keys.values(), np.int64, len(tps))
+            kk = self.store.k
+            kk[idx, _K_OWNERS] = owners
+            kk[idx, _K_ORPHAN] = orphan
 
     def orphan_message(self, tp: TopicPartition, offset: int) -> str:
         gen = self.gen
@@ -228,17 +248,21 @@ class GroupState:
     def _track_moves(self, gen: Generation) -> None:
         """A partition moved when its owner set differs from the last known one (zombie rule)."""
         assert gen.owners is not None
-        kk = self.store.k
-        for tp, owners in gen.owners.items():
-            now = tuple(sorted(owners))
-            before = self.last_owners.get(tp)
+        last, keys = self.last_owners, self.keys
+        token = gen.record_offset
+        moved = []
+        for tp, now in gen.owners.items():
+            before = last.get(tp)
             if before is not None and before != now:
-                self.moved_at[tp] = gen.record_offset
-                k = self.keys.get(tp)
+                self.moved_at[tp] = token
+                k = keys.get(tp)
                 if k is not None:
-                    kk[k, K["moved"]] = gen.record_offset
-                    kk[k, K["top_has"]] = 0
-            self.last_owners[tp] = now
+                    moved.append(k)
+            last[tp] = now
+        if moved:
+            kk = self.store.k
+            kk[moved, _K_MOVED] = token
+            kk[moved, _K_TOP_HAS] = 0
 
     def classic_metadata(self, e: LogEntry) -> None:
         """``GroupMetadataManager.replay`` of a GroupMetadata record."""
@@ -274,42 +298,48 @@ class GroupState:
         members = list(_get(v, "members", default=[]) or [])
         protocol_type = _get(v, "protocol_type")
         gen_id = int(_get(v, "generation", "generation_id", default=0))
-        owners: dict[TopicPartition, list[str]] | None = {}
+        leader = _get(v, "leader")
+        owners: dict[TopicPartition, Any] | None = {}
         member_rows = []
         known = protocol_type == "consumer"
+        name, part, offset, timestamp = self.name, self.log_partition, e.offset, e.timestamp
         for m in members:
-            mid = str(_get(m, "member_id", default=""))
-            sub = _get(m, "subscription_decoded")
-            asg = _get(m, "assignment_decoded")
-            assigned = topic_partitions(_get(asg, "assigned_partitions")) if isinstance(asg, dict) else None
+            mget = m.get
+            mid = mget("member_id")
+            mid = "" if mid is None else str(mid)
+            sub = mget("subscription_decoded")
+            asg = mget("assignment_decoded")
+            sub_ok, asg_ok = isinstance(sub, dict), isinstance(asg, dict)
+            assigned = topic_partitions(asg.get("assigned_partitions")) if asg_ok else None
             if assigned is None:
                 known = False
                 assigned = []
             for tp in assigned:
                 owners.setdefault(tp, []).append(mid)  # type: ignore[union-attr]
-            owned = topic_partitions(_get(sub, "owned_partitions")) if isinstance(sub, dict) else None
+            owned = topic_partitions(sub.get("owned_partitions")) if sub_ok else None
             member_rows.append(
                 {
-                    "group": self.name,
-                    "log_partition": self.log_partition,
+                    "group": name,
+                    "log_partition": part,
                     "protocol": "classic",
                     "generation_id": gen_id,
                     "member_id": mid,
-                    "group_instance_id": _get(m, "group_instance_id"),
-                    "client_id": _get(m, "client_id"),
-                    "client_host": _get(m, "client_host"),
-                    "rack_id": _get(sub, "rack_id") if isinstance(sub, dict) else None,
-                    "session_timeout_ms": _int_or_none(_get(m, "session_timeout")),
-                    "rebalance_timeout_ms": _int_or_none(_get(m, "rebalance_timeout")),
-                    "is_leader": mid == _get(v, "leader"),
+                    "group_instance_id": mget("group_instance_id"),
+                    "client_id": mget("client_id"),
+                    "client_host": mget("client_host"),
+                    "rack_id": sub.get("rack_id") if sub_ok else None,
+                    "session_timeout_ms": _int_or_none(mget("session_timeout")),
+                    "rebalance_timeout_ms": _int_or_none(mget("rebalance_timeout")),
+                    "is_leader": mid == leader,
                     "member_epoch": None,
-                    "subscribed_topics": sorted(_get(sub, "topics", default=[]) or []) if isinstance(sub, dict) else None,
-                    "owned_partitions": None if owned is None else [tp_name(t) for t in owned],
-                    "assigned_partitions": [tp_name(t) for t in assigned] if (isinstance(asg, dict)) else None,
-                    "record_offset": e.offset,
-                    "timestamp": e.timestamp,
+                    "subscribed_topics": sorted(sub.get("topics") or []) if sub_ok else None,
+                    "owned_partitions": None if owned is None else [f"{t}-{p}" for t, p in owned],
+                    "assigned_partitions": [f"{t}-{p}" for t, p in assigned] if asg_ok else None,
+                    "record_offset": offset,
+                    "timestamp": timestamp,
                 }
             )
+        owners = {tp: tuple(sorted(ms)) for tp, ms in owners.items()}  # type: ignore[union-attr]
         if not known:
             owners = None
         gen = Generation(
@@ -318,7 +348,7 @@ class GroupState:
             record_offset=e.offset,
             protocol_type=protocol_type,
             protocol_name=_get(v, "protocol"),
-            leader=_get(v, "leader"),
+            leader=leader,
             current_state_timestamp=_int_or_none(_get(v, "current_state_timestamp")),
             members=[r["member_id"] for r in member_rows],
             owners=owners if members else {},
@@ -393,7 +423,7 @@ class GroupState:
         for mid, tps in self.kip848_assigned.items():
             for tp in tps:
                 owners.setdefault(tp, []).append(mid)
-        self.gen.owners = owners
+        self.gen.owners = {tp: tuple(sorted(ms)) for tp, ms in owners.items()}
         self.gen.members = sorted(set(self.kip848_members) | set(self.kip848_assigned))
         if self.gen.row is not None:
             self.gen.row["member_count"] = len(self.gen.members)

@@ -95,6 +95,16 @@ def sort_key(name: str) -> Callable[[dict[str, Any]], tuple]:
     return lambda r: tuple((r[k] is None, r[k]) for k in keys)
 
 
+def sort_rows(rows: list[dict[str, Any]], name: str) -> None:
+    """Sort rows by the table's keys (nulls last), in place."""
+    from operator import itemgetter
+
+    try:
+        rows.sort(key=itemgetter(*SORT_KEYS[name]))  # the keys are never null in practice
+    except TypeError:
+        rows.sort(key=sort_key(name))
+
+
 @dataclass
 class _Pending:
     """A transactional commit waiting for its producer's marker (``pendingTransactionalOffsets``):
@@ -667,9 +677,9 @@ class PartitionReplay:
             self.generations[:] = [r for r in self.generations if _keep(r, since)]
             self.members[:] = [r for r in self.members if _keep(r, since)]
             self.findings[:] = [r for r in self.findings if r["rule"] in END_OF_LOG_RULES or _keep(r, since)]
-        self.generations.sort(key=sort_key("generations"))
-        self.members.sort(key=sort_key("members"))
-        self.findings.sort(key=sort_key("findings"))
+        sort_rows(self.generations, "generations")
+        sort_rows(self.members, "members")
+        sort_rows(self.findings, "findings")
 
     def _end_of_log(self, g: GroupState, end: int | None) -> None:
         st = self.store.k

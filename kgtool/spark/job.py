@@ -271,9 +271,19 @@ def main(argv: list[str] | None = None) -> int:
     spark = SparkSession.builder.appName("kgtool spark-audit").getOrCreate()
     options = AuditOptions(group_pattern=a.group, since=a.since, until=a.until, retention_ms=a.retention_ms)
     empty: set[int] = set()
-    files = resolve_inputs(a.paths, spark, empty=empty)
-    summary = run_audit(spark, files, options, out=a.out, fmt=a.format, split_bytes=a.split_bytes,
-                        empty_partitions=tuple(sorted(empty)))
+    try:
+        files = resolve_inputs(a.paths, spark, empty=empty)
+        summary = run_audit(spark, files, options, out=a.out, fmt=a.format, split_bytes=a.split_bytes,
+                            empty_partitions=tuple(sorted(empty)))
+    except Exception as exc:  # noqa: BLE001 - one line, as the CLI does (kgtool/spark/failures.py)
+        from kgtool.errors import KgtoolError
+        from kgtool.spark.failures import explain
+
+        err = exc if isinstance(exc, KgtoolError) else explain(exc)
+        if err is None:
+            raise
+        sys.stderr.write(f"kgtool-spark-audit: {err}\n")
+        return int(err.exit_code)
     sys.stdout.write(json.dumps(summary_json(summary), indent=2) + "\n")
     return 1 if summary.finding_count or summary.problem_count else 0
 

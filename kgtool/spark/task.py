@@ -19,12 +19,14 @@ batch boundaries). The same function audits a partition in one process (tests, b
 
 from __future__ import annotations
 
+import gc
 import json
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from kgtool.errors import SparkFailure
 from kgtool.offsets.entries import CONTROL, NO_PRODUCER_ID
 from kgtool.offsets.options import AuditOptions
 from kgtool.offsets.partition import PartitionReplay, sort_key
@@ -74,21 +76,8 @@ def _ranges(rd: RangeReader, path: str, size: int, split_bytes: int,
 
 
 def _decoder() -> tuple[Callable[..., Any], Callable[..., Any], Any]:
-    try:
-        from kgtool.offsets.columns import KeyTable, decode_commit_chunks, transaction_markers
-    except ImportError:  # INTERIM until the columnar decoder lands
-        from kgtool.offsets.decode import entries_from_bytes
-        from kgtool.offsets.partition import _NoKeys, _EntryChunk
+    from kgtool.offsets.columns import KeyTable, decode_commit_chunks, transaction_markers
 
-        def decode_commit_chunks(data, *, source, log_partition, keys, pure=None, **kw):
-            yield _EntryChunk(source, [(0, e) for e in entries_from_bytes(data, source=source,
-                                                                           log_partition=log_partition, **kw)])
-
-        def transaction_markers(data, *, source, log_partition, pure=None, **kw):
-            return [e for e in entries_from_bytes(data, source=source, log_partition=log_partition, **kw)
-                    if e.kind == CONTROL]
-
-        return decode_commit_chunks, transaction_markers, _NoKeys
     return decode_commit_chunks, transaction_markers, KeyTable
 
 
@@ -123,6 +112,7 @@ def audit_partition(
     keep_findings: bool = False,
     pure: bool | None = None,
     sink: Callable[[str, Any], None] | None = None,
+    max_rows: int = 1 << 18,
 ) -> PartitionSummary:
     """Audit one log partition; write its tables under ``out_root`` (if given); summarize.
 
@@ -143,17 +133,26 @@ def audit_partition(
         if sink is not None:
             sink("commits", table)
 
+    # The replay keeps many small rows (generations, members) and builds no reference cycles:
+    # the cyclic collector would rescan them all, again and again (measured: a third of the
+    # time of a rebalance-heavy partition). Reference counting still frees everything.
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
     try:
         rp = PartitionReplay(part, options, sink=commits, pure=pure,
                              last_markers=last_markers(files, options, split_bytes, storage))
         keys = KeyTable()
-        for path, size in zip(files.paths, files.sizes):
-            with RangeReader(path, storage) as rd:
-                for data, start, end, base in _ranges(rd, path, size, split_bytes, storage):
-                    for chunk in decode(data, source=path, log_partition=part, keys=keys, start=start, end=end,
-                                        base_position=base, chain_from=start, pure=pure):
-                        rp.feed(chunk, keys)
-        rp.finish()
+        try:
+            for path, size in zip(files.paths, files.sizes):
+                with RangeReader(path, storage) as rd:
+                    for data, start, end, base in _ranges(rd, path, size, split_bytes, storage):
+                        for chunk in decode(data, source=path, log_partition=part, keys=keys, start=start,
+                                            end=end, base_position=base, chain_from=start, pure=pure,
+                                            max_rows=max_rows):
+                            rp.feed(chunk, keys)
+            rp.finish()
+        except MemoryError:
+            raise SparkFailure(_out_of_memory(part, rp)) from None
         for name, rows in (("generations", rp.generations), ("members", rp.members), ("findings", rp.findings)):
             if name in writers:
                 writers[name].write(rows)
@@ -165,6 +164,9 @@ def audit_partition(
         for w in writers.values():
             w.abort()
         raise
+    finally:
+        if gc_was_enabled:
+            gc.enable()
     by_rule = Counter(f["rule"] for f in rp.findings)
     per_group: dict[str, Counter] = {}
     for f in rp.findings:
@@ -183,6 +185,15 @@ def audit_partition(
         problem_count=rp.problem_count,
         all_findings=list(rp.findings) if keep_findings else [],
     )
+
+
+def _out_of_memory(part: int, rp: PartitionReplay) -> str:
+    """One line for a task that ran out of memory: the partition, its largest group."""
+    big = rp.largest_group()
+    where = "" if big is None else f" (its largest group, {big[0]!r}, has {big[1]:,} records so far)"
+    return (f"spark-audit: __consumer_offsets-{part} does not fit the Python worker's memory{where}: "
+            "raise spark.executor.pyspark.memory (e.g. --conf spark.executor.pyspark.memory=4g), or "
+            "spark.executor.memoryOverhead on a cluster")
 
 
 # ---- the summary as rows (the only data a task hands to Spark) ----------------------------------

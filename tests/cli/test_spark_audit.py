@@ -231,7 +231,7 @@ def test_verbose_and_spark_log_level_bring_spark_back(run_process, monkeypatch, 
     json.loads(out)  # stdout stays kgtool's: the JVM's stdout goes to stderr
     lines = err.splitlines()
     assert any(" INFO SparkContext: Running Spark version" in ln for ln in lines), err[:2000]
-    assert any(ln.startswith("spark-audit [") and "replaying groups" in ln for ln in lines)  # progress
+    assert any(ln.startswith("spark-audit [") and "auditing" in ln and "partition(s)" in ln for ln in lines)  # progress
     assert not any("Setting default log level" in ln or "Using Spark's default log4j profile" in ln for ln in lines)
     assert "kgtool: 7 findings reported" in lines  # (Spark logs its shutdown after it, at INFO)
     assert left == []

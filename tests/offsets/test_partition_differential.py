@@ -63,6 +63,9 @@ def build(ops, log_partition: int = 5) -> Script:
             s.generation(o[1], gens[o[1]], {o[3]: [], o[2]: list(TPS)})
         elif o[0] == "delete_group":
             s.delete_group(o[1], list(TPS))
+        elif o[0] == "multi":  # several partitions in one batch, maybe compressed, maybe transactional
+            s.commit(o[1], {tp: o[2] + i for i, tp in enumerate(TPS)}, leader_epoch=2,
+                     producer=(7, 0) if o[4] else None, compression=o[3])
         else:
             s.clock += o[1] * 3_600_000
     return s
