@@ -42,6 +42,7 @@ from kgtool.offsets.entries import (
     PROBLEM,
 )
 from kgtool.offsets.tables import COVERAGE, RULES, TABLE_NAMES, TABLES
+from kgtool.spark.faults import maybe_pause
 from kgtool.spark.files import is_s3, storage_options
 from kgtool.spark.plan import DEFAULT_SPLIT_BYTES, plan_ranges
 from kgtool.spark.schemas import (
@@ -133,6 +134,7 @@ def _to_batch(rows: list[tuple], schema: Any) -> Any:
 
 def _decode_partition(options: AuditOptions, storage: dict[str, str]) -> Callable[[Iterator[Any]], Iterator[Any]]:
     def run(batches: Iterator[Any]) -> Iterator[Any]:
+        maybe_pause("decode task")
         schema = arrow_schema_entries()
         until = options.until
         ts_i, off_i = ENTRY_NAMES.index("timestamp"), ENTRY_NAMES.index("offset")
