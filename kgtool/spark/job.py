@@ -94,13 +94,8 @@ def _task(options: AuditOptions, out_root: str | None, fmt: str, storage: dict[s
     def run(batches: Iterator[Any]) -> Iterator[Any]:
         import pyarrow as pa
 
+        from kgtool.spark.faults import maybe_pause
         from kgtool.spark.schemas import arrow_schema
-
-        try:
-            from kgtool.spark.faults import maybe_pause
-        except ImportError:  # INTERIM until the fault hook lands
-            def maybe_pause(_label: str) -> None:
-                return None
 
         schema = arrow_schema(RESULT_COLUMNS)
         for b in batches:

@@ -32,3 +32,20 @@ def spark():
     except EnvironmentProblem as exc:
         pytest.fail(f"the Spark tests need Java 17+ (install a JDK 17 and set JAVA_HOME): {exc}", pytrace=False)
     yield session
+
+
+@pytest.fixture(scope="session")
+def spark_cluster(tmp_path_factory):
+    """A Spark standalone cluster on 127.0.0.1: a master and 2 workers (1 core, 1 GiB each),
+    started from the pyspark package and torn down at the end of the session (see
+    tests/spark/cluster.py). A failure to start fails the test with the daemons' log tails."""
+    from tests.spark.cluster import ClusterError, start_cluster
+
+    try:
+        cluster = start_cluster(tmp_path_factory.mktemp("spark-cluster"), workers=2, cores=1, memory="1g")
+    except ClusterError as exc:
+        pytest.fail(f"cannot start the Spark standalone cluster: {exc}", pytrace=False)
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
