@@ -54,7 +54,7 @@ SPARK_DEFAULTS = {
 SPARK_EXIT_OOM = 52
 
 _TRACEBACK = "Traceback (most recent call last):"
-_EXC_LINE = re.compile(r"^(?P<cls>[A-Za-z_][\w.]*)(?:: (?P<msg>.*))?$")
+_EXC_LINE = re.compile(r"^(?P<cls>[A-Za-z_][\w.]*)(?::(?: (?P<msg>.*))?)?$")
 _TASK_FAILURE = re.compile(
     r"Task (?P<task>\S+) in stage (?P<stage>\S+) failed (?P<times>\d+) times?, most recent failure: "
     r"Lost task \S+ in stage \S+ \(TID \d+\) \((?P<host>[^()\s]*) executor (?P<executor>[^)]+)\): (?P<cause>[^\n]*)"
@@ -108,6 +108,9 @@ class SparkState:
         return master == "local" or master.startswith("local[")
 
 
+_JVM_OOM = re.compile(r"java\.lang\.OutOfMemoryError")
+
+
 def explain(exc: BaseException, state: SparkState | None = None) -> KgtoolError | None:
     """The kgtool error to report for an exception raised by a Spark job, or None when it is
     not a failure this module understands (then it is a bug: report it as such, see
@@ -123,6 +126,11 @@ def explain(exc: BaseException, state: SparkState | None = None) -> KgtoolError 
     if state is None:
         state = observe(wait_for_exit=lost)
     err = explain_text(text, state, connection_lost=lost)
+    if err is not None and observed and state.jvm_exit is None and _JVM_OOM.search(text):
+        # The driver JVM ran out of memory: it is about to exit (status 52); say so when it has.
+        later = observe(wait_for_exit=True, wait=5.0)
+        if later.jvm_exit is not None:
+            err = explain_text(text, later, connection_lost=lost)
     if err is None and observed and not lost:
         # Nothing recognizable: a JVM dying as it answered (py4j's bare "An error occurred while
         # calling o53.collectToPython") looks like this. If kgtool's JVM exits now, that is it.
@@ -143,7 +151,10 @@ def explain_text(text: str, state: SparkState | None = None, *, connection_lost:
         if err is not None:
             return err
         name = cls.rsplit(".", 1)[-1]
-        if name in ("MemoryError", "ArrowMemoryError") or _PYTHON_NO_MEMORY.search(msg):
+        # An ImportError's message spans lines (numpy's: "Original error was: ... failed to map
+        # segment from shared object"): look at the whole text for the memory symptom.
+        if name in ("MemoryError", "ArrowMemoryError") or _PYTHON_NO_MEMORY.search(msg) or (
+                name == "ImportError" and _PYTHON_NO_MEMORY.search(text)):
             return SparkFailure(
                 f"spark-audit: a Spark Python worker ran out of memory ({_short(name + (': ' + msg if msg else ''), 160)}"
                 f"{_times(task)}): {_python_memory_advice(state)}"
@@ -295,14 +306,20 @@ def last_python_exception(text: str) -> tuple[str, str] | None:
     if at < 0:
         return None
     found = None
+    expecting = True  # after a traceback's frames, the first unindented line names the exception;
+    # the lines after it, up to the next traceback, continue its message (e.g. numpy's ImportError)
     for line in text[at + len(_TRACEBACK):].splitlines():
         if line.startswith(("\tat ", "Caused by:", "Driver stacktrace:", "JVM stacktrace:", " SQLSTATE:")):
             break
-        if not line or line[0].isspace():
+        if line.startswith(_TRACEBACK.strip()):
+            expecting = True
+            continue
+        if not expecting or not line or line[0].isspace():
             continue
         m = _EXC_LINE.match(line.rstrip())
         if m:
             found = (m.group("cls"), (m.group("msg") or "").strip())
+            expecting = False
     return found
 
 
