@@ -224,17 +224,23 @@ class GroupState:
         self.gen = gen
         if gen.owners is not None:
             self._track_moves(gen)
-        gen.row = {
+        gen.row = self._generation_row(gen, e, state)
+        self.generations.append(gen.row)
+        self.snapshot()
+
+    def _generation_row(self, gen: Generation | None, e: LogEntry, state: str) -> dict[str, Any]:
+        """A generations-table row (``gen`` None: the Dead row of a group tombstone)."""
+        return {
             "group": self.name,
             "log_partition": self.log_partition,
-            "protocol": gen.protocol,
-            "generation_id": gen.generation_id,
-            "protocol_type": gen.protocol_type,
-            "protocol_name": gen.protocol_name,
-            "leader": gen.leader,
+            "protocol": "classic" if gen is None else gen.protocol,
+            "generation_id": None if gen is None else gen.generation_id,
+            "protocol_type": None if gen is None else gen.protocol_type,
+            "protocol_name": None if gen is None else gen.protocol_name,
+            "leader": None if gen is None else gen.leader,
             "state": state,
-            "member_count": len(gen.members),
-            "current_state_timestamp": gen.current_state_timestamp,
+            "member_count": 0 if gen is None else len(gen.members),
+            "current_state_timestamp": None if gen is None else gen.current_state_timestamp,
             "record_offset": e.offset,
             "position": e.position,
             "source": e.source,
@@ -242,8 +248,6 @@ class GroupState:
             "end_record_offset": None,
             "commit_count": 0,
         }
-        self.generations.append(gen.row)
-        self.snapshot()
 
     def _track_moves(self, gen: Generation) -> None:
         """A partition moved when its owner set differs from the last known one (zombie rule)."""
@@ -273,26 +277,7 @@ class GroupState:
             self.gen = None
             self.store.g[self.gid, G["exists"]] = 0
             self.snapshot()
-            self.generations.append(
-                {
-                    "group": self.name,
-                    "log_partition": self.log_partition,
-                    "protocol": "classic",
-                    "generation_id": None,
-                    "protocol_type": None,
-                    "protocol_name": None,
-                    "leader": None,
-                    "state": "Dead",
-                    "member_count": 0,
-                    "current_state_timestamp": None,
-                    "record_offset": e.offset,
-                    "position": e.position,
-                    "source": e.source,
-                    "timestamp": e.timestamp,
-                    "end_record_offset": None,
-                    "commit_count": 0,
-                }
-            )
+            self.generations.append(self._generation_row(None, e, "Dead"))
             return
         v = e.value
         members = list(_get(v, "members", default=[]) or [])

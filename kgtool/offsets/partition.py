@@ -85,6 +85,7 @@ SORT_KEYS: dict[str, list[str]] = {
     "coverage": ["log_partition"],
 }
 SHOWN_PROBLEMS = 20
+ROW_BATCH = 20_000  # rows of the small tables handed out at a time (rows_sink)
 COMMIT_NAMES = [n for n, _t in COMMITS]
 _COUNTERS = ("offset_commits", "offset_tombstones", "group_metadata", "group_tombstones",
              "consumer_group_records", "other_records", "control_records")
@@ -143,8 +144,14 @@ class PartitionReplay:
 
     def __init__(self, log_partition: int, options: AuditOptions | None = None, *,
                  sink: Callable[[Any], None] | None = None, last_markers: dict[int, int] | None = None,
-                 pure: bool | None = None, keep_problems: int = SHOWN_PROBLEMS) -> None:
+                 pure: bool | None = None, keep_problems: int = SHOWN_PROBLEMS,
+                 rows_sink: Callable[[str, list[dict[str, Any]]], None] | None = None) -> None:
         self.log_partition = log_partition
+        # With rows_sink, final rows of the small tables leave in batches as the log goes on
+        # (memory stays bounded however often the groups rebalance); without, they stay in
+        # the lists below, sorted at the end.
+        self.rows_sink = rows_sink
+        self.row_groups: set[str] = set()
         self.options = options or AuditOptions()
         self.keep_problems = keep_problems
         self.sink = sink
@@ -277,6 +284,7 @@ class PartitionReplay:
             self._events(self.store.replay_commits(cols, held.out, lo, m), held)
         self._current = None
         self._flush()
+        self._emit_rows()
 
     def feed_entries(self, entries: Iterable[LogEntry], source: str | None = None) -> None:
         """Replay entries (:class:`LogEntry`, log order) without columnar decoding: every record
@@ -472,7 +480,8 @@ class PartitionReplay:
         if waits:
             self.unresolved.setdefault(pid, {}).setdefault(g.gid, []).append((held, j))
             host.unresolved += 1
-            held.host = host  # type: ignore[attr-defined]
+            if host is not held:  # a one-row chunk inside another (no self-reference: no cycle)
+                held.host = host  # type: ignore[attr-defined]
         p = _Pending(k, pid, self._ref(held, j), int(c.leader_epoch[j]), c.source, int(c.commit_timestamp[j]),
                      int(c.expire_timestamp[j]), int(out.token[j]), int(out.state[j]),
                      held if waits else None, j)
@@ -568,7 +577,7 @@ class PartitionReplay:
 
     def output_groups(self) -> int:
         """Groups with at least one row in an output table."""
-        names = {self.by_gid[g].name for g in self.gids_with_rows}
+        names = {self.by_gid[g].name for g in self.gids_with_rows} | self.row_groups
         for rows in (self.generations, self.members, self.findings):
             names.update(r["group"] for r in rows)
         return len(names)
@@ -665,6 +674,32 @@ class PartitionReplay:
         return pa.Table.from_arrays([arrays[name] for name in COMMIT_NAMES], schema=commits_schema())
 
     # ---- the end of the log ------------------------------------------------------------------------
+    def _emit_rows(self, final: bool = False) -> None:
+        """Hand the final rows of the small tables to ``rows_sink`` (every ROW_BATCH rows, and
+        at the end): members and findings are final when made, a generation row when its
+        group's next generation (or the end of the log) closes it."""
+        if self.rows_sink is None:
+            return
+        if not final and len(self.generations) + len(self.members) + len(self.findings) < ROW_BATCH:
+            return
+        since = self.options.since
+        open_rows = set() if final else {id(g.gen.row) for g in self.by_gid if g.gen is not None and g.gen.row is not None}
+        ready = {
+            "generations": [r for r in self.generations if id(r) not in open_rows],
+            "members": list(self.members),
+            "findings": list(self.findings),
+        }
+        self.generations[:] = [r for r in self.generations if id(r) in open_rows]  # in place: groups append here
+        self.members.clear()
+        self.findings.clear()
+        for name, rows in ready.items():
+            if since is not None:
+                rows = [r for r in rows if (name == "findings" and r["rule"] in END_OF_LOG_RULES) or _keep(r, since)]
+            sort_rows(rows, name)
+            self.row_groups.update(r["group"] for r in rows)
+            if rows:
+                self.rows_sink(name, rows)
+
     def finish(self) -> None:
         """End of the partition: flush the commits, evaluate the end-of-log rules."""
         self._flush(final=True)
@@ -672,6 +707,9 @@ class PartitionReplay:
         for g in self.by_gid:
             g.finish()
             self._end_of_log(g, end)
+        if self.rows_sink is not None:
+            self._emit_rows(final=True)
+            return
         since = self.options.since
         if since is not None:
             self.generations[:] = [r for r in self.generations if _keep(r, since)]

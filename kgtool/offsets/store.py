@@ -166,10 +166,7 @@ class Store:
 
     # ---- growth ------------------------------------------------------------------------
     def add_key(self, gid: int) -> int:
-        if self.n_keys == len(self.k):
-            grown = np.empty((max(64, 2 * len(self.k)), len(K_FIELDS)), np.int64)
-            grown[: self.n_keys] = self.k[: self.n_keys]
-            self.k = grown
+        self.k = _room(self.k, self.n_keys, 64)
         k = self.n_keys
         self.k[k] = K_INIT
         self.k[k, K["gid"]] = gid
@@ -177,10 +174,7 @@ class Store:
         return k
 
     def add_group(self) -> int:
-        if self.n_groups == len(self.g):
-            grown = np.empty((max(16, 2 * len(self.g)), len(G_FIELDS)), np.int64)
-            grown[: self.n_groups] = self.g[: self.n_groups]
-            self.g = grown
+        self.g = _room(self.g, self.n_groups, 16)
         gid = self.n_groups
         self.g[gid] = G_INIT
         self.n_groups += 1
@@ -230,6 +224,15 @@ class Store:
             return None
         return tuple(int(r[K[f]]) for f in ("st_offset", "st_record", "st_position", "st_source", "st_timestamp",
                                                  "st_generation", "st_commit_ts", "st_expire_ts"))
+
+
+def _room(matrix: np.ndarray, used: int, least: int) -> np.ndarray:
+    """``matrix`` with room for one more row (capacity doubled when full)."""
+    if used < len(matrix):
+        return matrix
+    grown = np.empty((max(least, 2 * len(matrix)), matrix.shape[1]), np.int64)
+    grown[:used] = matrix[:used]
+    return grown
 
 
 def _previous(row: Any, prefix: str) -> list[int]:

@@ -133,13 +133,36 @@ def audit_partition(
         if sink is not None:
             sink("commits", table)
 
+    counts: Counter = Counter()
+    by_rule: Counter = Counter()
+    per_group: dict[str, Counter] = {}
+    head: list[dict[str, Any]] = []  # the first SHOWN_FINDINGS findings in sort order
+    every: list[dict[str, Any]] = []
+
+    def rows(name: str, batch: list[dict[str, Any]]) -> None:
+        counts[name] += len(batch)
+        if name in writers:
+            writers[name].write(batch)
+        if sink is not None:
+            sink(name, batch)
+        if name != "findings":
+            return
+        for f in batch:
+            by_rule[f["rule"]] += 1
+            per_group.setdefault(f["group"], Counter())[f["rule"]] += 1
+        head.extend(batch)
+        head.sort(key=sort_key("findings"))
+        del head[SHOWN_FINDINGS:]
+        if keep_findings:
+            every.extend(batch)
+
     # The replay keeps many small rows (generations, members) and builds no reference cycles:
     # the cyclic collector would rescan them all, again and again (measured: a third of the
     # time of a rebalance-heavy partition). Reference counting still frees everything.
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        rp = PartitionReplay(part, options, sink=commits, pure=pure,
+        rp = PartitionReplay(part, options, sink=commits, pure=pure, rows_sink=rows,
                              last_markers=last_markers(files, options, split_bytes, storage))
         keys = KeyTable()
         try:
@@ -153,11 +176,6 @@ def audit_partition(
             rp.finish()
         except MemoryError:
             raise SparkFailure(_out_of_memory(part, rp)) from None
-        for name, rows in (("generations", rp.generations), ("members", rp.members), ("findings", rp.findings)):
-            if name in writers:
-                writers[name].write(rows)
-            if sink is not None:
-                sink(name, rows)
         for w in writers.values():
             w.close()
     except BaseException:
@@ -167,23 +185,19 @@ def audit_partition(
     finally:
         if gc_was_enabled:
             gc.enable()
-    by_rule = Counter(f["rule"] for f in rp.findings)
-    per_group: dict[str, Counter] = {}
-    for f in rp.findings:
-        per_group.setdefault(f["group"], Counter())[f["rule"]] += 1
     return PartitionSummary(
         log_partition=part,
         coverage=rp.coverage(len(files.paths), sum(files.sizes)),
-        counts={"generations": len(rp.generations), "members": len(rp.members), "commits": rp.commit_rows,
-                "findings": len(rp.findings)},
+        counts={"generations": counts["generations"], "members": counts["members"], "commits": rp.commit_rows,
+                "findings": counts["findings"]},
         groups=rp.output_groups(),
         findings_by_rule=dict(by_rule),
         group_findings={g: dict(c) for g, c in per_group.items()},
-        findings=rp.findings[:SHOWN_FINDINGS],
+        findings=head,
         problems=[{"source": p.source, "position": p.position, "log_partition": part, "problem": p.problem}
                   for p in rp.problems],
         problem_count=rp.problem_count,
-        all_findings=list(rp.findings) if keep_findings else [],
+        all_findings=sorted(every, key=sort_key("findings")) if keep_findings else [],
     )
 
 
