@@ -47,6 +47,7 @@ SAMPLE_RULES = ["rewind", "zombie", "orphan", "epoch-regression", "expiring", "a
 def _generator():
     spec = importlib.util.spec_from_file_location("_bench_spark_audit", REPO / "benchmarks" / "bench_spark_audit.py")
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
     spec.loader.exec_module(module)
     return module
 
