@@ -306,7 +306,8 @@ def _version_of(data: bytes, what: str) -> int:
 
 
 def _decode_generic(
-    key: bytes, value: bytes | None, registry: dict[int, RecordType], topic: str
+    key: bytes, value: bytes | None, registry: dict[int, RecordType], topic: str,
+    protocol_cache: dict | None = None,
 ) -> CoordinatorRecord:
     if type(key) is not bytes:
         key = bytes(key)
@@ -354,7 +355,7 @@ def _decode_generic(
     if end != len(value):
         warnings.append(f"{len(value) - end} trailing bytes after the {rt.value.name} v{vversion} ignored")
     if rt.kind == "group_metadata":
-        _decode_members(vd, warnings)
+        _decode_members(vd, warnings, protocol_cache)
     return CoordinatorRecord(rt.kind, rtype, rtype, kd, vversion, vd, False, warnings)
 
 
@@ -362,19 +363,37 @@ def _peek_version(value: bytes) -> int | None:
     return struct.unpack_from(">h", value, 0)[0] if len(value) >= 2 else None
 
 
-def _decode_members(vd: dict, warnings: list[str]) -> None:
+PROTOCOL_CACHE_ENTRIES = 4096
+
+
+def _decode_members(vd: dict, warnings: list[str], cache: dict | None = None) -> None:
     """Decode each member's consumer-protocol bytes when the group speaks ``consumer``.
 
     Those bytes are opaque to the broker (it stores whatever the client sent), so bytes that
     do not decode are a warning on the record (with the position and path), not an error.
+    With ``cache`` (bytes -> decoded, at most PROTOCOL_CACHE_ENTRIES), equal bytes decode once
+    and records SHARE the decoded objects: for read-only callers only. Members' subscriptions
+    and assignments repeat a lot from one generation to the next (measured on a generated log:
+    20,400 members, 10 distinct subscriptions, 60 distinct assignments).
     """
     if vd.get("protocol_type") != "consumer":
         return
     for i, member in enumerate(vd.get("members") or ()):
         for name, fn in (("subscription", decode_subscription), ("assignment", decode_assignment)):
             ctx = f"value.members[{i}].{name}"
+            raw = member[name]
+            if cache is not None:
+                ck = (name, raw if type(raw) is bytes else bytes(raw))
+                hit = cache.get(ck)
+                if hit is not None:
+                    member[name + "_decoded"] = hit
+                    continue
             try:
-                member[name + "_decoded"] = fn(member[name], context=ctx)
+                member[name + "_decoded"] = decoded = fn(raw, context=ctx)
+                if cache is not None:
+                    if len(cache) >= PROTOCOL_CACHE_ENTRIES:
+                        cache.clear()
+                    cache[ck] = decoded
             except DecodeError as exc:
                 member[name + "_decoded"] = None
                 warnings.append(
@@ -383,12 +402,15 @@ def _decode_members(vd: dict, warnings: list[str]) -> None:
                 )
 
 
-def decode_offsets_record(key: bytes | None, value: bytes | None) -> CoordinatorRecord:
+def decode_offsets_record(key: bytes | None, value: bytes | None, *,
+                          protocol_cache: dict | None = None) -> CoordinatorRecord:
     """Decode one ``__consumer_offsets`` record from its key and value bytes.
 
     Args:
         key: the record key (Kafka never writes a null key here; a null key is reported).
         value: the record value, or None for a tombstone.
+        protocol_cache: see :func:`_decode_members` (read-only callers: decoded members'
+            subscriptions and assignments may be shared between records).
 
     Returns:
         A :class:`CoordinatorRecord`; kind ``"unknown"`` (with a warning) for an unknown record
@@ -404,7 +426,7 @@ def decode_offsets_record(key: bytes | None, value: bytes | None) -> Coordinator
         rec = _fast_offsets_record(key, value)
         if rec is not None:
             return rec
-    return _decode_generic(key, value, OFFSETS_RECORD_TYPES, "__consumer_offsets")
+    return _decode_generic(key, value, OFFSETS_RECORD_TYPES, "__consumer_offsets", protocol_cache)
 
 
 def decode_transaction_record(key: bytes | None, value: bytes | None) -> CoordinatorRecord:

@@ -16,6 +16,8 @@ from typing import Any
 from kgtool.errors import KgtoolError
 from kgtool.offsets.entries import CONTROL, PROBLEM, LogEntry
 
+# The replay only reads decoded subscriptions and assignments: equal bytes decode once.
+_PROTOCOL_CACHE: dict = {}
 _PARTITION_DIR = re.compile(r"^__consumer_offsets-(\d+)$")
 
 
@@ -113,7 +115,7 @@ def _record_entries(b: Any, r: Any, source: str, log_partition: int) -> Iterator
                        coordinator_epoch=None if c is None else c.coordinator_epoch, **common)
         return
     try:
-        rec = decode_offsets_record(r.key, r.value)
+        rec = decode_offsets_record(r.key, r.value, protocol_cache=_PROTOCOL_CACHE)
     except KgtoolError as exc:
         yield LogEntry(offset=r.offset, timestamp=r.timestamp, kind=PROBLEM,
                        problem=f"record at offset {r.offset} (batch@{b.position}): {exc}", **common)

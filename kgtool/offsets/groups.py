@@ -70,6 +70,26 @@ def topic_partitions(items: Any, topic_names: dict[str, str] | None = None) -> l
     return sorted(out)
 
 
+_SHARED_TPS: dict[int, tuple[Any, list[TopicPartition] | None, list[str] | None]] = {}
+
+
+def _shared_partitions(items: Any) -> tuple[list[TopicPartition] | None, list[str] | None]:
+    """:func:`topic_partitions` of a decoded list that the decoder shares between records (equal
+    consumer-protocol bytes decode once), and the "topic-partition" names: computed once per
+    list object (checked by identity, bounded). Read-only results."""
+    if items is None:
+        return None, None
+    hit = _SHARED_TPS.get(id(items))
+    if hit is not None and hit[0] is items:
+        return hit[1], hit[2]
+    tps = topic_partitions(items)
+    names = None if tps is None else [f"{t}-{p}" for t, p in tps]
+    if len(_SHARED_TPS) >= 8192:
+        _SHARED_TPS.clear()
+    _SHARED_TPS[id(items)] = (items, tps, names)
+    return tps, names
+
+
 @dataclass
 class Generation:
     """A generation in effect: classic (GroupMetadata) or KIP-848 (group epoch)."""
@@ -295,13 +315,13 @@ class GroupState:
             sub = mget("subscription_decoded")
             asg = mget("assignment_decoded")
             sub_ok, asg_ok = isinstance(sub, dict), isinstance(asg, dict)
-            assigned = topic_partitions(asg.get("assigned_partitions")) if asg_ok else None
+            assigned, assigned_names = _shared_partitions(asg.get("assigned_partitions")) if asg_ok else (None, None)
             if assigned is None:
                 known = False
-                assigned = []
+                assigned, assigned_names = [], []
             for tp in assigned:
                 owners.setdefault(tp, []).append(mid)  # type: ignore[union-attr]
-            owned = topic_partitions(sub.get("owned_partitions")) if sub_ok else None
+            owned, owned_names = _shared_partitions(sub.get("owned_partitions")) if sub_ok else (None, None)
             member_rows.append(
                 {
                     "group": name,
@@ -318,8 +338,8 @@ class GroupState:
                     "is_leader": mid == leader,
                     "member_epoch": None,
                     "subscribed_topics": sorted(sub.get("topics") or []) if sub_ok else None,
-                    "owned_partitions": None if owned is None else [f"{t}-{p}" for t, p in owned],
-                    "assigned_partitions": [f"{t}-{p}" for t, p in assigned] if asg_ok else None,
+                    "owned_partitions": None if owned is None else list(owned_names),  # type: ignore[arg-type]
+                    "assigned_partitions": list(assigned_names) if asg_ok else None,  # type: ignore[arg-type]
                     "record_offset": offset,
                     "timestamp": timestamp,
                 }
