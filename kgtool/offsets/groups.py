@@ -151,11 +151,14 @@ class GroupState:
         self.kip848_assigned: dict[str, list[TopicPartition]] = {}
         self.kip848_epochs: dict[str, int] = {}
         self.topic_names: dict[str, str] = {}
+        self._moves_seen: dict[TopicPartition, Any] | None = None  # owners last given to _track_moves
+        self._attributed: dict[TopicPartition, Any] | None = None  # owners under which every key is owned
 
     # ---- keys ----------------------------------------------------------------------------
     def key(self, tp: TopicPartition) -> int:
         k = self.keys.get(tp)
         if k is None:
+            self._attributed = None  # a new key: the next snapshot attributes every key again
             k = self.keys[tp] = self.store.add_key(self.gid)
             moved = self.moved_at.get(tp)
             if moved is not None:
@@ -208,6 +211,9 @@ class GroupState:
             g[G["protocol"]] = 1 if gen.protocol == "classic" else 2
             g[G["token"]] = gen.record_offset
         g[G["state"]] = 0 if gen is None or gen.empty else 1
+        if gen is not None and not gen.empty and gen.owners is not None and gen.owners == self._attributed:
+            return  # every key owned under the same owner map: codes unchanged, no orphan state
+        self._attributed = None
         if self.keys:
             tps = list(self.keys)
             owners, orphan = self._attribution(tps)
@@ -215,6 +221,9 @@ class GroupState:
             kk = self.store.k
             kk[idx, _K_OWNERS] = owners
             kk[idx, _K_ORPHAN] = orphan
+            if gen is not None and not gen.empty and gen.owners is not None and not any(orphan) \
+                    and all(gen.owners.get(tp) for tp in tps):
+                self._attributed = dict(gen.owners)
 
     def orphan_message(self, tp: TopicPartition, offset: int) -> str:
         gen = self.gen
@@ -272,6 +281,9 @@ class GroupState:
     def _track_moves(self, gen: Generation) -> None:
         """A partition moved when its owner set differs from the last known one (zombie rule)."""
         assert gen.owners is not None
+        if gen.owners == self._moves_seen:
+            return  # the same owners as the last generation tracked: nothing moves, nothing changes
+        self._moves_seen = dict(gen.owners)
         last, keys = self.last_owners, self.keys
         token = gen.record_offset
         moved = []
