@@ -132,11 +132,15 @@ class _Held:
 
     cols: CommitColumns
     out: CommitOutputs
-    metadata: list[str]
+    metadata: list[str]  # the chunk's metadata dictionary
+    metadata_codes: np.ndarray  # int32 per commit, -1 for null (tombstones)
+    expire_valid: np.ndarray  # bool per commit: an expire timestamp is present (value v1)
+    commit_valid: np.ndarray  # bool per commit: a commit timestamp is present
     producer_epoch: np.ndarray
     source: str
-    unresolved: int = 0
+    unresolved: int = 0  # transactional commits (here and in ``extra``) waiting for their marker
     extra: list[_Held] = field(default_factory=list)  # rare offset commits replayed inside this chunk
+    host: _Held | None = None  # for a one-row chunk inside another: the chunk that holds its row back
 
 
 class PartitionReplay:
@@ -269,9 +273,9 @@ class PartitionReplay:
         )
         m = len(cols)
         held = _Held(cols=cols, out=CommitOutputs.empty(m), metadata=chunk.metadata_values,
-                     producer_epoch=col(chunk.producer_epoch, np.int32), source=chunk.source)
-        held.metadata_codes = col(chunk.metadata, np.int32)  # type: ignore[attr-defined]
-        held.expire_valid = cols.version == 1  # type: ignore[attr-defined]
+                     metadata_codes=col(chunk.metadata, np.int32), expire_valid=cols.version == 1,
+                     commit_valid=cols.version >= 0, producer_epoch=col(chunk.producer_epoch, np.int32),
+                     source=chunk.source)
         self._current = held
         self.held.append(held)
         lo = 0
@@ -415,10 +419,9 @@ class PartitionReplay:
             expire_timestamp=one(NULL if ets is None else int(ets)), source=self._source(e.source),
         )
         held = _Held(cols=cols, out=CommitOutputs.empty(1), metadata=[meta] if meta is not None else [],
+                     metadata_codes=np.array([0 if meta is not None else -1], np.int32),
+                     expire_valid=np.array([ets is not None]), commit_valid=np.array([cts is not None]),
                      producer_epoch=np.array([e.producer_epoch], np.int32), source=e.source)
-        held.metadata_codes = np.array([0 if meta is not None else -1], np.int32)  # type: ignore[attr-defined]
-        held.expire_valid = np.array([ets is not None])  # type: ignore[attr-defined]
-        held.commit_valid = np.array([cts is not None])  # type: ignore[attr-defined]
         host = self._current
         if host is None:
             self.held.append(held)
@@ -481,7 +484,7 @@ class PartitionReplay:
             self.unresolved.setdefault(pid, {}).setdefault(g.gid, []).append((held, j))
             host.unresolved += 1
             if host is not held:  # a one-row chunk inside another (no self-reference: no cycle)
-                held.host = host  # type: ignore[attr-defined]
+                held.host = host
         p = _Pending(k, pid, self._ref(held, j), int(c.leader_epoch[j]), c.source, int(c.commit_timestamp[j]),
                      int(c.expire_timestamp[j]), int(out.token[j]), int(out.state[j]),
                      held if waits else None, j)
@@ -503,7 +506,7 @@ class PartitionReplay:
             for held, j in rows:
                 held.out.txn_result[j] = code
                 held.out.txn_marker[j] = e.offset
-                getattr(held, "host", held).unresolved -= 1
+                (held.host or held).unresolved -= 1
             if e.control_type is not None:
                 self._end_transaction(self.by_gid[gid], e.producer_id, e.control_type, e.offset)
 
@@ -622,8 +625,7 @@ class PartitionReplay:
         txn = c.producer_id != NO_PRODUCER_ID
         names, topics, topic_of_key, parts_of_key = self._dictionaries()
         meta = pa.array(held.metadata, pa.string())
-        mcodes = held.metadata_codes  # type: ignore[attr-defined]
-        commit_valid = getattr(held, "commit_valid", ~tomb)
+        mcodes = held.metadata_codes
 
         def nullable(values: np.ndarray, null: np.ndarray, typ: Any) -> Any:
             dtype = np.int32 if typ == pa.int32() else np.int64
@@ -654,8 +656,8 @@ class PartitionReplay:
             "leader_epoch": nullable(c.leader_epoch, tomb, pa.int32()),
             "metadata": strings(meta, np.maximum(mcodes, 0), mcodes < 0) if len(held.metadata) else
             strings(pa.array([""], pa.string()), np.zeros(n, np.int32), np.ones(n, np.bool_)),
-            "commit_timestamp": nullable(c.commit_timestamp, ~commit_valid, pa.int64()),
-            "expire_timestamp": nullable(c.expire_timestamp, ~held.expire_valid, pa.int64()),  # type: ignore[attr-defined]
+            "commit_timestamp": nullable(c.commit_timestamp, ~held.commit_valid, pa.int64()),
+            "expire_timestamp": nullable(c.expire_timestamp, ~held.expire_valid, pa.int64()),
             "value_version": nullable(c.version, tomb, pa.int32()),
             "transactional": pa.array(txn),
             "producer_id": nullable(c.producer_id, ~txn, pa.int64()),

@@ -28,7 +28,6 @@ from __future__ import annotations
 import atexit
 import os
 import re
-import shlex
 import shutil
 import subprocess
 import sys
