@@ -90,6 +90,25 @@ def _shared_partitions(items: Any) -> tuple[list[TopicPartition] | None, list[st
     return tps, names
 
 
+_SHARED_SORTED: dict[int, tuple[Any, list[str]]] = {}
+_NO_TOPICS: list[str] = []
+
+
+def _shared_sorted(items: Any) -> list[str]:
+    """``sorted(items)`` of a decoded list shared between records, once per list object (as
+    :func:`_shared_partitions`). Read-only result."""
+    if not items:
+        return _NO_TOPICS
+    hit = _SHARED_SORTED.get(id(items))
+    if hit is not None and hit[0] is items:
+        return hit[1]
+    if len(_SHARED_SORTED) >= 8192:
+        _SHARED_SORTED.clear()
+    out = sorted(items)
+    _SHARED_SORTED[id(items)] = (items, out)
+    return out
+
+
 @dataclass
 class Generation:
     """A generation in effect: classic (GroupMetadata) or KIP-848 (group epoch)."""
@@ -349,9 +368,10 @@ class GroupState:
                     "rebalance_timeout_ms": _int_or_none(mget("rebalance_timeout")),
                     "is_leader": mid == leader,
                     "member_epoch": None,
-                    "subscribed_topics": sorted(sub.get("topics") or []) if sub_ok else None,
-                    "owned_partitions": None if owned is None else list(owned_names),  # type: ignore[arg-type]
-                    "assigned_partitions": list(assigned_names) if asg_ok else None,  # type: ignore[arg-type]
+                    "subscribed_topics": _shared_sorted(sub.get("topics")) if sub_ok else None,
+                    # lists shared between rows (read-only): the writer converts each once
+                    "owned_partitions": owned_names,
+                    "assigned_partitions": assigned_names if asg_ok else None,
                     "record_offset": offset,
                     "timestamp": timestamp,
                 }

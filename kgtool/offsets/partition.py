@@ -585,14 +585,40 @@ class PartitionReplay:
             names.update(r["group"] for r in rows)
         return len(names)
 
-    def _owner_array(self) -> Any:
+    def _owner_lists(self) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray]:
+        """The interned owner lists as flat member codes: (member ids, start and length of each
+        list in the flat array, the flat array); rebuilt when lists are added."""
         import pyarrow as pa
 
+        lists = self.owner_lists.lists
         cached = getattr(self, "_owners_cache", None)
-        if cached is None or cached[0] != len(self.owner_lists.lists):
-            arr = pa.array([list(o) for o in self.owner_lists.lists], type=pa.list_(pa.string()))
-            cached = self._owners_cache = (len(self.owner_lists.lists), arr)
-        return cached[1]
+        if cached is None or cached[0] != len(lists):
+            ids: dict[str, int] = {}
+            flat = np.array([ids.setdefault(m, len(ids)) for o in lists for m in o], np.int32)
+            lengths = np.array([len(o) for o in lists], np.int64)
+            starts = np.zeros(len(lists), np.int64)
+            np.cumsum(lengths[:-1], out=starts[1:])
+            cached = self._owners_cache = (len(lists), pa.array(list(ids), pa.string()), starts, lengths, flat)
+        return cached[1], cached[2], cached[3], cached[4]
+
+    def _owners_column(self, codes: np.ndarray) -> Any:
+        """The ``owners`` column of commits whose owner-list codes are ``codes`` (-1: null): a
+        list array over dictionary-encoded member ids, gathered with NumPy (Parquet writes it as
+        list<string>)."""
+        import pyarrow as pa
+
+        members, starts, lengths, flat = self._owner_lists()
+        null = codes < 0
+        safe = np.where(null, 0, codes)
+        n_each = np.where(null, 0, lengths[safe] if len(lengths) else 0)
+        offsets = np.zeros(len(codes) + 1, np.int64)
+        np.cumsum(n_each, out=offsets[1:])
+        total = int(offsets[-1])
+        # element j of row i is flat[starts[code_i] + j]: one repeat plus a running index
+        gather = np.repeat(starts[safe] - offsets[:-1] if len(starts) else offsets[:-1], n_each) + np.arange(total)
+        values = pa.DictionaryArray.from_arrays(pa.array(flat[gather] if total else np.empty(0, np.int32)), members)
+        return pa.ListArray.from_arrays(pa.array(offsets.astype(np.int32)), values,
+                                        mask=pa.array(null) if null.any() else None)
 
     def _dictionaries(self) -> tuple[Any, Any, np.ndarray, np.ndarray]:
         """Group names (by group), topics, and per key its topic code and partition (rebuilt
@@ -669,8 +695,7 @@ class PartitionReplay:
             "generation_id": nullable(gen, gen == NULL, pa.int32()),
             "protocol": coded(PROTOCOLS, out.protocol),
             "group_state": strings(pa.array(STATES, pa.string()), out.state),
-            "owners": self._owner_array().take(pa.array(np.maximum(out.owners, 0).astype(np.int32),
-                                                        mask=out.owners < 0)),
+            "owners": self._owners_column(out.owners),
             "note": coded(NOTES, out.note),
         }
         return pa.Table.from_arrays([arrays[name] for name in COMMIT_NAMES], schema=commits_schema())
@@ -819,13 +844,15 @@ _DICTIONARY_COLUMNS = ("group", "source", "topic", "metadata", "txn_result", "pr
 
 
 def commits_schema() -> Any:
-    """The commits table as the replay emits it: the string columns dictionary-encoded (same
-    values; Parquet stores them as its own dictionary pages and readers see strings)."""
+    """The commits table as the replay emits it: the string columns, and the owners lists'
+    member ids, dictionary-encoded (same values; Parquet stores them as its own dictionary pages
+    and readers see strings)."""
     import pyarrow as pa
 
     from kgtool.spark.schemas import arrow_type
 
-    return pa.schema([pa.field(n, pa.dictionary(pa.int32(), pa.string()) if n in _DICTIONARY_COLUMNS
+    coded = pa.dictionary(pa.int32(), pa.string())
+    return pa.schema([pa.field(n, coded if n in _DICTIONARY_COLUMNS else pa.list_(coded) if n == "owners"
                                else arrow_type(t)) for n, t in COMMITS])
 
 

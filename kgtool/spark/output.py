@@ -20,21 +20,66 @@ import json
 import os
 import shutil
 import uuid
+from operator import itemgetter
 from typing import Any
+
+import numpy as np
 
 from kgtool.errors import InputError
 from kgtool.spark.files import _arrow_fs, is_local, local_path
 
 def parquet_options(schema: Any) -> dict[str, Any]:
     """Snappy (Spark's default codec); dictionary pages for the string columns (group, topic,
-    metadata, owners... repeat a lot) and min/max statistics for the others (record offsets,
-    timestamps: what queries filter on). Measured on a 1M-row commits table: about 0.2-0.35 us
-    per row against 0.75 with pyarrow's defaults (dictionaries and statistics everywhere)."""
+    metadata, owners... repeat a lot, whether they arrive as strings or dictionary-encoded) and
+    min/max statistics for the others (record offsets, timestamps: what queries filter on).
+
+    Parquet names a list's strings by their leaf path (``owners.list.element``): naming the
+    list itself would leave them PLAIN. Measured on a 1M-row commits table: 0.13 us per row and
+    26 MB, against 0.2-0.3 us and 33 MB when the dictionary-typed columns were missed, and 0.75 us
+    with pyarrow's defaults (dictionaries and statistics everywhere)."""
     import pyarrow as pa
 
-    text = [f.name for f in schema if pa.types.is_string(f.type) or pa.types.is_list(f.type)]
-    other = [f.name for f in schema if f.name not in text]
+    def textual(t: Any) -> bool:
+        return pa.types.is_string(t) or (pa.types.is_dictionary(t) and pa.types.is_string(t.value_type))
+
+    text = [f.name for f in schema if textual(f.type)]
+    text += [f"{f.name}.list.element" for f in schema if pa.types.is_list(f.type) and textual(f.type.value_type)]
+    other = [f.name for f in schema if not textual(f.type) and not pa.types.is_list(f.type)]
     return {"compression": "snappy", "store_schema": False, "use_dictionary": text, "write_statistics": other}
+
+
+def rows_table(rows: list[dict[str, Any]], schema: Any) -> Any:
+    """``pa.Table.from_pylist(rows, schema)``, faster for the replay's rows: transposed at C
+    speed (``itemgetter``, ``zip``), and each list column converted once per distinct list
+    object, the replay sharing one list between the rows of equal assignments (read-only)."""
+    import pyarrow as pa
+
+    if not rows:
+        return schema.empty_table()
+    names = schema.names
+    columns = zip(*map(itemgetter(*names), rows)) if len(names) > 1 else ([r[names[0]] for r in rows],)
+    arrays = []
+    for f, col in zip(schema, columns):
+        if pa.types.is_list(f.type):
+            first: dict[int, int] = {}
+            distinct = []
+            codes = np.empty(len(col), np.int32)
+            for i, v in enumerate(col):
+                if v is None:
+                    codes[i] = -1
+                    continue
+                c = first.get(id(v))
+                if c is None:
+                    c = first[id(v)] = len(distinct)
+                    distinct.append(v)
+                codes[i] = c
+            if len(distinct) * 2 > len(col):
+                arrays.append(pa.array(col, f.type))
+            else:
+                arrays.append(pa.array(distinct, f.type).take(pa.array(np.maximum(codes, 0), mask=codes < 0)))
+        else:
+            arrays.append(pa.array(col, f.type))
+    return pa.Table.from_arrays(arrays, schema=schema)
 
 
 def part_name(log_partition: int, fmt: str) -> str:
@@ -153,7 +198,7 @@ class TableWriter:
         import pyarrow as pa
 
         if not isinstance(table, pa.Table):
-            table = pa.Table.from_pylist(list(table), schema=self.schema)
+            table = rows_table(list(table), self.schema)
         if not table.num_rows:
             return
         self.rows += table.num_rows

@@ -59,3 +59,28 @@ def test_bytes_to_tables_equal_oracle(tmp_path_factory, pure, ops, opts, max_row
     for name in TABLE_NAMES:
         if want[name] or got[name]:
             assert canonical(name, got[name]) == canonical(name, want[name]), name
+
+
+def test_parquet_files_dictionary_encode_their_strings(tmp_path):
+    """Every string column, dictionary-typed ones and the owners list's leaf included, is
+    written with a dictionary page; min/max statistics only on the others (``parquet_options``)."""
+    import pyarrow.parquet as pq
+
+    from kgtool.offsets.samples import sample_scripts
+
+    script = sample_scripts()[0]
+    d = str(tmp_path / f"__consumer_offsets-{script.log_partition}")
+    path = write_segment(script, d)
+    files = PartitionFiles(script.log_partition, [path], [os.path.getsize(path)])
+    out = str(tmp_path / "out")
+    audit_partition(files, AuditOptions(), out_root=out)
+    meta = pq.ParquetFile(os.path.join(out, "commits", f"part-{script.log_partition:05d}.parquet")).metadata
+    assert meta.num_rows > 0
+    columns = {meta.row_group(0).column(i).path_in_schema: meta.row_group(0).column(i)
+               for i in range(meta.num_columns)}
+    for name in ("group", "topic", "source", "metadata", "protocol", "owners.list.element"):
+        assert columns[name].has_dictionary_page, name
+        assert not columns[name].is_stats_set, name
+    for name in ("record_offset", "offset", "timestamp"):
+        assert not columns[name].has_dictionary_page, name
+        assert columns[name].is_stats_set, name
