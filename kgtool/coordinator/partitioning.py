@@ -132,6 +132,8 @@ def _pow31(n: int) -> np.ndarray:
 
 #: Strings longer than this are hashed one by one (a weighted sum); shorter ones together.
 _LONG = 256
+#: Code units hashed per weighted sum of a long string.
+_BLOCK = 1 << 16
 
 
 def hashcodes_from_units(units: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
@@ -156,11 +158,17 @@ def hashcodes_from_units(units: np.ndarray, starts: np.ndarray, lengths: np.ndar
 
     long_idx = np.flatnonzero(lengths > _LONG)
     if len(long_idx):
-        weights = _pow31(int(lengths[long_idx].max()))
+        # Block by block (Horner over blocks: h = h * 31**len(block) + hash(block)), so that a
+        # 100 MB id needs weights and a uint32 copy of one block, not of the whole id.
+        weights = _pow31(min(int(lengths[long_idx].max()), _BLOCK))
         for i in long_idx.tolist():
-            ln = int(lengths[i])
-            seg = units[starts[i] : starts[i] + ln].astype(np.uint32)
-            result[i] = np.dot(seg, weights[ln - 1 :: -1]) if ln else 0
+            start, ln = int(starts[i]), int(lengths[i])
+            h = 0
+            for lo in range(0, ln, _BLOCK):
+                seg = units[start + lo : start + min(ln, lo + _BLOCK)].astype(np.uint32)
+                k = len(seg)
+                h = (h * pow(31, k, 1 << 32) + int(np.dot(seg, weights[k - 1 :: -1]))) & 0xFFFFFFFF
+            result[i] = h
 
     short = np.flatnonzero((lengths > 0) & (lengths <= _LONG))
     if len(short):
