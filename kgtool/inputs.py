@@ -13,6 +13,10 @@ STDIN = "-"
 MAX_INPUT_BYTES = 256 * 2**20
 
 
+class InputTooLarge(InputError):
+    """An input past the size a command reads (see :func:`read_bytes`)."""
+
+
 def display_name(path: str) -> str:
     """How an input is named in messages."""
     return "<stdin>" if path == STDIN else path
@@ -68,7 +72,7 @@ def _size(fh: object) -> int:
 
 
 def _too_large(path: str, max_bytes: int) -> InputError:
-    return InputError(f"{display_name(path)}: larger than {max_bytes / 2**20:,.0f} MiB, the most this input may have")
+    return InputTooLarge(f"{display_name(path)}: larger than {max_bytes / 2**20:,.0f} MiB, the most this input may have")
 
 
 def read_text(path: str, *, max_bytes: int | None = None) -> str:

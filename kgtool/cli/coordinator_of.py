@@ -24,7 +24,7 @@ from kgtool.coordinator.lookup import (
 from kgtool.coordinator.topic_description import DEFAULT_MAX_PARTITIONS, parse_topic_description
 from kgtool.data import SAMPLE_GROUP_IDS, sample_path
 from kgtool.errors import UsageError
-from kgtool.inputs import MAX_INPUT_BYTES, STDIN, display_name, read_bytes, read_text
+from kgtool.inputs import MAX_INPUT_BYTES, STDIN, InputTooLarge, display_name, read_bytes, read_text
 
 HELP = """Print the __consumer_offsets partition (hence the coordinator) serving each group id.
 
@@ -165,6 +165,20 @@ def _collect_ids(args: list[str], files: list[str]) -> idlist.IdList:
             parts.append(idlist.id_list_from_strings(list(literal)))
             literal.clear()
 
+    budget = idlist.MAX_ID_BYTES
+
+    def read_ids(path: str) -> idlist.IdList:
+        nonlocal budget
+        try:
+            data = read_bytes(path, max_bytes=budget)
+        except InputTooLarge:
+            raise InputTooLarge(
+                f"{display_name(path)}: the ids read come to more than {idlist.MAX_ID_BYTES // 2**20} MiB, "
+                "the most coordinator-of reads at once: split the list"
+            ) from None
+        budget -= len(data)
+        return idlist.parse_id_lines(data, display_name(path))
+
     stdin_used = False
     for i, arg in enumerate(args, start=1):
         if arg == STDIN:
@@ -172,7 +186,7 @@ def _collect_ids(args: list[str], files: list[str]) -> idlist.IdList:
             if stdin_used:
                 raise UsageError("'-' (stdin) given more than once")
             stdin_used = True
-            parts.append(idlist.parse_id_lines(read_bytes(STDIN), "<stdin>"))
+            parts.append(read_ids(STDIN))
             continue
         _check_argument_text(arg, i)
         literal.append(arg)
@@ -182,7 +196,7 @@ def _collect_ids(args: list[str], files: list[str]) -> idlist.IdList:
             if stdin_used:
                 raise UsageError("'-' (stdin) given more than once")
             stdin_used = True
-        parts.append(idlist.parse_id_lines(read_bytes(path), display_name(path)))
+        parts.append(read_ids(path))
     if not parts:
         raise UsageError("no ids given: pass GROUP_ID arguments, --file PATH, or '-' for stdin")
     return idlist.concat(parts)
@@ -266,17 +280,15 @@ def _render_lookup_table(lookup: CoordinatorLookup, parts: list[int]) -> None:
         # Plain columns, streamed: a person can still read or grep them (no Rich markup).
         render.info(f"{n} ids: plain columns instead of a table (use --format json/jsonl for scripts)")
         header = ["partition"] + (["coordinator"] if coords is not None else []) + [key]
-        lines = ["\t".join(header)]
-        if coords is None:
-            lines.extend(
-                f"{p}\t{render.display_text(i, limit=limit, markup=False)}" for i, p in zip(lookup.ids, parts)
-            )
-        else:
-            lines.extend(
-                f"{p}\t{'-' if c is None else c}\t{render.display_text(i, limit=limit, markup=False)}"
-                for i, p, c in zip(lookup.ids, parts, coords)
-            )
-        render.write_raw("\n".join(lines) + "\n")
+        render.write_raw("\t".join(header) + "\n")
+        for lo in range(0, n, _CHUNK):  # in chunks: bounded memory, like the JSON path
+            hi = min(n, lo + _CHUNK)
+            shown = [render.display_text(i, limit=limit, markup=False) for i in lookup.ids[lo:hi]]
+            if coords is None:
+                lines = [f"{p}\t{i}\n" for i, p in zip(shown, parts[lo:hi])]
+            else:
+                lines = [f"{p}\t{'-' if c is None else c}\t{i}\n" for i, p, c in zip(shown, parts[lo:hi], coords[lo:hi])]
+            render.write_raw("".join(lines))
         return
     rows = []
     for idx, (i, p) in enumerate(zip(lookup.ids, parts)):
@@ -396,7 +408,8 @@ MAN_SECTIONS = {
         1,000,000), and --histogram, which has a row per partition, refuses a count above it.
         Partition ids must be 0 to 2147483646 and leaders -1 to 2147483647. A YAML/JSON
         description may have at most 64 MiB, 100 levels of nesting and 5,000,000 values (YAML
-        aliases counted as all they name); a description file at most 256 MiB. In table output
+        aliases counted as all they name); a description file at most 256 MiB. At most 128 MiB
+        of ids are read in one run (files and stdin together). In table output
         an id longer than 200 characters is shortened (--format json prints it whole). Each
         refusal is one line on stderr, exit 2.
     """,

@@ -139,7 +139,7 @@ _BLOCK = 1 << 16
 def hashcodes_from_units(units: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     """Java hashCodes (int32) of strings laid out as UTF-16 code units.
 
-    ``units`` holds code units; string ``i`` is ``units[starts[i] : starts[i] + lengths[i]]``.
+    ``units`` holds code units (uint16, or uint8 for ASCII text); string ``i`` is ``units[starts[i] : starts[i] + lengths[i]]``.
 
     Short strings are hashed together by Horner's rule over columns: strings sorted by
     length (longest first) so that those still active at column ``j`` are a prefix, then
@@ -154,7 +154,9 @@ def hashcodes_from_units(units: np.ndarray, starts: np.ndarray, lengths: np.ndar
         return result.view(np.int32)
     starts = np.asarray(starts, dtype=np.int64)
     lengths = np.asarray(lengths, dtype=np.int64)
-    units = np.asarray(units, dtype=np.uint16)
+    units = np.asarray(units)
+    if units.dtype not in (np.uint8, np.uint16):  # uint8: ASCII text, one unit per byte
+        units = units.astype(np.uint16)
 
     long_idx = np.flatnonzero(lengths > _LONG)
     if len(long_idx):

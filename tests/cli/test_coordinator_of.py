@@ -349,3 +349,14 @@ def test_histogram_json_is_the_same_document(run, tmp_path: Path):
     assert [p["partition"] for p in doc["partitions"]] == [0, 1, 2]
     assert [p["coordinator"] for p in doc["partitions"]] == [0, 1, 2]
     assert sum(b["count"] for b in doc["brokers"]) == 3
+
+
+def test_id_input_is_bounded(run, tmp_path: Path, monkeypatch):
+    monkeypatch.setattr("kgtool.coordinator.idlist.MAX_ID_BYTES", 100)
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    a.write_text("g\n" * 30)
+    b.write_text("h\n" * 30)
+    assert run(["coordinator-of", "-f", str(a)]).exit_code == 0
+    line = one_error_line(run(["coordinator-of", "-f", str(a), "-f", str(b)]))
+    assert line == f"kgtool: {b}: the ids read come to more than 0 MiB, the most coordinator-of reads at once: split the list"
+    assert "more than" in one_error_line(run(["coordinator-of", "-"], input="x\n" * 200))
