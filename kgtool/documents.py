@@ -254,6 +254,8 @@ def load_yaml(text: str, source: str) -> Any:
         # "unacceptable character #x0001: control characters are not allowed": placed by the
         # character position libyaml gives (its own message adds a second line).
         pos = exc.position if isinstance(exc.position, int) else 0
+        if loader_class is not yaml.SafeLoader:  # libyaml counts bytes of the UTF-8 encoding
+            pos = len(text.encode("utf-8", "surrogatepass")[:pos].decode("utf-8", "ignore"))
         line = text.count("\n", 0, pos) + 1
         column = pos - (text.rfind("\n", 0, pos) + 1) + 1
         char = exc.character if isinstance(exc.character, int) else ord(str(exc.character)[:1] or "?")
@@ -284,7 +286,6 @@ def _mark(mark: Any) -> str:
 _NO_KEY = object()
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 _VALUE_TAG = "tag:yaml.org,2002:value"
-_STR_TAG = "tag:yaml.org,2002:str"
 #: Explicit collection tags read as plain lists and mappings (SafeConstructor's !!set, !!omap
 #: and !!pairs are refused: no kgtool document has them).
 _SEQ_TAGS = (None, "!", "tag:yaml.org,2002:seq")
@@ -294,9 +295,9 @@ _MAP_TAGS = (None, "!", "tag:yaml.org,2002:map")
 class _Frame:
     """An open list or mapping: what it holds so far, for anchors and for merge keys."""
 
-    __slots__ = ("value", "is_map", "key", "key_mark", "anchor", "size", "height", "merges", "mark")
+    __slots__ = ("value", "is_map", "key", "key_mark", "anchor", "size", "height", "merges")
 
-    def __init__(self, value: Any, is_map: bool, anchor: str | None, mark: Any) -> None:
+    def __init__(self, value: Any, is_map: bool, anchor: str | None) -> None:
         self.value = value
         self.is_map = is_map
         self.key: Any = _NO_KEY
@@ -305,7 +306,6 @@ class _Frame:
         self.size = 1  # values inside, itself included (aliases counted as all they name)
         self.height = 1  # nesting levels, itself included
         self.merges: list[dict] | None = None  # SafeConstructor.flatten_mapping sources, in order
-        self.mark = mark
 
 
 class _YamlBuilder:
@@ -361,7 +361,7 @@ class _YamlBuilder:
                 if len(stack) >= MAX_DEPTH:
                     raise _too_deep(self.where(event.start_mark))
                 self.count(1, event)
-                frame = _Frame({} if is_map else [], is_map, event.anchor, event.start_mark)
+                frame = _Frame({} if is_map else [], is_map, event.anchor)
                 if event.anchor is not None:
                     self.anchor(event.anchor, frame.value, 1, None, event)
                 stack.append(frame)

@@ -232,3 +232,10 @@ def test_quote_is_bounded_whatever_the_value():
     for _ in range(7):
         shared = [shared] * 9  # 9**9 leaves, shared
     assert len(quote(shared)) < 120
+
+
+@pytest.mark.parametrize("head", ["ab", "éé", "😀😀"])
+def test_reader_errors_are_placed_by_character(head):
+    # libyaml gives the byte offset of the UTF-8 encoding: the column counts characters.
+    with pytest.raises(InputError, match="^d: line 2 column 5: malformed YAML: unacceptable character #x0001"):
+        load_yaml(f"{head}: 1\nb: '\x01'", "d")
