@@ -31,7 +31,6 @@ Every error is an :class:`~kgtool.errors.InputError` naming the source and the c
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
