@@ -139,17 +139,16 @@ def locate(
         warnings=list(ids.warnings),
     )
     if description is not None:
-        leaders = [description.leaders.get(p) for p in range(n)]
-        result.coordinators = [leaders[p] for p in parts.tolist()]
-        missing = sorted({p for p in set(parts.tolist()) if p not in description.leaders})
+        # Only the partitions ids land on are looked up: a count of 2**31 - 1 needs no table.
+        hit = parts.tolist()
+        result.coordinators = list(map(description.leaders.get, hit))
+        missing = sorted({p for p in set(hit) if p not in description.leaders})
         if missing:
             shown = ", ".join(map(str, missing[:10])) + (" ..." if len(missing) > 10 else "")
             result.warnings.append(
                 f"{description.source}: no leader listed for partition(s) {shown}"
             )
-        leaderless = sorted(
-            p for p in set(parts.tolist()) if p in description.leaders and description.leaders[p] is None
-        )
+        leaderless = sorted(p for p in set(hit) if p in description.leaders and description.leaders[p] is None)
         if leaderless:
             result.warnings.append(
                 f"partition(s) {', '.join(map(str, leaderless[:10]))} have no leader: "
@@ -173,9 +172,20 @@ class Histogram:
     max: int
 
 
-def histogram(lookup: CoordinatorLookup, description: TopicDescription | None) -> Histogram:
-    """Count ids per partition and, with a description, per coordinator broker."""
+def histogram(
+    lookup: CoordinatorLookup, description: TopicDescription | None, *, max_partitions: int | None = None
+) -> Histogram:
+    """Count ids per partition and, with a description, per coordinator broker.
+
+    Raises:
+        UsageError: more partitions than ``max_partitions`` (the histogram has a row for each).
+    """
     n = lookup.num_partitions
+    if max_partitions is not None and n > max_partitions:
+        raise UsageError(
+            f"--histogram lists every partition: {n:,} partitions of {lookup.topic} are more than "
+            f"--max-partitions {max_partitions:,} (raise it if this machine has the memory)"
+        )
     counts = np.bincount(lookup.partitions, minlength=n) if len(lookup.partitions) else np.zeros(n, dtype=np.int64)
     leaders = [description.leaders.get(p) for p in range(n)] if description is not None else [None] * n
     per_partition = [(p, int(counts[p]), leaders[p]) for p in range(n)]
