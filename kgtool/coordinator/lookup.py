@@ -87,19 +87,31 @@ def resolve_partition_count(
             f"{description.source}: describes topic {description.topic!r}, but "
             f"{kind.field_name.replace('_', ' ')}s are served by {kind.topic!r}"
         )
+    count = partition_count(partitions, description)
+    return kind.default_partitions if count is None else count
+
+
+def partition_count(partitions: int | None, description: TopicDescription | None, option: str = "--partitions") -> int | None:
+    """The option's count, checked against the description; else the description's
+    ``PartitionCount`` (or its highest partition + 1); None when neither gives one.
+
+    Raises:
+        UsageError: a count that is not a positive int32, or one that contradicts the description.
+    """
     if partitions is not None:
-        check_partition_count(partitions)
+        check_partition_count(partitions, option)
         if description is not None and description.partition_count not in (None, partitions):
             raise UsageError(
-                f"--partitions {partitions} contradicts {description.source}, which says "
+                f"{option} {partitions} contradicts {description.source}, which says "
                 f"PartitionCount: {description.partition_count}"
             )
         return partitions
     if description is not None:
         if description.partition_count is not None:
             return check_partition_count(description.partition_count, "PartitionCount")
-        return max(description.leaders) + 1 if description.leaders else kind.default_partitions
-    return kind.default_partitions
+        if description.leaders:
+            return check_partition_count(max(description.leaders) + 1, f"{description.source}: partition count")
+    return None
 
 
 def locate(
@@ -173,31 +185,71 @@ class Histogram:
     max: int
 
 
+#: Above this many partitions a histogram lists only the partitions that received ids (a
+#: count of 2**31-1 is valid, and one row or counter per partition would not fit in memory).
+DENSE_HISTOGRAM_LIMIT = 1 << 16
+
+
 def histogram(lookup: CoordinatorLookup, description: TopicDescription | None) -> Histogram:
     """Count ids per partition and, with a description, per coordinator broker."""
-    n = lookup.num_partitions
-    counts = np.bincount(lookup.partitions, minlength=n) if len(lookup.partitions) else np.zeros(n, dtype=np.int64)
-    leaders = [description.leaders.get(p) for p in range(n)] if description is not None else [None] * n
-    per_partition = [(p, int(counts[p]), leaders[p]) for p in range(n)]
+    parts, counts = np.unique(lookup.partitions, return_counts=True)
+    return histogram_of_counts(lookup.topic, lookup.num_partitions, parts, counts, description)
+
+
+def histogram_of_counts(
+    topic: str,
+    num_partitions: int,
+    partitions: np.ndarray,
+    counts: np.ndarray,
+    description: TopicDescription | None,
+) -> Histogram:
+    """A :class:`Histogram` from ``counts[i]`` keys on partition ``partitions[i]`` (partitions
+    not given hold none). Every partition is listed up to :data:`DENSE_HISTOGRAM_LIMIT`
+    partitions, only those holding keys above it; the statistics cover all partitions."""
+    n = num_partitions
+    partitions = np.asarray(partitions, dtype=np.int64)
+    counts = np.asarray(counts, dtype=np.int64)
+    if n <= DENSE_HISTOGRAM_LIMIT:
+        dense = np.zeros(n, dtype=np.int64)
+        np.add.at(dense, partitions, counts)
+        rows = list(enumerate(dense.tolist()))
+        mean, stddev = float(dense.mean()), float(dense.std())
+        lo, hi = int(dense.min()), int(dense.max())
+    else:
+        keep = counts > 0
+        rows = list(zip(partitions[keep].tolist(), counts[keep].tolist()))
+        total = float(counts.sum())
+        mean = total / n
+        stddev = float(np.sqrt(max(float((counts.astype(np.float64) ** 2).sum()) / n - mean * mean, 0.0)))
+        hi = int(counts.max()) if len(counts) else 0
+        lo = int(counts.min()) if len(rows) == n else 0
+    leader_of = description.leaders.get if description is not None else (lambda p: None)
+    per_partition = [(p, c, leader_of(p)) for p, c in rows]
     per_broker = None
     if description is not None:
         by_broker: dict[int | None, list[int]] = {}
         for p, c, leader in per_partition:
-            acc = by_broker.setdefault(leader, [0, 0])
-            acc[0] += c
-            acc[1] += 1
+            by_broker.setdefault(leader, [0, 0])[0] += c
+        # Partitions led, from the description (not from the rows: a sparse histogram omits some).
+        listed = 0
+        for p, leader in description.leaders.items():
+            if p < n:
+                by_broker.setdefault(leader, [0, 0])[1] += 1
+                listed += 1
+        if listed < n:
+            by_broker.setdefault(None, [0, 0])[1] += n - listed
         per_broker = sorted(
             ((b, v[0], v[1]) for b, v in by_broker.items()),
             key=lambda t: (t[0] is None, t[0] if t[0] is not None else 0),
         )
     return Histogram(
-        topic=lookup.topic,
+        topic=topic,
         num_partitions=n,
         total=int(counts.sum()),
         per_partition=per_partition,
         per_broker=per_broker,
-        mean=float(counts.mean()),
-        stddev=float(counts.std()),
-        min=int(counts.min()),
-        max=int(counts.max()),
+        mean=mean,
+        stddev=stddev,
+        min=lo,
+        max=hi,
     )
