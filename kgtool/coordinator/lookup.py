@@ -151,23 +151,30 @@ def locate(
         warnings=list(ids.warnings),
     )
     if description is not None:
-        leaders = [description.leaders.get(p) for p in range(n)]
-        result.coordinators = [leaders[p] for p in parts.tolist()]
-        missing = sorted({p for p in set(parts.tolist()) if p not in description.leaders})
-        if missing:
-            shown = ", ".join(map(str, missing[:10])) + (" ..." if len(missing) > 10 else "")
-            result.warnings.append(
-                f"{description.source}: no leader listed for partition(s) {shown}"
+        leader_of = description.leaders.get
+        result.coordinators = [leader_of(p) for p in parts.tolist()]
+        result.warnings.extend(
+            leader_warnings(
+                description,
+                set(parts.tolist()),
+                "their groups have no coordinator right now (COORDINATOR_NOT_AVAILABLE)",
             )
-        leaderless = sorted(
-            p for p in set(parts.tolist()) if p in description.leaders and description.leaders[p] is None
         )
-        if leaderless:
-            result.warnings.append(
-                f"partition(s) {', '.join(map(str, leaderless[:10]))} have no leader: "
-                "their groups have no coordinator right now (COORDINATOR_NOT_AVAILABLE)"
-            )
     return result
+
+
+def leader_warnings(description: TopicDescription, used: set[int], leaderless_effect: str) -> list[str]:
+    """Warnings about the partitions in ``used`` that the description lists without a leader,
+    or does not list; ``leaderless_effect`` says what a missing leader means for the user."""
+    warnings = []
+    missing = sorted(p for p in used if p not in description.leaders)
+    if missing:
+        shown = ", ".join(map(str, missing[:10])) + (" ..." if len(missing) > 10 else "")
+        warnings.append(f"{description.source}: no leader listed for partition(s) {shown}")
+    leaderless = sorted(p for p in used if p in description.leaders and description.leaders[p] is None)
+    if leaderless:
+        warnings.append(f"partition(s) {', '.join(map(str, leaderless[:10]))} have no leader: {leaderless_effect}")
+    return warnings
 
 
 @dataclass
