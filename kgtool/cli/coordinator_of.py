@@ -10,11 +10,11 @@ from typing import Optional
 import typer
 
 from kgtool.cli import render
+from kgtool.cli.histogram import render_histogram
 from kgtool.cli.render import OutputFormat
 from kgtool.coordinator import idlist
 from kgtool.coordinator.lookup import (
     CoordinatorLookup,
-    Histogram,
     KeyKind,
     SharePartition,
     histogram,
@@ -125,7 +125,7 @@ def command(
     for w in lookup.warnings:
         render.warn(w)
     if show_histogram:
-        _render_histogram(histogram(lookup, description), output_format)
+        render_histogram(histogram(lookup, description), output_format)
     else:
         _render_lookup(lookup, output_format, share)
 
@@ -269,60 +269,6 @@ def _render_lookup_table(lookup: CoordinatorLookup, parts: list[int]) -> None:
         rows,
         title=f"{lookup.topic} partition of each {key.replace('_', ' ')} ({lookup.num_partitions} partitions)",
     )
-
-
-def _render_histogram(h: Histogram, fmt: OutputFormat) -> None:
-    if fmt is not OutputFormat.table:
-        doc = {
-            "topic": h.topic,
-            "num_partitions": h.num_partitions,
-            "total": h.total,
-            "min": h.min,
-            "max": h.max,
-            "mean": h.mean,
-            "stddev": h.stddev,
-            "partitions": [
-                {"partition": p, "count": c, **({"coordinator": b} if h.per_broker is not None else {})}
-                for p, c, b in h.per_partition
-            ],
-        }
-        if h.per_broker is not None:
-            doc["brokers"] = [{"broker": b, "count": c, "partitions": k} for b, c, k in h.per_broker]
-        if fmt is OutputFormat.jsonl:
-            render.write_json_lines(doc["partitions"])
-        else:
-            render.print_json(doc)
-        return
-    peak = max((c for _, c, _ in h.per_partition), default=0)
-    columns: list = [("partition", "right")]
-    if h.per_broker is not None:
-        columns.append(("broker", "right"))
-    columns += [("ids", "right"), "load"]
-    rows = []
-    for p, c, b in h.per_partition:
-        row = [str(p)]
-        if h.per_broker is not None:
-            row.append("-" if b is None else str(b))
-        style = "bold red" if c == peak and c > 0 and h.max > h.mean * 1.5 else "cyan"
-        row += [str(c), f"[{style}]{render.bar(c, peak)}[/{style}]"]
-        rows.append(row)
-    render.print_table(
-        columns,
-        rows,
-        title=f"ids per {h.topic} partition",
-        caption=f"{h.total} ids over {h.num_partitions} partitions: min {h.min}, max {h.max}, "
-        f"mean {h.mean:.2f}, stddev {h.stddev:.2f}",
-    )
-    if h.per_broker is not None:
-        bpeak = max((c for _, c, _ in h.per_broker), default=0)
-        render.print_table(
-            [("broker", "right"), ("partitions led", "right"), ("ids", "right"), "load"],
-            [
-                ["none" if b is None else str(b), str(k), str(c), f"[cyan]{render.bar(c, bpeak)}[/cyan]"]
-                for b, c, k in h.per_broker
-            ],
-            title="ids per coordinator broker",
-        )
 
 
 # Keep the module importable without side effects; sys is used by tests that patch stdin.
