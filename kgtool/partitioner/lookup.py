@@ -1,0 +1,189 @@
+"""``partition-of``: the partition of each key for one or several partitioners and counts.
+
+The domain side of ``kgtool partition-of``: keys in (:mod:`kgtool.partitioner.keys`), arrays and
+dataclasses out. A *column* is one (partitioner, partition count) pair; one partitioner gives one
+column, ``--compare`` one per client, ``--from-partitions M`` the same partitioner at N and at M.
+
+Why about half the keys move when a topic doubles: a key's partition is ``h % N`` for a hash
+``h`` that does not depend on N. With ``2N`` partitions, ``h % 2N`` is either ``h % N`` (when
+``(h // N)`` is even) or ``h % N + N`` (when it is odd): each key keeps its partition or moves
+to the new partition ``p + N``, and for a uniform hash the two are equally likely. Growing from
+N to M in general keeps a key only when ``h % N == h % M``, about ``N / lcm-ish`` of them: for
+``M`` not a multiple of ``N`` most keys move.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from kgtool.coordinator.lookup import DENSE_HISTOGRAM_LIMIT, Histogram, histogram_of_counts
+from kgtool.coordinator.topic_description import TopicDescription
+from kgtool.partitioner.keys import KIND_EMPTY, KIND_NULL, KeyFormat, KeySource, scan_keys
+from kgtool.partitioner.rules import Partitioner, Reduction
+
+#: ``--compare``'s note for a null key: no client decides its partition from the key.
+NULL_KEY_NOTE = (
+    "null key: the Java producer and librdkafka send it to their sticky partition, Sarama to a "
+    "random one: not deterministic"
+)
+
+
+@dataclass(frozen=True)
+class Column:
+    """One partitioner at one partition count."""
+
+    label: str
+    partitioner: Partitioner
+    num_partitions: int
+
+
+def partitions_from_hashes(
+    hashes: np.ndarray, kinds: np.ndarray, partitioner: Partitioner, num_partitions: int
+) -> np.ndarray:
+    """Vectorised :func:`~kgtool.partitioner.rules.partition_for_key` over unsigned 32-bit hashes:
+    int64 partitions, -1 where the partitioner does not decide from the key."""
+    h = np.ascontiguousarray(hashes, dtype=np.uint32)
+    if partitioner.reduction is Reduction.MASK:
+        v = (h & np.uint32(0x7FFFFFFF)).astype(np.int64)
+    elif partitioner.reduction is Reduction.UNSIGNED:
+        v = h.astype(np.int64)
+    else:
+        v = np.abs(h.view(np.int32).astype(np.int64))  # INT32_MIN -> 2**31, as rd_fnv1a/Sarama
+    parts = v % num_partitions
+    undetermined = kinds == KIND_NULL
+    if partitioner.empty_is_random:
+        undetermined |= kinds == KIND_EMPTY
+    parts[undetermined] = -1
+    return parts
+
+
+@dataclass
+class Placement:
+    """The partitions of one chunk of keys, one int64 array per column (-1: not deterministic)."""
+
+    texts: list[str | None] | None
+    kinds: np.ndarray
+    partitions: list[np.ndarray]
+
+
+def place(
+    sources: list[KeySource],
+    key_format: KeyFormat,
+    columns: list[Column],
+    *,
+    null_marker: str | None = None,
+    with_texts: bool = False,
+) -> Iterator[Placement]:
+    """Place every key of ``sources`` in every column, chunk by chunk, in input order.
+
+    Raises:
+        InputError: a key that is not valid for ``key_format`` (source and line named).
+    """
+    families = sorted({c.partitioner.family for c in columns})
+    row = {f: i for i, f in enumerate(families)}
+    for chunk in scan_keys(sources, key_format, families, null_marker=null_marker, with_texts=with_texts):
+        parts = [
+            partitions_from_hashes(chunk.hashes[row[c.partitioner.family]], chunk.kinds, c.partitioner,
+                                   c.num_partitions)
+            for c in columns
+        ]
+        yield Placement(chunk.texts, chunk.kinds.copy(), parts)
+
+
+class PartitionCounts:
+    """Keys per partition, accumulated chunk by chunk in bounded memory: a dense array up to
+    :data:`DENSE_HISTOGRAM_LIMIT` partitions, sorted (partition, count) arrays above it."""
+
+    def __init__(self, num_partitions: int) -> None:
+        self.num_partitions = num_partitions
+        self.dense = np.zeros(num_partitions, dtype=np.int64) if num_partitions <= DENSE_HISTOGRAM_LIMIT else None
+        self.parts = np.zeros(0, dtype=np.int64)
+        self.counts = np.zeros(0, dtype=np.int64)
+
+    def add(self, partitions: np.ndarray) -> None:
+        p = partitions[partitions >= 0]
+        if self.dense is not None:
+            self.dense += np.bincount(p, minlength=self.num_partitions)
+            return
+        u, c = np.unique(p, return_counts=True)
+        allp = np.concatenate([self.parts, u])
+        allc = np.concatenate([self.counts, c])
+        self.parts, inverse = np.unique(allp, return_inverse=True)
+        self.counts = np.bincount(inverse, weights=allc, minlength=len(self.parts)).astype(np.int64)
+
+    def pairs(self) -> tuple[np.ndarray, np.ndarray]:
+        if self.dense is not None:
+            return np.arange(self.num_partitions, dtype=np.int64), self.dense
+        return self.parts, self.counts
+
+
+@dataclass
+class PlacementSummary:
+    """Totals over all keys: how many, how many placed per column, moves and disagreements."""
+
+    columns: list[Column]
+    keys: int = 0
+    null_keys: int = 0
+    empty_keys: int = 0
+    undetermined: list[int] = field(default_factory=list)
+    counts: list[PartitionCounts] | None = None
+    #: ``--from-partitions``: keys placed in both columns, and those whose partition differs.
+    compared: int = 0
+    moved: int = 0
+    #: ``--compare``: keys with a deterministic partition for at least one client, and those on
+    #: which the clients do not all agree.
+    disagree: int = 0
+
+    @property
+    def moved_share(self) -> float | None:
+        return self.moved / self.compared if self.compared else None
+
+
+def summarize(placements: Iterator[Placement], columns: list[Column], *, histogram: bool = False) -> PlacementSummary:
+    """Totals of :func:`place`'s chunks (the first pass of ``partition-of``)."""
+    s = PlacementSummary(columns=columns, undetermined=[0] * len(columns))
+    if histogram:
+        s.counts = [PartitionCounts(c.num_partitions) for c in columns]
+    for pl in placements:
+        s.keys += len(pl.kinds)
+        s.null_keys += int(np.count_nonzero(pl.kinds == KIND_NULL))
+        s.empty_keys += int(np.count_nonzero(pl.kinds == KIND_EMPTY))
+        for i, parts in enumerate(pl.partitions):
+            s.undetermined[i] += int(np.count_nonzero(parts < 0))
+            if s.counts is not None:
+                s.counts[i].add(parts)
+        if len(pl.partitions) >= 2:
+            moved, compared = moves(pl.partitions[0], pl.partitions[1])
+            s.moved += moved
+            s.compared += compared
+            s.disagree += int(np.count_nonzero(disagreements(pl.partitions, pl.kinds)))
+    return s
+
+
+def moves(to_parts: np.ndarray, from_parts: np.ndarray) -> tuple[int, int]:
+    """(keys whose partition differs, keys placed in both)."""
+    both = (to_parts >= 0) & (from_parts >= 0)
+    return int(np.count_nonzero(both & (to_parts != from_parts))), int(np.count_nonzero(both))
+
+
+def disagreements(partitions: list[np.ndarray], kinds: np.ndarray) -> np.ndarray:
+    """Per key: True when the columns do not all give the same partition (a random placement
+    differs from any); a null key, random for every client, is not a disagreement."""
+    first = partitions[0]
+    differ = np.zeros(len(first), dtype=bool)
+    for p in partitions[1:]:
+        differ |= p != first
+    return differ & (kinds != KIND_NULL)
+
+
+def histograms(summary: PlacementSummary, topic: str, description: TopicDescription | None) -> list[Histogram]:
+    """One :class:`Histogram` per column of a summary made with ``histogram=True``."""
+    assert summary.counts is not None
+    out = []
+    for col, counts in zip(summary.columns, summary.counts):
+        parts, c = counts.pairs()
+        out.append(histogram_of_counts(topic, col.num_partitions, parts, c, description))
+    return out
