@@ -131,6 +131,12 @@ def _auto_mode(path: str) -> DecodeMode:
     return DecodeMode.none
 
 
+def segment_files(directory: str) -> list[str]:
+    """The segments (``*.log``) of a partition directory, in name (= base offset) order;
+    ``.deleted``/``.cleaned``/``.swap`` files and indexes are not segments."""
+    return [os.path.join(directory, f) for f in sorted(os.listdir(directory)) if f.endswith(".log")]
+
+
 def _collect_inputs(paths: list[str], hex_text: Optional[str]) -> Iterator[_Input]:
     if hex_text is not None:
         cleaned = re.sub(r"\s+", "", hex_text)
@@ -149,11 +155,10 @@ def _collect_inputs(paths: list[str], hex_text: Optional[str]) -> Iterator[_Inpu
             stdin_used = True
             yield _Input("<stdin>", read_bytes(STDIN), DecodeMode.none)
         elif os.path.isdir(p):
-            logs = sorted(f for f in os.listdir(p) if f.endswith(".log"))
+            logs = segment_files(p)
             if not logs:
                 raise InputError(f"{p}: no *.log segment files in this directory")
-            for f in logs:
-                full = os.path.join(p, f)
+            for full in logs:
                 data, _ = open_segment(full)
                 yield _Input(full, data, _auto_mode(full))
         else:
@@ -210,23 +215,16 @@ def _control_json(r: Record) -> dict | None:
             "coordinator_epoch": c.coordinator_epoch}
 
 
-class _Run:
-    """State of one command run: counters, problem lines, the payload decoder."""
+class ProblemReporter:
+    """Damage as decode-batch reports it: one stderr line per problem (the first
+    ``_MAX_PROBLEM_LINES``, the rest counted), totals in a :class:`ScanSummary`, and exit 1 at
+    the end when anything but a truncated tail (or, with ``strict``, anything) was reported.
+    Shared by ``partition-of --check``."""
 
-    def __init__(self, mode: DecodeMode, fmt: BytesFormat, strict: bool) -> None:
-        self.mode = mode
-        self.bytes_fmt = fmt
-        self.render_bytes = _bytes_renderer(fmt)
+    def __init__(self, strict: bool = False) -> None:
         self.strict = strict
         self.total = ScanSummary(source=None)
         self.problem_lines = 0
-        self.payload_cache: dict[DecodeMode, tuple] = {}
-
-    def decoder_for(self, inp: _Input):
-        mode = self.mode if self.mode is not DecodeMode.auto else inp.auto_mode
-        if mode not in self.payload_cache:
-            self.payload_cache[mode] = payload_decoder(mode)
-        return self.payload_cache[mode]
 
     def problem(self, p: ScanProblem) -> None:
         self.total.add_problem(p)
@@ -251,6 +249,23 @@ class _Run:
             if t.payload_errors:
                 counts = (counts + ", " if counts else "") + f"{t.payload_errors} payload errors"
             raise FindingsReported(f"problems reported: {counts}")
+
+
+class _Run(ProblemReporter):
+    """State of one command run: counters, problem lines, the payload decoder."""
+
+    def __init__(self, mode: DecodeMode, fmt: BytesFormat, strict: bool) -> None:
+        super().__init__(strict)
+        self.mode = mode
+        self.bytes_fmt = fmt
+        self.render_bytes = _bytes_renderer(fmt)
+        self.payload_cache: dict[DecodeMode, tuple] = {}
+
+    def decoder_for(self, inp: _Input):
+        mode = self.mode if self.mode is not DecodeMode.auto else inp.auto_mode
+        if mode not in self.payload_cache:
+            self.payload_cache[mode] = payload_decoder(mode)
+        return self.payload_cache[mode]
 
 
 def _payload_json(rec: Any) -> dict:
