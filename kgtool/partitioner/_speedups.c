@@ -30,7 +30,12 @@
 enum { F_STRING = 0, F_HEX, F_BASE64, F_LONG, F_INT, F_UUID };
 enum { H_MURMUR2 = 0, H_CRC32, H_FNV1A };
 enum { K_KEY = 0, K_EMPTY = 1, K_NULL = 2 };
-enum { E_NONE = 0, E_UTF8, E_HEX, E_BASE64, E_LONG, E_INT, E_UUID };
+enum { E_NONE = 0, E_UTF8, E_HEX, E_BASE64, E_LONG, E_INT, E_UUID, E_TOO_LONG };
+
+/* A line longer than this is refused (kgtool/partitioner/keys.py MAX_KEY_BYTES): no broker takes
+ * a record that large, and the newline is looked for only this far, so that one endless line
+ * is not read (nor mapped in) to its end. */
+#define MAX_KEY_BYTES ((Py_ssize_t)64 << 20)
 
 /* Utils.murmur2: 4-byte little-endian blocks, then the tail (switch falls through). */
 static uint32_t murmur2(const uint8_t *d, Py_ssize_t len) {
@@ -285,10 +290,22 @@ static PyObject *py_scan_lines(PyObject *self, PyObject *args) {
 
     while (pos < end && nkeys < max_keys) {
         const uint8_t *line = data + pos;
-        const uint8_t *nl = memchr(line, '\n', (size_t)(end - pos));
+        Py_ssize_t window = end - pos;
+        if (window > MAX_KEY_BYTES + 2) window = MAX_KEY_BYTES + 2;
+        const uint8_t *nl = memchr(line, '\n', (size_t)window);
+        if (nl == NULL && window < end - pos) {
+            err = E_TOO_LONG;
+            err_pos = pos;
+            break;
+        }
         Py_ssize_t len = nl ? nl - line : end - pos;
         Py_ssize_t next = pos + len + (nl ? 1 : 0);
         if (nl && len > 0 && line[len - 1] == '\r') len--;  /* "\r\n" terminator */
+        if (len > MAX_KEY_BYTES) {
+            err = E_TOO_LONG;
+            err_pos = pos;
+            break;
+        }
         if (len == 0 && skip_empty) {
             nlines++;
             pos = next;

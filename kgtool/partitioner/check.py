@@ -58,8 +58,13 @@ _SUFFIXED = re.compile(r"^(?P<name>\S+-\S+)\.\S+-(?:delete|future|stray)$")
 # Topic.LEGAL_CHARS and Topic.MAX_NAME_LENGTH.
 _TOPIC = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")
 
-#: Records hashed per batch of work (bounded memory whatever the partition's size).
+#: Records (and key bytes) hashed per batch of work: bounded memory whatever the partition's size.
 _WORK = 1 << 16
+_WORK_BYTES = 64 << 20
+#: Producer ids followed one by one; the records of any further ones are pooled (producer_id
+#: None in the output), so that a partition written by millions of short-lived producers is
+#: checked in bounded memory.
+MAX_PRODUCERS = 10_000
 
 
 def parse_partition_dir(path: str) -> tuple[str, int]:
@@ -259,12 +264,17 @@ class CheckResult:
     segments: int = 0
 
 
+#: The key of the pooled producers in ``by_pid`` (producer ids are >= -1).
+_POOLED = -(2**63)
+
+
 class _Pending:
     """Record keys collected across batches, hashed together every :data:`_WORK` records."""
 
     def __init__(self) -> None:
         self.keys: list[bytes] = []
         self.pids: list[int] = []
+        self.size = 0
 
 
 def check_partition(
@@ -325,6 +335,7 @@ def check_partition(
                         tracker.add(values[unexplained & (inverse == g)])
         pending.keys.clear()
         pending.pids.clear()
+        pending.size = 0
 
     for item in batches:
         if isinstance(item, ScanProblem):
@@ -336,7 +347,11 @@ def check_partition(
         pid = item.producer_id
         ev = by_pid.get(pid)
         if ev is None:
-            ev = by_pid[pid] = Evidence(pid, partition, num_partitions)
+            if len(by_pid) >= MAX_PRODUCERS:
+                pid = _POOLED
+                ev = by_pid.get(pid)
+            if ev is None:
+                ev = by_pid[pid] = Evidence(None if pid == _POOLED else pid, partition, num_partitions)
         for r in item.records:
             for e in (overall, ev):
                 e.records += 1
@@ -355,10 +370,11 @@ def check_partition(
                 ev.empty_keys += 1
             pending.keys.append(key)
             pending.pids.append(pid)
-            if len(pending.keys) >= _WORK:
+            pending.size += len(key)
+            if len(pending.keys) >= _WORK or pending.size >= _WORK_BYTES:
                 flush()
     flush()
-    producers = sorted(by_pid.values(), key=lambda e: (-e.records, e.producer_id or 0))
+    producers = sorted(by_pid.values(), key=lambda e: (e.producer_id is None, -e.records, e.producer_id or 0))
     return CheckResult(
         directory=directory,
         topic=topic,

@@ -85,6 +85,14 @@ KIND_KEY, KIND_EMPTY, KIND_NULL = 0, 1, 2
 #: Keys per scanner call: bounds the memory of one chunk (a few MB).
 CHUNK_KEYS = 1 << 18
 
+#: The longest line (key text) accepted: no broker takes a record that large (message.max.bytes,
+#: 1 MiB by default), and an endless line must not be read to its end. Same value in the C twin.
+MAX_KEY_BYTES = 64 << 20
+#: Error code of a line longer than MAX_KEY_BYTES (the format errors are ``fmt.code + 1``).
+_E_TOO_LONG = 7
+#: Key texts longer than this are shown cut, with their length (a key is printed, not kept).
+MAX_SHOWN_KEY = 1 << 20
+
 _HEX = re.compile(rb"(?:[0-9a-fA-F]{2})*")
 _B64 = re.compile(rb"(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}(?:==)?|[A-Za-z0-9+/]{3}=?)?")
 _DECIMAL = re.compile(rb"[+-]?[0-9]+")
@@ -151,11 +159,16 @@ def scan_lines_py(
     end = min(end, len(buf))
     nkeys = nlines = 0
     while pos < end and nkeys < max_keys:
-        nl = buf.find(b"\n", pos, end)
+        window = min(end, pos + MAX_KEY_BYTES + 2)
+        nl = buf.find(b"\n", pos, window)
+        if nl < 0 and window < end:
+            return pos, nkeys, nlines, _E_TOO_LONG, pos
         stop = end if nl < 0 else nl
         nxt = end if nl < 0 else nl + 1
         if nl >= 0 and stop > pos and buf[stop - 1] == 0x0D:
             stop -= 1
+        if stop - pos > MAX_KEY_BYTES:
+            return pos, nkeys, nlines, _E_TOO_LONG, pos
         text = bytes(buf[pos:stop])
         if not text and skip_empty:
             nlines += 1
@@ -311,12 +324,12 @@ def scan_keys(
                 chunk_keys,
             )
             if err:
-                raise _line_error(src, data, err_pos, line_base + nlines + 1, fmt)
+                raise _line_error(src, data, err_pos, line_base + nlines + 1, fmt, err)
             texts = None
             if with_texts:
                 sp = spans[: 2 * nkeys].tolist()
                 texts = [
-                    None if k == KIND_NULL else bytes(data[sp[2 * i] : sp[2 * i + 1]]).decode("utf-8")
+                    None if k == KIND_NULL else _text(data, sp[2 * i], sp[2 * i + 1])
                     for i, k in enumerate(kinds[:nkeys].tolist())
                 ]
             if nkeys:
@@ -327,7 +340,19 @@ def scan_keys(
             pos = nxt
 
 
-def _line_error(src: KeySource, data, start: int, line: int, fmt: KeyFormat) -> InputError:
+def _text(data, start: int, stop: int) -> str:
+    if stop - start <= MAX_SHOWN_KEY:
+        return bytes(data[start:stop]).decode("utf-8")
+    head = bytes(data[start : start + MAX_SHOWN_KEY]).decode("utf-8", "ignore")
+    return f"{head}... ({stop - start} bytes)"
+
+
+def _line_error(src: KeySource, data, start: int, line: int, fmt: KeyFormat, err: int) -> InputError:
+    if err == _E_TOO_LONG:
+        return InputError(
+            f"{src.name}: line {line}: longer than {MAX_KEY_BYTES >> 20} MiB; no broker accepts a "
+            "record with such a key (message.max.bytes)"
+        )
     nl = data.find(b"\n", start)
     stop = len(data) if nl < 0 else nl
     if nl >= 0 and stop > start and data[stop - 1] == 0x0D:

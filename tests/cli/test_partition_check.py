@@ -167,3 +167,14 @@ def test_growth_tracker_finds_the_old_count():
     assert t.result() == [6]
     t.add(np.array([4], dtype=np.int64))
     assert t.result() == []
+
+
+def test_producers_beyond_the_cap_are_pooled(run, tmp_path: Path, monkeypatch):
+    from kgtool.partitioner import check as check_mod
+
+    monkeypatch.setattr(check_mod, "MAX_PRODUCERS", 3)
+    ks = keys_for("java", 4, 2, 10)
+    d = write_partition(tmp_path / "t-2", [(pid, ks[pid : pid + 2]) for pid in range(5)])
+    doc = check(run, d, 4)
+    assert [p["producer_id"] for p in doc["producers"]] == [0, 1, 2, None]
+    assert doc["producers"][-1]["records"] == 4 and doc["verdict"]["partitioners"] == ["java"]

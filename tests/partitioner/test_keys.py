@@ -181,3 +181,21 @@ def test_arguments():
         list(scan_keys([keys.literal_keys([(1, "1"), (2, "1.5")])], KeyFormat.long, ALL_FAMILIES))
     with pytest.raises(InputError, match=r"^argument 1: not valid UTF-8"):
         list(scan_keys([keys.literal_keys([(1, "\udcff")])], KeyFormat.string, ALL_FAMILIES))
+
+
+@pytest.mark.parametrize("twin", ["c", "pure"])
+def test_endless_line_is_refused_without_reading_it(tmp_path, monkeypatch, twin):
+    if twin == "pure":
+        monkeypatch.setattr(keys, "_speedups", None)
+    elif not keys.speedups_enabled():
+        pytest.skip("compiled scanner not built")
+    f = tmp_path / "endless.txt"
+    with open(f, "wb") as fh:  # a sparse 1 GiB file: one line, no newline
+        fh.write(b"first\n")
+        fh.truncate(1 << 30)
+    src = keys.open_lines(str(f))
+    try:
+        with pytest.raises(InputError, match=r"endless.txt: line 2: longer than 64 MiB"):
+            list(scan_keys([src], KeyFormat.string, ALL_FAMILIES))
+    finally:
+        src.close()
