@@ -301,8 +301,6 @@ def scan_keys(
     Raises:
         InputError: a line (or argument) that is not a key of ``fmt``, naming the source and line.
     """
-    from kgtool.codec.segment import PageReleaser
-
     fam_codes = bytes(int(f) for f in families)
     marker = None if null_marker is None else null_marker.encode("utf-8", "surrogateescape")
     hashes = np.zeros((len(families), chunk_keys), dtype=np.uint32)
@@ -316,9 +314,10 @@ def scan_keys(
         n = len(data)
         pos = 0
         line_base = 0
-        releaser = PageReleaser(data)
+        releaser = _releaser(data)
         while pos < n:
-            releaser.advance(pos)
+            if releaser is not None:
+                releaser.advance(pos)
             nxt, nkeys, nlines, err, err_pos = _scan(
                 data, pos, n, fmt.code, fmt.skips_empty_lines, marker, fam_codes, hashes, kinds, spans,
                 chunk_keys,
@@ -345,6 +344,16 @@ def _text(data, start: int, stop: int) -> str:
         return bytes(data[start:stop]).decode("utf-8")
     head = bytes(data[start : start + MAX_SHOWN_KEY]).decode("utf-8", "ignore")
     return f"{head}... ({stop - start} bytes)"
+
+
+def _releaser(data):
+    """Drops the pages of a large mapped file behind the scan (bounded RSS); None for small
+    inputs, which do not pay for importing the codec."""
+    if not isinstance(data, mmap.mmap) or len(data) < (64 << 20):
+        return None
+    from kgtool.codec.segment import PageReleaser
+
+    return PageReleaser(data)
 
 
 def _line_error(src: KeySource, data, start: int, line: int, fmt: KeyFormat, err: int) -> InputError:
