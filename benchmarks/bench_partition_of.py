@@ -25,6 +25,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 import time
@@ -71,16 +72,28 @@ def generate(keys: int) -> dict[str, Path]:
     return {"string": orders, "hex": hexes}
 
 
+_TIME = shutil.which("time") if os.path.exists("/usr/bin/time") else None
+
+
 def peak_rss_of(cmd: list[str], env: dict[str, str]) -> tuple[float, int, bytes]:
-    """Wall seconds, peak RSS (bytes, of this child alone: os.wait4) and stdout of one process."""
+    """Wall seconds, peak RSS (bytes) and stdout of one process.
+
+    The RSS comes from GNU time when installed: a child's ru_maxrss as os.wait4 reports it keeps
+    the high-water mark of the process it was forked from (this benchmark), not its own."""
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
-    out = proc.stdout.read() if proc.stdout else b""
-    _, status, usage = os.wait4(proc.pid, 0)
+    if _TIME is not None:
+        proc = subprocess.run(["/usr/bin/time", "-f", "%M", *cmd], capture_output=True, env=env)
+        wall = time.perf_counter() - start
+        if proc.returncode != 0:
+            raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}): {proc.stderr.decode(errors='replace')[-500:]}")
+        rss = int(proc.stderr.decode().strip().splitlines()[-1]) * 1024
+        return wall, rss, proc.stdout
+    proc2 = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    out = proc2.stdout.read() if proc2.stdout else b""
+    _, status, usage = os.wait4(proc2.pid, 0)
     wall = time.perf_counter() - start
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode != 0:
-        raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode})")
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed")
     return wall, usage.ru_maxrss * 1024, out
 
 
@@ -94,15 +107,16 @@ def main() -> None:
     env = dict(os.environ)
     env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
     files = generate(args.keys)
-    try:
-        import kafka  # noqa: F401
-        from kafka import __version__ as kp_version
-    except ImportError:
-        raise SystemExit("kafka-python is not installed: pip install -e '.[bench]'") from None
-    from kgtool.partitioner.keys import speedups_enabled
-
+    probe = subprocess.run(
+        [sys.executable, "-c", "import kafka; from kgtool.partitioner.keys import speedups_enabled as s; "
+         "print(kafka.__version__, 'on' if s() else 'OFF (pure Python)')"],
+        capture_output=True, text=True, env=env,
+    )
+    if probe.returncode != 0:
+        raise SystemExit("kafka-python is not installed: pip install -e '.[bench]'")
+    kp_version, compiled = probe.stdout.split(maxsplit=1)
     print(f"kgtool partition-of benchmark: {args.keys:,} keys per file, {args.partitions} partitions, "
-          f"compiled scanner {'on' if speedups_enabled() else 'OFF (pure Python)'}, kafka-python {kp_version}")
+          f"compiled scanner {compiled.strip()}, kafka-python {kp_version}")
     for fmt, path in files.items():
         shape = "order-<n>" if fmt == "string" else "random 16-byte hex"
         size = path.stat().st_size
