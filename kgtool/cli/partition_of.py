@@ -500,7 +500,7 @@ MAN_SECTIONS = {
 
         --check DIR prints {"directory", "topic", "partition", "num_partitions", "records",
         "keyed", "null_keys", "partitioners": {"java": {"matching", "share"}, ...}, "verdict",
-        "producers": [...], "problems"}.
+        "producers": [...], "problems"}; --format jsonl one object per producer id.
     """,
     "WHY KEYS MOVE": """
         A key's partition is h % N for a hash h that does not depend on N. When a topic doubles
