@@ -59,12 +59,17 @@ def run_check(directory: str, partitions: int | None, description: TopicDescript
     reporter.finish()
 
 
-def _partitioners_json(ev: Evidence) -> dict[str, Any]:
-    return {
-        label: {"matching": ev.matching[label], "share": ev.share(label),
-                **({"undetermined": ev.undetermined[label]} if CANDIDATES[label].empty_is_random else {})}
-        for label in CANDIDATES
-    }
+#: The clients' defaults under "partitioners"; the other candidates under "other_partitioners".
+_CLIENTS = ("java", "librdkafka", "sarama")
+
+
+def _partitioners_json(ev: Evidence, labels=_CLIENTS) -> dict[str, Any]:
+    # librdkafka's share leaves out empty keys, which consistent_random places at random.
+    return {label: {"matching": ev.matching[label], "share": ev.share(label)} for label in labels}
+
+
+def _others_json(ev: Evidence) -> dict[str, Any]:
+    return _partitioners_json(ev, [label for label in CANDIDATES if label not in _CLIENTS])
 
 
 def _producer_json(ev: Evidence) -> dict[str, Any]:
@@ -78,6 +83,7 @@ def _producer_json(ev: Evidence) -> dict[str, Any]:
         "first_offset": ev.first_offset,
         "last_offset": ev.last_offset,
         "partitioners": _partitioners_json(ev),
+        "other_partitioners": _others_json(ev),
         "verdict": _verdict_json(v),
     }
 
@@ -100,6 +106,7 @@ def result_json(r: CheckResult, problem_counts: dict[str, int]) -> dict[str, Any
         "null_keys": ev.null_keys,
         "empty_keys": ev.empty_keys,
         "partitioners": _partitioners_json(ev),
+        "other_partitioners": _others_json(ev),
         "verdict": _verdict_json(r.verdict),
         "producers": [_producer_json(e) for e in r.producers[:_MAX_PRODUCERS]],
         "more_producers": max(0, len(r.producers) - _MAX_PRODUCERS),

@@ -499,7 +499,9 @@ MAN_SECTIONS = {
         client under "histograms" with --compare); jsonl one object per partition.
 
         --check DIR prints {"directory", "topic", "partition", "num_partitions", "records",
-        "keyed", "null_keys", "partitioners": {"java": {"matching", "share"}, ...}, "verdict",
+        "keyed", "null_keys", "empty_keys", "partitioners": {"java": {"matching", "share"},
+        "librdkafka": {...}, "sarama": {...}}, "other_partitioners": {"sarama-reference": {...}},
+        "verdict": {"kind", "partitioners", "from_partitions", "message"},
         "producers": [...], "problems"}; --format jsonl one object per producer id.
     """,
     "WHY KEYS MOVE": """
