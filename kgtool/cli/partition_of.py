@@ -509,7 +509,8 @@ MAN_SECTIONS = {
         from N to 2N partitions, h % 2N is either h % N or h % N + N, depending on one more bit
         of h: about half the keys stay and half move to a new partition, and records of a moved
         key written before and after the change are in two partitions, so per-key ordering
-        breaks for those keys. For a count that is not a multiple, most keys move.
+        breaks for those keys. In general a share min(N, M) / lcm(N, M) of the keys stays (6 to 8
+        partitions: a quarter).
     """,
     "EXAMPLES": """
           $ kgtool partition-of --partitions 12 customer-42

@@ -7,9 +7,9 @@ column, ``--compare`` one per client, ``--from-partitions M`` the same partition
 Why about half the keys move when a topic doubles: a key's partition is ``h % N`` for a hash
 ``h`` that does not depend on N. With ``2N`` partitions, ``h % 2N`` is either ``h % N`` (when
 ``(h // N)`` is even) or ``h % N + N`` (when it is odd): each key keeps its partition or moves
-to the new partition ``p + N``, and for a uniform hash the two are equally likely. Growing from
-N to M in general keeps a key only when ``h % N == h % M``, about ``N / lcm-ish`` of them: for
-``M`` not a multiple of ``N`` most keys move.
+to the new partition ``p + N``, and for a uniform hash the two are equally likely. In general a
+key stays when ``h % N == h % M``, i.e. ``h mod lcm(N, M)`` is below ``min(N, M)``: a share of
+``min(N, M) / lcm(N, M)`` of the keys stays (6 -> 12: one half; 6 -> 8: one quarter).
 """
 
 from __future__ import annotations

@@ -131,7 +131,6 @@ def test_not_a_partition_directory(run, tmp_path: Path, name):
 
 
 def test_partition_directory_names():
-    assert parse_partition_dir.__doc__
     # LocalLog.parseTopicPartitionName: the delete/future/stray suffixes name the same partition.
     import tempfile
 

@@ -122,8 +122,7 @@ def test_twins_agree(parts, fmt, marker, max_keys):
 def test_twins_agree_on_long_keys():
     data = b"\n".join(bytes([i % 251]) * n for i, n in enumerate([0, 1, 2, 3, 4, 5, 7, 8, 9, 63, 64, 1000, 70000]))
     hexdata = b"\n".join(x.hex().encode() for x in data.split(b"\n"))
-    for fmt, d in ((KeyFormat.hex, hexdata),):
-        assert _run(keys._speedups.scan_lines, d, fmt) == _run(keys.scan_lines_py, d, fmt)
+    assert _run(keys._speedups.scan_lines, hexdata, KeyFormat.hex) == _run(keys.scan_lines_py, hexdata, KeyFormat.hex)
 
 
 def _scan_all(data: bytes, fmt: KeyFormat, **kw) -> tuple[list[list[int]], list[int], list]:

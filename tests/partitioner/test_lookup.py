@@ -67,6 +67,15 @@ def test_doubling_moves_keys_only_to_p_plus_n():
     assert s.compared == 20000 and 0.45 < s.moved_share < 0.55
 
 
+def test_share_that_stays_is_min_over_lcm():
+    # 6 -> 8 partitions: h % 6 == h % 8 for min(6, 8) / lcm(6, 8) = 1/4 of the keys.
+    data = b"".join(f"order-{i}\n".encode() for i in range(20000))
+    java = resolve("java").partitioner
+    cols = [Column("java", java, 8), Column("java", java, 6)]
+    s = summarize(place([KeySource("k", data=data)], KeyFormat.string, cols), cols)
+    assert 0.72 < s.moved_share < 0.78
+
+
 def test_compare_counts_disagreements_but_not_null_keys():
     cols = [Column(c.label, c.partitioner, 12) for c in map(resolve, ["java", "librdkafka", "sarama"])]
     src = keys.literal_keys([(1, "customer-42"), (2, "NULL"), (3, "")])
