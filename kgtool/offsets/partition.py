@@ -124,6 +124,7 @@ class _Pending:
     held: _Held | None
     row: int
     orphan: str | None = None  # the orphan finding to report if the commit takes effect
+    metadata: str | None = None
 
 
 @dataclass
@@ -177,6 +178,7 @@ class PartitionReplay:
         self.aborted: dict[int, _Pending] = {}
         self.held: deque[_Held] = deque()
         self._current: _Held | None = None
+        self._serials = 0
         # coverage
         self.counters = dict.fromkeys(_COUNTERS, 0)
         self.records = 0
@@ -270,10 +272,11 @@ class PartitionReplay:
             producer_id=col(chunk.producer_id), version=col(chunk.version), offset=col(chunk.offset),
             leader_epoch=col(chunk.leader_epoch), commit_timestamp=col(chunk.commit_timestamp),
             expire_timestamp=col(chunk.expire_timestamp), source=self._source(chunk.source),
+            metadata=col(chunk.metadata, np.int32), serial=self._next_serial(),
         )
         m = len(cols)
         held = _Held(cols=cols, out=CommitOutputs.empty(m), metadata=chunk.metadata_values,
-                     metadata_codes=col(chunk.metadata, np.int32), expire_valid=cols.version == 1,
+                     metadata_codes=cols.metadata, expire_valid=cols.version == 1,
                      commit_valid=cols.version >= 0, producer_epoch=col(chunk.producer_epoch, np.int32),
                      source=chunk.source)
         self._current = held
@@ -286,6 +289,7 @@ class PartitionReplay:
             self._rare(e)
         if m > lo:
             self._events(self.store.replay_commits(cols, held.out, lo, m), held)
+        self.store.settle_metadata(cols.serial, held.metadata)
         self._current = None
         self._flush()
         self._emit_rows()
@@ -417,9 +421,10 @@ class PartitionReplay:
             leader_epoch=one(-1 if le is None else int(le)),
             commit_timestamp=one(NULL if cts is None else int(cts)),
             expire_timestamp=one(NULL if ets is None else int(ets)), source=self._source(e.source),
+            metadata=np.array([0 if meta is not None else -1], np.int32), serial=self._next_serial(),
         )
         held = _Held(cols=cols, out=CommitOutputs.empty(1), metadata=[meta] if meta is not None else [],
-                     metadata_codes=np.array([0 if meta is not None else -1], np.int32),
+                     metadata_codes=cols.metadata,
                      expire_valid=np.array([ets is not None]), commit_valid=np.array([cts is not None]),
                      producer_epoch=np.array([e.producer_epoch], np.int32), source=e.source)
         host = self._current
@@ -429,6 +434,12 @@ class PartitionReplay:
         else:
             host.extra.append(held)
             self._events(self.store.replay_commits(cols, held.out, 0, 1), held, host)
+        self.store.settle_metadata(cols.serial, held.metadata, cols.key)
+
+    def _next_serial(self) -> int:
+        """A serial number for a chunk of commit columns (its metadata codes are its own)."""
+        self._serials += 1
+        return self._serials
 
     # ---- events from the commit loop ------------------------------------------------------------
     def _ref(self, held: _Held, j: int) -> CommitRef:
@@ -485,9 +496,10 @@ class PartitionReplay:
             host.unresolved += 1
             if host is not held:  # a one-row chunk inside another (no self-reference: no cycle)
                 held.host = host
+        code = int(held.metadata_codes[j])
         p = _Pending(k, pid, self._ref(held, j), int(c.leader_epoch[j]), c.source, int(c.commit_timestamp[j]),
                      int(c.expire_timestamp[j]), int(out.token[j]), int(out.state[j]),
-                     held if waits else None, j)
+                     held if waits else None, j, metadata=held.metadata[code] if code >= 0 else None)
         self.pending.setdefault((g.gid, pid), {})[k] = p
         orphan = int(self.store.k[k, K["orphan"]])
         if orphan == 1:
@@ -528,7 +540,7 @@ class PartitionReplay:
                     gen = NULL if ref.generation_id is None else ref.generation_id
                     self.store.apply(k, marker_offset, ref.offset, p.leader_epoch, ref.record_offset, ref.position,
                                      p.source, ref.timestamp, gen, p.commit_ts, p.expire_ts, p.token, p.state,
-                                     held.out, p.row, events)
+                                     held.out, p.row, events, p.metadata)
                     for ev in events:
                         self._finding_event(g, held, p.row, k, ev[0], ev[3:])
                 else:
