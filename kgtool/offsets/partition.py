@@ -83,6 +83,7 @@ SORT_KEYS: dict[str, list[str]] = {
     "commits": ["log_partition", "record_offset"],
     "findings": ["log_partition", "group", "record_offset", "rule", "topic", "partition"],
     "coverage": ["log_partition"],
+    "offsets": ["log_partition", "group", "topic", "partition"],
 }
 SHOWN_PROBLEMS = 20
 ROW_BATCH = 20_000  # rows of the small tables handed out at a time (rows_sink)
@@ -168,6 +169,7 @@ class PartitionReplay:
         self.generations: list[dict[str, Any]] = []
         self.members: list[dict[str, Any]] = []
         self.findings: list[dict[str, Any]] = []
+        self.offset_rows: list[dict[str, Any]] = []  # the offsets table (made by finish)
         self.sources: list[str] = []
         self._source_codes: dict[str, int] = {}
         self.key_tp: list[TopicPartition] = []  # store key -> topic partition
@@ -179,6 +181,9 @@ class PartitionReplay:
         self.held: deque[_Held] = deque()
         self._current: _Held | None = None
         self._serials = 0
+        #: --until: the partition's first record stamped at or after the instant was reached;
+        #: the log read stops there (the caller may stop decoding).
+        self.ended = False
         # coverage
         self.counters = dict.fromkeys(_COUNTERS, 0)
         self.records = 0
@@ -239,17 +244,23 @@ class PartitionReplay:
 
     # ---- input -----------------------------------------------------------------------------
     def feed(self, chunk: Any, keys: Any) -> None:
-        """Replay one decoded chunk (:class:`kgtool.offsets.columns.CommitChunk`)."""
+        """Replay one decoded chunk (:class:`kgtool.offsets.columns.CommitChunk`). After
+        ``--until``'s cut (:attr:`ended`) chunks are ignored."""
+        if self.ended:
+            return
         n = chunk.n
         rare = chunk.rare
         until = self.options.until
-        ts = chunk.timestamp[:n]
         kmap = self._map_keys(keys)
         skey = kmap[chunk.key[:n]] if n else np.empty(0, np.int64)
-        # coverage over every record kept by --until (all groups)
-        keep = None if until is None else ts < until
+        keep = None
         if until is not None:
-            rare = [(i, e) for i, e in rare if e.offset < 0 or e.timestamp < until]
+            cut = until_cut(chunk.timestamp[:n], rare, until)
+            if cut is not None:
+                self.ended = True
+                keep = np.arange(n) < cut[0]
+                rare = rare[: cut[1]]
+        # coverage over every record read (all groups)
         self._cover(chunk, keep, rare, keys)
         # --group: drop the commits of excluded groups
         mask = skey >= 0
@@ -740,14 +751,21 @@ class PartitionReplay:
                 self.rows_sink(name, rows)
 
     def finish(self) -> None:
-        """End of the partition: flush the commits, evaluate the end-of-log rules."""
+        """End of the partition: flush the commits, evaluate the end-of-log rules, make the
+        offsets table."""
         self._flush(final=True)
-        end = self.last_timestamp
+        end = self.end_instant()
         for g in self.by_gid:
             g.finish()
-            self._end_of_log(g, end)
+            expired = self._end_of_log(g, end)
+            self._offsets_of(g, expired)
+        sort_rows(self.offset_rows, "offsets")
         if self.rows_sink is not None:
             self._emit_rows(final=True)
+            if self.offset_rows:
+                self.row_groups.update(r["group"] for r in self.offset_rows)
+                self.rows_sink("offsets", self.offset_rows)
+                self.offset_rows = []
             return
         since = self.options.since
         if since is not None:
@@ -758,7 +776,13 @@ class PartitionReplay:
         sort_rows(self.members, "members")
         sort_rows(self.findings, "findings")
 
-    def _end_of_log(self, g: GroupState, end: int | None) -> None:
+    def end_instant(self) -> int | None:
+        """The instant the end-of-log state is judged at (retention): ``--until`` when given
+        (the log read as it stood then), else the partition's last record timestamp."""
+        return self.options.until if self.options.until is not None else self.last_timestamp
+
+    def _end_of_log(self, g: GroupState, end: int | None) -> dict[int, str]:
+        """The end-of-log findings of a group; returns its expired keys (key -> why)."""
         st = self.store.k
         name, part = g.name, self.log_partition
 
@@ -797,16 +821,33 @@ class PartitionReplay:
             if later_than_store(k, ref.record_offset):
                 self.findings.append(finding("pending-txn", name, part, ref,
                                              pending_message(tp, ref.offset, p.producer_id), stored(k)))
+        expired = self._expired(g, end)
+        for tp, k in sorted(g.keys.items()):
+            why = expired.get(k)
+            if why is not None:
+                gen_id = int(st[k, K["st_generation"]])
+                ref = CommitRef(tp[0], tp[1], int(st[k, K["st_offset"]]), int(st[k, K["st_record"]]),
+                                int(st[k, K["st_position"]]), self.sources[int(st[k, K["st_source"]])],
+                                int(st[k, K["st_timestamp"]]), None if gen_id == NULL else gen_id)
+                self.findings.append(finding("expiring", name, part, ref,
+                                             expiring_message(tp, ref.offset, why)))
+        return expired
+
+    def _expired(self, g: GroupState, end: int | None) -> dict[int, str]:
+        """The group's stored offsets that are expired at ``end`` (key -> why): the expiring
+        rule, which the offsets table's ``expired`` column repeats."""
+        st = self.store.k
         if end is None or not self.store.g[g.gid, G["exists"]]:
-            return
+            return {}
         gen = g.gen
         if gen is not None and not gen.empty:
-            return  # ClassicGroup.offsetExpirationCondition: only Empty (or simple) groups
+            return {}  # ClassicGroup.offsetExpirationCondition: only Empty (or simple) groups
         open_keys = {k for (gid, _pid), pend in self.pending.items() if gid == g.gid for k in pend}
         empty_since = None
         if gen is not None and gen.protocol == "classic":
             empty_since = gen.current_state_timestamp
-        for tp, k in sorted(g.keys.items()):
+        out: dict[int, str] = {}
+        for k in g.keys.values():
             if k in open_keys or not st[k, K["st_has"]]:
                 continue  # cleanupExpiredOffsets keeps offsets with an open transaction
             ets = int(st[k, K["st_expire_ts"]])
@@ -814,12 +855,32 @@ class PartitionReplay:
             expired, why = expiration(end, None if cts == NULL else cts, int(st[k, K["st_timestamp"]]),
                                       None if ets == NULL else ets, empty_since, self.options.retention_ms)
             if expired:
-                gen_id = int(st[k, K["st_generation"]])
-                ref = CommitRef(tp[0], tp[1], int(st[k, K["st_offset"]]), int(st[k, K["st_record"]]),
-                                int(st[k, K["st_position"]]), self.sources[int(st[k, K["st_source"]])],
-                                int(st[k, K["st_timestamp"]]), None if gen_id == NULL else gen_id)
-                self.findings.append(finding("expiring", name, part, ref,
-                                             expiring_message(tp, ref.offset, why)))
+                out[k] = why
+        return out
+
+    def _offsets_of(self, g: GroupState, expired: dict[int, str]) -> None:
+        """The group's rows of the offsets table: its stored offsets (``OffsetMetadataManager
+        .offsets``: plain commits, and transactional ones whose COMMIT marker was read)."""
+        st = self.store.k
+        for tp, k in sorted(g.keys.items()):
+            r = st[k]
+            if not r[K["st_has"]]:
+                continue
+            cts, ets = int(r[K["st_commit_ts"]]), int(r[K["st_expire_ts"]])
+            self.offset_rows.append({
+                "group": g.name,
+                "log_partition": self.log_partition,
+                "topic": tp[0],
+                "partition": tp[1],
+                "offset": int(r[K["st_offset"]]),
+                "leader_epoch": int(r[K["st_leader_epoch"]]),
+                "metadata": self.store.stored_metadata(k),
+                "commit_timestamp": None if cts == NULL else cts,
+                # OffsetAndMetadata.fromRecord: -1 (OffsetCommitRequest.DEFAULT_TIMESTAMP) is none
+                "expire_timestamp": None if ets == NULL or ets < 0 else ets,
+                "record_offset": int(r[K["st_record"]]),
+                "expired": k in expired,
+            })
 
     # ---- results ---------------------------------------------------------------------------------
     def offsets(self, group: str) -> dict[TopicPartition, int]:
@@ -899,6 +960,28 @@ class _EntryChunk:
                      "commit_timestamp", "expire_timestamp", "key", "metadata", "producer_epoch"):
             setattr(self, name, np.empty(0, np.int64))
         self.transactional = np.empty(0, np.bool_)
+
+
+def until_cut(timestamp: np.ndarray, rare: list[tuple[int, LogEntry]], until: int) -> tuple[int, int] | None:
+    """``--until``: where the log read stops in a chunk, at its first record (commit row or rare
+    entry, in log order) stamped at or after ``until``: (commit rows kept, rare entries kept),
+    or None when every record of the chunk is before it. A record stamped T was appended
+    during millisecond T, so the state at instant T holds exactly the records stamped before
+    T: the coordinator's appends are in log order, and a later record stamped before T (a
+    clock that went back) is still after the cut. Decode problems (no offset, no timestamp)
+    are kept up to the cut."""
+    late = np.flatnonzero(timestamp >= until)
+    row = int(late[0]) if len(late) else len(timestamp)
+    kept = 0
+    for i, e in rare:
+        if i > row:
+            break  # rare entry (i, e) comes before commit row i
+        if e.offset >= 0 and e.timestamp >= until:
+            return i, kept
+        kept += 1
+    if row == len(timestamp):
+        return None
+    return row, kept
 
 
 def _keep(row: dict[str, Any], since: int) -> bool:

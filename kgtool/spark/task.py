@@ -36,7 +36,7 @@ from kgtool.spark.plan import DEFAULT_SPLIT_BYTES, plan_ranges
 
 SHOWN_FINDINGS = 50
 #: The tables a task writes (coverage is the driver's: one row per partition).
-TASK_TABLES = ("generations", "members", "commits", "findings")
+TASK_TABLES = ("generations", "members", "commits", "findings", "offsets")
 
 
 @dataclass
@@ -173,6 +173,12 @@ def audit_partition(
                                             end=end, base_position=base, chain_from=start, pure=pure,
                                             max_rows=max_rows):
                             rp.feed(chunk, keys)
+                            if rp.ended:
+                                break  # --until: the read stops at the first record past the instant
+                        if rp.ended:
+                            break
+                if rp.ended:
+                    break
             rp.finish()
         except MemoryError:
             raise SparkFailure(_out_of_memory(part, rp)) from None
