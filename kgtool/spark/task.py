@@ -62,6 +62,7 @@ class PartitionSummary:
     problems: list[dict[str, Any]]
     problem_count: int
     all_findings: list[dict[str, Any]] = field(default_factory=list)  # when asked for
+    offsets: list[list[Any]] = field(default_factory=list)  # when asked for: [group, topic, partition, offset, expired]
 
 
 def _ranges(rd: RangeReader, path: str, size: int, split_bytes: int,
@@ -110,13 +111,15 @@ def audit_partition(
     storage: dict[str, str] | None = None,
     split_bytes: int = DEFAULT_SPLIT_BYTES,
     keep_findings: bool = False,
+    keep_offsets: bool = False,
     pure: bool | None = None,
     sink: Callable[[str, Any], None] | None = None,
     max_rows: int = 1 << 18,
 ) -> PartitionSummary:
     """Audit one log partition; write its tables under ``out_root`` (if given); summarize.
 
-    ``sink(table, arrow_table)`` also receives every table as it is produced (tests)."""
+    ``sink(table, arrow_table)`` also receives every table as it is produced (tests).
+    ``keep_offsets``: the summary carries the offsets table's rows (for ``--reset-plan``)."""
     from kgtool.spark.output import TableWriter
     from kgtool.spark.schemas import arrow_schema
 
@@ -138,6 +141,7 @@ def audit_partition(
     per_group: dict[str, Counter] = {}
     head: list[dict[str, Any]] = []  # the first SHOWN_FINDINGS findings in sort order
     every: list[dict[str, Any]] = []
+    plan: list[list[Any]] = []
 
     def rows(name: str, batch: list[dict[str, Any]]) -> None:
         counts[name] += len(batch)
@@ -145,6 +149,8 @@ def audit_partition(
             writers[name].write(batch)
         if sink is not None:
             sink(name, batch)
+        if name == "offsets" and keep_offsets:
+            plan.extend([r["group"], r["topic"], r["partition"], r["offset"], r["expired"]] for r in batch)
         if name != "findings":
             return
         for f in batch:
@@ -195,7 +201,7 @@ def audit_partition(
         log_partition=part,
         coverage=rp.coverage(len(files.paths), sum(files.sizes)),
         counts={"generations": counts["generations"], "members": counts["members"], "commits": rp.commit_rows,
-                "findings": counts["findings"]},
+                "findings": counts["findings"], "offsets": counts["offsets"]},
         groups=rp.output_groups(),
         findings_by_rule=dict(by_rule),
         group_findings={g: dict(c) for g, c in per_group.items()},
@@ -204,6 +210,7 @@ def audit_partition(
                   for p in rp.problems],
         problem_count=rp.problem_count,
         all_findings=sorted(every, key=sort_key("findings")) if keep_findings else [],
+        offsets=plan,
     )
 
 
@@ -221,20 +228,26 @@ RESULT_COLUMNS: list[tuple[str, str]] = [("kind", "string"), ("log_partition", "
 
 
 def summary_rows(s: PartitionSummary) -> list[tuple[str, int, str]]:
-    head = {k: v for k, v in s.__dict__.items() if k != "all_findings"}
+    head = {k: v for k, v in s.__dict__.items() if k not in ("all_findings", "offsets")}
     rows = [("summary", s.log_partition, json.dumps(head, separators=(",", ":")))]
     rows += [("finding", s.log_partition, json.dumps(f, separators=(",", ":"))) for f in s.all_findings]
+    rows += [("offset", s.log_partition, json.dumps(o, separators=(",", ":"))) for o in s.offsets]
     return rows
 
 
 def summary_from_rows(rows: list[tuple[str, int, str]]) -> list[PartitionSummary]:
     summaries: dict[int, PartitionSummary] = {}
     findings: dict[int, list[dict[str, Any]]] = {}
+    offsets: dict[int, list[list[Any]]] = {}
     for kind, part, text in rows:
         if kind == "summary":
             summaries[part] = PartitionSummary(**json.loads(text))
+        elif kind == "offset":
+            offsets.setdefault(part, []).append(json.loads(text))
         else:
             findings.setdefault(part, []).append(json.loads(text))
     for part, fs in findings.items():
         summaries[part].all_findings = fs  # in the task's (sorted) order
+    for part, os_ in offsets.items():
+        summaries[part].offsets = os_
     return [summaries[p] for p in sorted(summaries)]
