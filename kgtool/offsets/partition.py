@@ -75,7 +75,7 @@ from kgtool.offsets.store import (
     CommitOutputs,
     Store,
 )
-from kgtool.offsets.tables import COMMITS, COVERAGE
+from kgtool.offsets.tables import COMMITS, COVERAGE, OFFSETS
 
 SORT_KEYS: dict[str, list[str]] = {
     "generations": ["log_partition", "group", "record_offset"],
@@ -752,21 +752,21 @@ class PartitionReplay:
 
     def finish(self) -> None:
         """End of the partition: flush the commits, evaluate the end-of-log rules, make the
-        offsets table."""
+        offsets table (to ``rows_sink`` as an Arrow table, else :attr:`offset_rows`)."""
         self._flush(final=True)
         end = self.end_instant()
+        expired: set[int] = set()
         for g in self.by_gid:
             g.finish()
-            expired = self._end_of_log(g, end)
-            self._offsets_of(g, expired)
-        sort_rows(self.offset_rows, "offsets")
+            expired.update(self._end_of_log(g, end))
+        offsets = self._offsets_table(expired)
         if self.rows_sink is not None:
             self._emit_rows(final=True)
-            if self.offset_rows:
-                self.row_groups.update(r["group"] for r in self.offset_rows)
-                self.rows_sink("offsets", self.offset_rows)
-                self.offset_rows = []
+            if offsets.num_rows:
+                self.row_groups.update(offsets.column("group").unique().to_pylist())
+                self.rows_sink("offsets", offsets)
             return
+        self.offset_rows = offsets.to_pylist()
         since = self.options.since
         if since is not None:
             self.generations[:] = [r for r in self.generations if _keep(r, since)]
@@ -858,29 +858,52 @@ class PartitionReplay:
                 out[k] = why
         return out
 
-    def _offsets_of(self, g: GroupState, expired: dict[int, str]) -> None:
-        """The group's rows of the offsets table: its stored offsets (``OffsetMetadataManager
-        .offsets``: plain commits, and transactional ones whose COMMIT marker was read)."""
-        st = self.store.k
-        for tp, k in sorted(g.keys.items()):
-            r = st[k]
-            if not r[K["st_has"]]:
-                continue
-            cts, ets = int(r[K["st_commit_ts"]]), int(r[K["st_expire_ts"]])
-            self.offset_rows.append({
-                "group": g.name,
-                "log_partition": self.log_partition,
-                "topic": tp[0],
-                "partition": tp[1],
-                "offset": int(r[K["st_offset"]]),
-                "leader_epoch": int(r[K["st_leader_epoch"]]),
-                "metadata": self.store.stored_metadata(k),
-                "commit_timestamp": None if cts == NULL else cts,
-                # OffsetAndMetadata.fromRecord: -1 (OffsetCommitRequest.DEFAULT_TIMESTAMP) is none
-                "expire_timestamp": None if ets == NULL or ets < 0 else ets,
-                "record_offset": int(r[K["st_record"]]),
-                "expired": k in expired,
-            })
+    def _offsets_table(self, expired: set[int]) -> Any:
+        """The offsets table as an Arrow table, sorted by group, topic and partition: every
+        stored offset (``OffsetMetadataManager.offsets``: plain commits, and transactional ones
+        whose COMMIT marker was read) of the groups kept, gathered from the store's columns at
+        once (end-of-log work, vectorized: a partition may hold many keys)."""
+        import pyarrow as pa
+
+        from kgtool.spark.schemas import arrow_schema
+
+        store = self.store
+        kk = store.k[: store.n_keys]
+        ks = np.flatnonzero(kk[:, K["st_has"]] != 0)
+        schema = arrow_schema(OFFSETS)
+        if not len(ks):
+            return schema.empty_table()
+        assert not (kk[ks, K["st_metadata_chunk"]] != -1).any(), "metadata read before its chunk was settled"
+        names, topics, topic_of_key, part_of_key = self._dictionaries()
+        gid = kk[ks, K["gid"]]
+        tcode, part = topic_of_key[ks], part_of_key[ks]
+        # group, topic, partition order (names and topics ranked as strings)
+        g_rank = np.argsort(np.argsort(np.array(names.to_pylist(), dtype=object)))
+        t_rank = np.argsort(np.argsort(np.array(topics.to_pylist(), dtype=object)))
+        order = np.lexsort((part, t_rank[tcode], g_rank[gid]))
+        ks, gid, tcode, part = ks[order], gid[order], tcode[order], part[order]
+
+        def column(field: str) -> np.ndarray:
+            return kk[ks, K[field]]
+
+        cts, ets, meta = column("st_commit_ts"), column("st_expire_ts"), column("st_metadata")
+        metadata = pa.array(store.metadata, pa.string()).take(pa.array(np.maximum(meta, 0), mask=meta < 0)) \
+            if len(store.metadata) else pa.nulls(len(ks), pa.string())
+        arrays = {
+            "group": names.take(pa.array(gid)),
+            "log_partition": pa.array(np.full(len(ks), self.log_partition, np.int32)),
+            "topic": topics.take(pa.array(tcode)),
+            "partition": pa.array(part.astype(np.int32)),
+            "offset": pa.array(column("st_offset")),
+            "leader_epoch": pa.array(column("st_leader_epoch").astype(np.int32)),
+            "metadata": metadata,
+            "commit_timestamp": pa.array(cts, mask=cts == NULL),
+            # OffsetAndMetadata.fromRecord: expire timestamp -1 (OffsetCommitRequest.DEFAULT_TIMESTAMP) is none
+            "expire_timestamp": pa.array(ets, mask=(ets == NULL) | (ets < 0)),
+            "record_offset": pa.array(column("st_record")),
+            "expired": pa.array(np.isin(ks, np.fromiter(expired, np.int64, len(expired)))),
+        }
+        return pa.Table.from_arrays([arrays[n] for n, _t in OFFSETS], schema=schema)
 
     # ---- results ---------------------------------------------------------------------------------
     def offsets(self, group: str) -> dict[TopicPartition, int]:

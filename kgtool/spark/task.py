@@ -143,14 +143,15 @@ def audit_partition(
     every: list[dict[str, Any]] = []
     plan: list[list[Any]] = []
 
-    def rows(name: str, batch: list[dict[str, Any]]) -> None:
+    def rows(name: str, batch: Any) -> None:  # dict rows; the offsets table as an Arrow table
         counts[name] += len(batch)
         if name in writers:
             writers[name].write(batch)
         if sink is not None:
             sink(name, batch)
-        if name == "offsets" and keep_offsets:
-            plan.extend([r["group"], r["topic"], r["partition"], r["offset"], r["expired"]] for r in batch)
+        if name == "offsets" and keep_offsets:  # an Arrow table
+            plan.extend(map(list, zip(*(batch.column(c).to_pylist()
+                                        for c in ("group", "topic", "partition", "offset", "expired")))))
         if name != "findings":
             return
         for f in batch:
