@@ -276,15 +276,6 @@ class Store:
         self.k[sel, K["st_metadata"]] = codes[inverse]
         self.k[sel, K["st_metadata_chunk"]] = -1
 
-    def stored_metadata(self, k: int) -> str | None:
-        """The metadata of key ``k``'s stored commit (after :meth:`settle_metadata`)."""
-        r = self.k[k]
-        code = int(r[K["st_metadata"]])
-        if code < 0:
-            return None
-        assert r[K["st_metadata_chunk"]] == -1, "metadata read before its chunk was settled"
-        return self.metadata[code]
-
     # ---- reading -----------------------------------------------------------------------
     def stored(self, k: int) -> tuple | None:
         """The stored commit of key ``k``: (offset, record, position, source, timestamp, generation,

@@ -104,7 +104,7 @@ def test_reset_plan_to_stdout_and_no_offsets_is_an_error(tmp_path, monkeypatch):
     stdout; no committed offset for the selected groups exits 2 with nothing written."""
     from kgtool.spark import job
 
-    def fake_run(spark, files, options, **kw):
+    def fake_run(_session, files, options, **kw):
         assert kw["keep_offsets"]
         return job.AuditSummary(out=None, files=1, bytes=0, splits=1, coverage=[], counts={}, groups=1,
                                 findings_by_rule={}, worst_groups=[], findings=[], problems=[], problem_count=0,
