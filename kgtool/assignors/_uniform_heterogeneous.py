@@ -192,6 +192,11 @@ def _balance_topic(subs, own: list[int], balancer: _Balancer, sizes: list[int]) 
     moved = 0
     if balancer.initialize(subs) <= 1:
         return moved
+    if not own:
+        # A topic of 0 partitions: Java's balanceTopic builds empty partition ranges, so every
+        # nextMostLoadedMember() is excluded until it returns -1 and the loop ends, having
+        # moved nothing (the balancer's state is reset by the next initialize()).
+        return moved
     # Partitions grouped by owner (owner index, then partition): a stable sort by owner.
     arr = np.asarray(own, dtype=np.int64)
     order = np.argsort(arr, kind="stable")

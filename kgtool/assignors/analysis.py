@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 
 from kgtool.assignors import registry
 from kgtool.assignors.model import Assignment, GroupSpec, MemberSpec, TopicPartition, TopicSpec
+from kgtool.documents import quote
 from kgtool.errors import InputError, UsageError
 
 
@@ -512,12 +513,12 @@ def assignment_from_document(doc: object, source: str) -> Assignment:
     out: Assignment = {}
     for member, parts in doc.items():
         if not isinstance(member, str):
-            raise InputError(f"{source}: member id {member!r} must be a string")
+            raise InputError(f"{source}: member id {quote(member)} must be a string")
         lst: list[TopicPartition] = []
         if isinstance(parts, Mapping):
             for t, ps in parts.items():
                 if not isinstance(ps, list) or not all(isinstance(p, int) and not isinstance(p, bool) for p in ps):
-                    raise InputError(f"{source}: member {member!r}: partitions of {t!r} must be a list of integers")
+                    raise InputError(f"{source}: member {quote(member)}: partitions of {quote(t)} must be a list of integers")
                 lst.extend((str(t), p) for p in ps)
         elif isinstance(parts, list):
             for item in parts:
@@ -525,12 +526,12 @@ def assignment_from_document(doc: object, source: str) -> Assignment:
                     isinstance(item, (list, tuple)) and len(item) == 2 and isinstance(item[0], str)
                     and isinstance(item[1], int) and not isinstance(item[1], bool)
                 ):
-                    raise InputError(f"{source}: member {member!r}: entry {item!r} is not [topic, partition]")
+                    raise InputError(f"{source}: member {quote(member)}: entry {quote(item)} is not [topic, partition]")
                 lst.append((item[0], item[1]))
         elif parts is None:
             pass
         else:
-            raise InputError(f"{source}: member {member!r}: expected {{topic: [partitions]}} or [[topic, partition], ...]")
+            raise InputError(f"{source}: member {quote(member)}: expected {{topic: [partitions]}} or [[topic, partition], ...]")
         out[member] = lst
     return out
 

@@ -31,7 +31,6 @@ Every error is an :class:`~kgtool.errors.InputError` naming the source and the c
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -39,11 +38,19 @@ from itertools import chain, repeat
 from operator import itemgetter, methodcaller
 from typing import Any
 
+from kgtool import documents
 from kgtool.assignors.model import Assignment, GroupSpec, MemberSpec, TopicPartition, TopicSpec
+from kgtool.documents import quote
 from kgtool.errors import InputError
 
-#: Largest partition count accepted (partition ids are int32 in Kafka's protocol).
-MAX_PARTITIONS = 2**31 - 1
+#: Kafka's int32 fields (partition ids and counts, generation ids).
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+#: Largest partition count of one topic (partition ids are int32 in Kafka's protocol).
+MAX_PARTITIONS = INT32_MAX
+#: Default of ``assign --max-partitions``: partitions in all the group's topics. Kafka's
+#: large-group test shape (500 topics x 2,000 partitions) is exactly this; a real topic rarely
+#: has more than about 10**5 partitions.
+DEFAULT_MAX_PARTITIONS = 1_000_000
 
 _TOP_KEYS = {"assignor", "group", "group_id", "topics", "members"}
 _MEMBER_KEYS = {
@@ -80,9 +87,9 @@ def detect_kind(text: str) -> str:
         # decode-batch --format jsonl: one complete object per line
         if "\n" in stripped.strip() and first_line.startswith("{") and first_line.endswith("}"):
             try:
-                json.loads(first_line)
+                documents.load_json(first_line, "")
                 return "jsonl"
-            except ValueError:
+            except InputError:
                 pass
         return "json"
     for line in text.splitlines():
@@ -97,17 +104,29 @@ def detect_kind(text: str) -> str:
     return "yaml"
 
 
-def load_group(text: str, source: str, *, group_id: str | None = None) -> LoadedGroup:
+def load_group(
+    text: str, source: str, *, group_id: str | None = None, max_partitions: int = DEFAULT_MAX_PARTITIONS
+) -> LoadedGroup:
     """Parse any supported input into a group (the last group-metadata record for JSONL).
 
     Args:
         text: the whole input.
         source: its name in messages (a path or ``<stdin>``).
         group_id: which group to take when the input holds several.
+        max_partitions: the most partitions the group's topics may have in all (every
+            recorded round's, for group-metadata records).
 
     Raises:
-        InputError: malformed input, naming the source and the culprit (line for YAML/JSON).
+        InputError: malformed input, naming the source and the culprit (line for YAML/JSON);
+            more than ``max_partitions`` partitions.
     """
+    loaded = _load_group(text, source, group_id=group_id)
+    for g in [loaded.group, *(r.group for r in loaded.rounds)]:
+        _check_partition_total(g, max_partitions, source)
+    return loaded
+
+
+def _load_group(text: str, source: str, *, group_id: str | None) -> LoadedGroup:
     kind = detect_kind(text)
     if kind == "describe":
         return parse_describe_text(text, source, group_id=group_id)
@@ -132,40 +151,46 @@ def load_group(text: str, source: str, *, group_id: str | None = None) -> Loaded
     loaded = group_from_document(doc, source)
     loaded.kind = kind
     if group_id is not None and loaded.group_id is not None and loaded.group_id != group_id:
-        raise InputError(f"{source}: describes group {loaded.group_id!r}, not {group_id!r}")
+        raise InputError(f"{source}: describes group {quote(loaded.group_id)}, not {quote(group_id)}")
     return loaded
 
 
 def parse_json(text: str, source: str) -> Any:
-    """``json.loads`` with the error placed by line and column."""
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{source}: line {exc.lineno} column {exc.colno}: malformed JSON: {exc.msg}") from None
-    except RecursionError:
-        raise InputError(f"{source}: malformed JSON: nested too deeply") from None
+    """A JSON document (:func:`kgtool.documents.load_json`: size, depth and value-count guards;
+    errors placed by line and column)."""
+    return documents.load_json(text, source)
 
 
 def parse_yaml(text: str, source: str) -> Any:
-    """Safe YAML loading (no Python objects), with the error placed by line and column."""
-    import yaml
+    """A YAML document, plain data only (:func:`kgtool.documents.load_yaml`: the same guards,
+    aliases counted as all they name; errors placed by line and column)."""
+    return documents.load_yaml(text, source)
 
-    # CSafeLoader is SafeLoader's C twin (same SafeConstructor: plain data only), ~10x faster
-    # on large groups; fall back to the pure-Python SafeLoader when libyaml is absent.
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    try:
-        return yaml.load(text, Loader=loader)  # noqa: S506 - a safe loader
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        where = f"line {mark.line + 1} column {mark.column + 1}: " if mark is not None else ""
-        what = exc.problem or exc.context or "malformed"
-        if exc.problem and exc.context and exc.context_mark is not None and exc.context_mark is not mark:
-            what += f" ({exc.context} started on line {exc.context_mark.line + 1})"
-        raise InputError(f"{source}: {where}malformed YAML: {what}") from None
-    except yaml.YAMLError as exc:
-        raise InputError(f"{source}: malformed YAML: {exc}") from None
-    except RecursionError:
-        raise InputError(f"{source}: malformed YAML: nested too deeply") from None
+
+# ---------------------------------------------------------------------------------------------
+# Limits
+
+
+def partition_total_problem(counts: Mapping[str, int], limit: int) -> str | None:
+    """Why a group with these partition counts is refused, or None.
+
+    The assignors hold a few arrays of one entry per partition; past ``limit`` partitions in
+    all (``--max-partitions``) the group is refused before anything is allocated, instead of
+    ending in ``MemoryError`` (a topic of 10**9 partitions asks for 8 GB per array)."""
+    total = sum(counts.values())
+    if total <= limit:
+        return None
+    largest = max(counts, key=counts.__getitem__)
+    return (
+        f"{total:,} partitions in all (topic {quote(largest, 40)} has {counts[largest]:,}): more than "
+        f"--max-partitions {limit:,} (raise it if this machine has the memory)"
+    )
+
+
+def _check_partition_total(group: GroupSpec, limit: int, source: str) -> None:
+    problem = partition_total_problem({t: s.partitions for t, s in group.topics.items()}, limit)
+    if problem is not None:
+        raise InputError(f"{source}: {problem}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -176,179 +201,221 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _opt_str(value: Any, what: str, source: str) -> str | None:
+def _got(value: Any) -> str:
+    """What a value of the wrong type is, for "expected X, got Y" (bounded length)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"{str(value).lower()} (a boolean)"
+    if isinstance(value, Mapping):
+        return "a mapping"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    return quote(value)
+
+
+def _key(name: Any) -> str:
+    """A mapping key in a field path: ``topics['orders']``."""
+    return f"[{quote(name, 40)}]"
+
+
+def _wrong(source: str, path: str, expected: str, value: Any) -> InputError:
+    """The one-line error for a field of the wrong type, named by its path."""
+    return InputError(f"{source}: {path}: expected {expected}, got {_got(value)}")
+
+
+def _names(keys: Iterable[Any]) -> str:
+    """Key names for a message: sorted, each cut short, at most five."""
+    names = sorted(map(str, keys))
+    shown = ", ".join(n if len(n) <= 40 else n[:37] + "..." for n in names[:5])
+    return shown + (f" (and {len(names) - 5:,} more)" if len(names) > 5 else "")
+
+
+def _opt_str(value: Any, path: str, source: str) -> str | None:
     if value is None or isinstance(value, str):
         return value
-    raise InputError(f"{source}: {what} must be a string, got {value!r}")
+    raise _wrong(source, path, "a string", value)
 
 
 def _parse_topics(raw: Any, source: str) -> dict[str, TopicSpec]:
     if not isinstance(raw, Mapping):
-        raise InputError(f"{source}: 'topics' must be a mapping of topic name -> partition count")
+        raise _wrong(source, "topics", "a mapping of topic name -> partition count", raw)
     topics: dict[str, TopicSpec] = {}
     for name, spec in raw.items():
         if not isinstance(name, str) or not name:
-            raise InputError(f"{source}: topic name {name!r} must be a non-empty string")
+            raise InputError(f"{source}: topics: topic name {quote(name)} must be a non-empty string")
+        path = f"topics{_key(name)}"
         racks = None
         if _is_int(spec):
             count = spec
         elif isinstance(spec, Mapping):
             extra = set(spec) - {"partitions", "racks"}
             if extra:
-                raise InputError(f"{source}: topic {name!r}: unknown key(s) {', '.join(map(str, sorted(extra, key=str)))}")
+                raise InputError(f"{source}: {path}: unknown key(s) {_names(extra)} (expected partitions, racks)")
             count = spec.get("partitions")
             if not _is_int(count):
-                raise InputError(f"{source}: topic {name!r}: 'partitions' must be an integer, got {count!r}")
-            raw_racks = spec.get("racks")
-            if raw_racks is not None:
-                if not isinstance(raw_racks, list) or len(raw_racks) != count:
-                    n = len(raw_racks) if isinstance(raw_racks, list) else type(raw_racks).__name__
-                    raise InputError(
-                        f"{source}: topic {name!r}: 'racks' must list the replica racks of each of its "
-                        f"{count} partitions, got {n}"
-                    )
-                rows = []
-                for p, row in enumerate(raw_racks):
-                    if not isinstance(row, list) or not all(isinstance(r, str) for r in row):
-                        raise InputError(f"{source}: topic {name!r}: racks of partition {p} must be a list of strings")
-                    rows.append(tuple(row))
-                racks = tuple(rows)
+                raise _wrong(source, f"{path}.partitions", "a partition count (an integer)", count)
         else:
-            raise InputError(
-                f"{source}: topic {name!r}: expected a partition count or {{partitions: N, racks: [...]}}, got {spec!r}"
-            )
+            raise _wrong(source, path, "a partition count or {partitions: N, racks: [...]}", spec)
         if count < 0 or count > MAX_PARTITIONS:
-            raise InputError(f"{source}: topic {name!r}: partition count {count} out of range")
+            raise InputError(f"{source}: {path}: partition count {count:,} out of range (0 to {MAX_PARTITIONS:,})")
+        raw_racks = spec.get("racks") if isinstance(spec, Mapping) else None
+        if raw_racks is not None:
+            if not isinstance(raw_racks, list):
+                raise _wrong(source, f"{path}.racks", "a list of the replica racks of each partition", raw_racks)
+            if len(raw_racks) != count:
+                raise InputError(
+                    f"{source}: {path}.racks: must list the replica racks of each of its {count:,} "
+                    f"partitions, got {len(raw_racks):,}"
+                )
+            rows = []
+            for p, row in enumerate(raw_racks):
+                if not isinstance(row, list):
+                    raise _wrong(source, f"{path}.racks[{p}]", "a list of rack names", row)
+                for i, r in enumerate(row):
+                    if not isinstance(r, str):
+                        raise _wrong(source, f"{path}.racks[{p}][{i}]", "a rack name (a string)", r)
+                rows.append(tuple(row))
+            racks = tuple(rows)
         topics[name] = TopicSpec(name=name, partitions=count, racks=racks)
     return topics
 
 
-def _parse_owned(raw: Any, member: str, topics: Mapping[str, TopicSpec], source: str) -> tuple[TopicPartition, ...]:
+def _parse_owned(
+    raw: Any, member: str, path: str, topics: Mapping[str, TopicSpec], source: str
+) -> tuple[TopicPartition, ...]:
     """``{topic: [p, ...]}`` or ``[[topic, p], ...]`` -> owned partitions in the given order."""
     if raw is None:
         return ()
-    per_topic: list[tuple[str, list]] = []
+    owned: list[TopicPartition] = []
     if isinstance(raw, Mapping):
         for topic, parts in raw.items():
+            if not isinstance(topic, str):
+                raise _wrong(source, path, "topic names (strings) as keys", topic)
             if not isinstance(parts, list):
-                raise InputError(f"{source}: member {member!r}: owned partitions of {topic!r} must be a list")
-            per_topic.append((topic, parts))
+                raise _wrong(source, f"{path}{_key(topic)}", "a list of partition numbers", parts)
+            if not all(map(_is_int, parts)):
+                i = next(i for i, p in enumerate(parts) if not _is_int(p))
+                raise _wrong(source, f"{path}{_key(topic)}[{i}]", "a partition number (an integer)", parts[i])
+            owned.extend(zip(repeat(topic), parts))
     elif isinstance(raw, list):
         # [[topic, p], ...]: keep the order exactly (it is the member's reported order).
-        owned: list[TopicPartition] = []
-        for item in raw:
-            if not (isinstance(item, (list, tuple)) and len(item) == 2):
-                raise InputError(f"{source}: member {member!r}: owned entry {item!r} is not [topic, partition]")
-            owned.append((item[0], item[1]))
-        _check_owned(owned, member, topics, source)
-        return tuple(owned)
+        for i, item in enumerate(raw):
+            if not (isinstance(item, list) and len(item) == 2):
+                raise _wrong(source, f"{path}[{i}]", "[topic, partition]", item)
+            t, p = item
+            if not isinstance(t, str):
+                raise _wrong(source, f"{path}[{i}][0]", "a topic name (a string)", t)
+            if not _is_int(p):
+                raise _wrong(source, f"{path}[{i}][1]", "a partition number (an integer)", p)
+            owned.append((t, p))
     else:
-        raise InputError(f"{source}: member {member!r}: 'owned' must be {{topic: [partitions]}} or [[topic, partition], ...]")
-    owned = []
-    for topic, parts in per_topic:
-        owned.extend((topic, p) for p in parts)
+        raise _wrong(source, path, "{topic: [partitions]} or [[topic, partition], ...]", raw)
     _check_owned(owned, member, topics, source)
     return tuple(owned)
 
 
 def _check_owned(owned: list[TopicPartition], member: str, topics: Mapping[str, TopicSpec], source: str) -> None:
-    by_topic: dict[Any, list] = {}
+    """Owned partitions (topic names and partition numbers already typed) against the topics."""
+    by_topic: dict[str, list[int]] = {}
     for t, p in owned:
         lst = by_topic.get(t)
         if lst is None:
             by_topic[t] = lst = []
         lst.append(p)
     for t, parts in by_topic.items():
-        spec = topics.get(t) if isinstance(t, str) else None
+        spec = topics.get(t)
         if spec is None:
-            raise InputError(f"{source}: member {member!r} owns partitions of unknown topic {t!r}")
-        if not all(_is_int(p) for p in parts):
-            bad = next(p for p in parts if not _is_int(p))
-            raise InputError(f"{source}: member {member!r}: owned partition {t}-{bad!r} is not an integer")
+            raise InputError(f"{source}: member {quote(member)} owns partitions of unknown topic {quote(t)}")
         if parts and (min(parts) < 0 or max(parts) >= spec.partitions):
             bad = next(p for p in parts if p < 0 or p >= spec.partitions)
             raise InputError(
-                f"{source}: member {member!r}: owned partition {t}-{bad} out of range "
+                f"{source}: member {quote(member)}: owned partition {t}-{quote(bad)} out of range "
                 f"({t} has {spec.partitions} partitions)"
             )
         if len(set(parts)) != len(parts):
             seen: set[int] = set()
             for p in parts:
                 if p in seen:
-                    raise InputError(f"{source}: member {member!r} owns partition {t}-{p} twice")
+                    raise InputError(f"{source}: member {quote(member)} owns partition {t}-{p} twice")
                 seen.add(p)
 
 
 def group_from_document(doc: Any, source: str) -> LoadedGroup:
     """A parsed YAML/JSON document (issue 4 or golden shape) -> group.
 
+    Every field is type-checked; a wrong one is reported by its path
+    (``members[2].owned['orders'][0]: expected a partition number (an integer), got 'x'``).
+
     Raises:
         InputError: unknown keys, duplicate members, unknown topics, owned partitions out of
             range or owned twice by one member, wrong types.
     """
     if not isinstance(doc, Mapping):
-        raise InputError(f"{source}: expected a mapping with 'topics' and 'members', got {type(doc).__name__}")
+        got = "an empty document" if doc is None else _got(doc)
+        raise InputError(f"{source}: expected a mapping with 'topics' and 'members', got {got}")
     extra = set(doc) - _TOP_KEYS
     if extra:
-        raise InputError(
-            f"{source}: unknown key(s) {', '.join(sorted(map(str, extra)))} (expected {', '.join(sorted(_TOP_KEYS))})"
-        )
+        raise InputError(f"{source}: unknown key(s) {_names(extra)} (expected {', '.join(sorted(_TOP_KEYS))})")
     if "topics" not in doc or "members" not in doc:
         missing = [k for k in ("topics", "members") if k not in doc]
         raise InputError(f"{source}: missing {' and '.join(repr(k) for k in missing)}")
-    assignor = _opt_str(doc.get("assignor"), "'assignor'", source)
-    group_id = doc.get("group", doc.get("group_id"))
-    group_id = _opt_str(group_id, "'group'", source)
+    assignor = _opt_str(doc.get("assignor"), "assignor", source)
+    group_key = "group" if "group" in doc else "group_id"
+    group_id = _opt_str(doc.get(group_key), group_key, source)
     topics = _parse_topics(doc["topics"] if doc["topics"] is not None else {}, source)
     raw_members = doc["members"]
     if raw_members is None:
         raw_members = []
     if not isinstance(raw_members, list):
-        raise InputError(f"{source}: 'members' must be a list")
-    known = topics.keys()
+        raise _wrong(source, "members", "a list of members", raw_members)
     members: list[MemberSpec] = []
     seen_ids: set[str] = set()
     for index, m in enumerate(raw_members):
+        path = f"members[{index}]"
         if not isinstance(m, Mapping):
-            raise InputError(f"{source}: members[{index}] must be a mapping with 'id' and 'topics'")
+            raise _wrong(source, path, "a mapping with 'id' and 'topics'", m)
         extra = set(m) - _MEMBER_KEYS
         if extra:
-            raise InputError(f"{source}: members[{index}]: unknown key(s) {', '.join(sorted(map(str, extra)))}")
-        member_id = m.get("id", m.get("member_id", m.get("memberId")))
+            raise InputError(f"{source}: {path}: unknown key(s) {_names(extra)}")
+        id_key = next((k for k in ("id", "member_id", "memberId") if k in m), "id")
+        member_id = m.get(id_key)
         if not isinstance(member_id, str):
-            raise InputError(f"{source}: members[{index}]: 'id' must be a string, got {member_id!r}")
+            raise _wrong(source, f"{path}.{id_key}", "a member id (a string)", member_id)
         if member_id in seen_ids:
-            raise InputError(f"{source}: duplicate member {member_id!r}")
+            raise InputError(f"{source}: duplicate member {quote(member_id)}")
         seen_ids.add(member_id)
         subs = m.get("topics")
         if isinstance(subs, str):
             subs = [subs]
         if not isinstance(subs, list):
-            raise InputError(f"{source}: member {member_id!r}: 'topics' must be a list of topic names")
-        try:
-            all_known = known >= set(subs)
-        except TypeError:
-            all_known = False
-        if not all_known:
-            bad = next(t for t in subs if not isinstance(t, str) or t not in known)
-            raise InputError(f"{source}: member {member_id!r} subscribes to unknown topic {bad!r}")
-        if len(set(subs)) != len(subs):
-            dup = next(t for i, t in enumerate(subs) if t in subs[:i])
-            raise InputError(f"{source}: member {member_id!r} subscribes to {dup!r} twice")
+            raise _wrong(source, f"{path}.topics", "a list of topic names", subs)
+        subscribed: set[str] = set()
+        for i, t in enumerate(subs):
+            if not isinstance(t, str):
+                raise _wrong(source, f"{path}.topics[{i}]", "a topic name (a string)", t)
+            if t not in topics:
+                raise InputError(f"{source}: member {quote(member_id)} subscribes to unknown topic {quote(t)}")
+            if t in subscribed:
+                raise InputError(f"{source}: member {quote(member_id)} subscribes to {quote(t)} twice")
+            subscribed.add(t)
         generation = m.get("generation")
-        if generation is not None and not _is_int(generation):
-            raise InputError(f"{source}: member {member_id!r}: 'generation' must be an integer, got {generation!r}")
+        if generation is not None:
+            if not _is_int(generation):
+                raise _wrong(source, f"{path}.generation", "a generation (an integer)", generation)
+            if not INT32_MIN <= generation <= INT32_MAX:
+                raise InputError(f"{source}: {path}.generation: {quote(generation)} out of range (a 32-bit integer)")
         instance_id = None
         for key in ("instance_id", "instanceId", "group_instance_id", "groupInstanceId"):
             if m.get(key) is not None:
-                instance_id = _opt_str(m[key], f"member {member_id!r}: {key!r}", source)
+                instance_id = _opt_str(m[key], f"{path}.{key}", source)
         members.append(
             MemberSpec(
                 member_id=member_id,
                 topics=tuple(subs),
-                owned=_parse_owned(m.get("owned"), member_id, topics, source),
+                owned=_parse_owned(m.get("owned"), member_id, f"{path}.owned", topics, source),
                 generation=generation,
-                rack=_opt_str(m.get("rack"), f"member {member_id!r}: 'rack'", source),
+                rack=_opt_str(m.get("rack"), f"{path}.rack", source),
                 instance_id=instance_id,
             )
         )
@@ -366,7 +433,7 @@ def _check_static_members(members: list[MemberSpec], source: str) -> None:
         other = seen.get(m.instance_id)
         if other is not None:
             raise InputError(
-                f"{source}: members {other!r} and {m.member_id!r} share the group.instance.id {m.instance_id!r}"
+                f"{source}: members {quote(other)} and {quote(m.member_id)} share the group.instance.id {quote(m.instance_id)}"
             )
         seen[m.instance_id] = m.member_id
 
@@ -402,13 +469,13 @@ def parse_assignment_cell(cell: str) -> list[TopicPartition]:
         for match in _OLD_ASSIGNMENT.finditer(cell):
             gap = cell[pos:match.start()].strip(" ,")
             if gap:
-                raise ValueError(f"unexpected {gap!r}")
+                raise ValueError(f"unexpected {quote(gap)}")
             topic, parts = match.group(1), match.group(2)
             if parts.strip():
                 out.extend((topic, int(p)) for p in parts.split(","))
             pos = match.end()
         if cell[pos:].strip(" ,"):
-            raise ValueError(f"unexpected {cell[pos:].strip()!r}")
+            raise ValueError(f"unexpected {quote(cell[pos:].strip())}")
         return out
     # C-level loops: a group of 2,000 members x 500 topics is a million of these.
     triples = list(map(_RPARTITION_COLON, cell.split(";")))
@@ -488,11 +555,11 @@ def parse_describe_text(text: str, source: str, *, group_id: str | None = None) 
     groups = list(dict.fromkeys(r.cells.get("GROUP", "") for r in rows))
     if group_id is None:
         if len(groups) > 1:
-            raise InputError(f"{source}: describes {len(groups)} groups ({', '.join(groups)}): choose one with --group")
+            raise InputError(f"{source}: describes {len(groups)} groups ({_names(groups)}): choose one with --group")
         chosen = groups[0] if groups else None
     else:
         if group_id not in groups:
-            raise InputError(f"{source}: group {group_id!r} not described (groups: {', '.join(groups) or 'none'})")
+            raise InputError(f"{source}: group {quote(group_id)} not described (groups: {_names(groups) or 'none'})")
         chosen = group_id
     rows = [r for r in rows if r.cells.get("GROUP") == chosen]
     names = {n for n, _ in header_cols}
@@ -518,12 +585,12 @@ def _from_members_view(rows: list[_DescribeRow], names: set[str], source: str, g
     for r in rows:
         member_id = r.cells.get("CONSUMER-ID", "")
         if member_id in seen:
-            raise InputError(f"{source}: line {r.line_no}: member {member_id!r} listed twice (first on line {seen[member_id]})")
+            raise InputError(f"{source}: line {r.line_no}: member {quote(member_id)} listed twice (first on line {seen[member_id]})")
         seen[member_id] = r.line_no
         try:
             parts = parse_assignment_cell(r.cells.get(assignment_column, ""))
         except ValueError as exc:
-            raise InputError(f"{source}: line {r.line_no}: {assignment_column} of {member_id!r}: {exc}") from None
+            raise InputError(f"{source}: line {r.line_no}: {assignment_column} of {quote(member_id)}: {exc}") from None
         declared = r.cells.get("#PARTITIONS", "")
         if declared.isdigit() and int(declared) != len(parts):
             notes.append(f"line {r.line_no}: {member_id} has #PARTITIONS {declared} but {len(parts)} listed")
@@ -543,7 +610,7 @@ def _from_members_view(rows: list[_DescribeRow], names: set[str], source: str, g
                 other = owner.get(tp)
                 if other is not None:
                     raise InputError(
-                        f"{source}: line {line_no}: partition {tp[0]}-{tp[1]} assigned to both {other!r} and {member_id!r}"
+                        f"{source}: line {line_no}: partition {tp[0]}-{tp[1]} assigned to both {quote(other)} and {quote(member_id)}"
                     )
                 owner[tp] = member_id
     # Partition counts and subscriptions come from the assignment: the text has neither.
@@ -552,6 +619,8 @@ def _from_members_view(rows: list[_DescribeRow], names: set[str], source: str, g
             for r in rows:
                 try:
                     for t, p in parse_assignment_cell(r.cells.get(column, "")):
+                        if not 0 <= p < INT32_MAX:
+                            raise ValueError(f"partition {t}-{quote(p)} out of range (0 to {INT32_MAX - 1:,})")
                         counts[t] = max(counts.get(t, 0), p + 1)
                 except ValueError as exc:
                     raise InputError(f"{source}: line {r.line_no}: {column}: {exc}") from None
@@ -586,9 +655,15 @@ def _partition_counts(parts: list[TopicPartition]) -> tuple[dict[str, int], bool
         for t, p in parts:
             if p < 0:
                 raise ValueError(f"partition {t}-{p} is negative")
+            if p >= INT32_MAX:
+                raise ValueError(f"partition {t}-{quote(p)} out of range (0 to {INT32_MAX - 1:,})")
             if p >= counts.get(t, 0):
                 counts[t] = p + 1
         return counts, len(set(parts)) != len(parts)
+    top_id = max(map(_PARTITION_OF, parts))
+    if top_id >= INT32_MAX:  # also keeps every id within NumPy's int64 below
+        t, p = next(tp for tp in parts if tp[1] >= INT32_MAX)
+        raise ValueError(f"partition {t}-{quote(p)} out of range (0 to {INT32_MAX - 1:,})")
     import numpy as np
 
     topic_column = list(map(_TOPIC_OF, parts))
@@ -625,8 +700,8 @@ def _from_offsets_view(rows: list[_DescribeRow], source: str, group_id: str | No
             p = int(part)
         except ValueError:
             p = -1
-        if p < 0:
-            raise InputError(f"{source}: line {r.line_no}: PARTITION {part!r} is not a partition number")
+        if p < 0 or p >= INT32_MAX:
+            raise InputError(f"{source}: line {r.line_no}: PARTITION {quote(part)} is not a partition number")
         counts[topic] = max(counts.get(topic, 0), p + 1)
         if member == _MISSING:
             continue
@@ -695,10 +770,7 @@ def _iter_json_objects(text: str, source: str) -> Iterable[tuple[int, Any]]:
     for line_no, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
-        try:
-            yield line_no, json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{source}: line {line_no} column {exc.colno}: malformed JSON: {exc.msg}") from None
+        yield line_no, documents.load_json(line, source, line=line_no)
 
 
 def _group_metadata_value(obj: Any) -> tuple[str | None, Any, int | None] | None:
@@ -741,11 +813,17 @@ def _partitions_list(raw: Any, what: str, where: str) -> list[TopicPartition]:
         raise InputError(f"{where}: {what} must be a list of {{topic, partitions}}")
     for entry in raw:
         if not isinstance(entry, Mapping) or not isinstance(entry.get("topic"), str):
-            raise InputError(f"{where}: {what}: bad entry {entry!r}")
+            raise InputError(f"{where}: {what}: bad entry {quote(entry)}")
         parts = entry.get("partitions") or []
         if not isinstance(parts, list) or not all(_is_int(p) for p in parts):
-            raise InputError(f"{where}: {what} of {entry['topic']!r}: partitions must be integers")
-        out.extend((entry["topic"], p) for p in parts)
+            raise InputError(f"{where}: {what} of {quote(entry['topic'])}: partitions must be integers")
+        if parts and (min(parts) < 0 or max(parts) > INT32_MAX - 1):
+            bad = next(p for p in parts if p < 0 or p > INT32_MAX - 1)
+            raise InputError(
+                f"{where}: {what} of {quote(entry['topic'])}: partition {quote(bad)} out of range "
+                f"(0 to {INT32_MAX - 1:,})"
+            )
+        out.extend(zip(repeat(entry["topic"]), parts))
     return out
 
 
@@ -780,13 +858,13 @@ def load_group_metadata(text: str, source: str, *, group_id: str | None = None) 
         where = f"{source}: line {line_no}"
         rounds.append(_round_from_value(gid, value, where, line_no, offset))
     if group_id is None and len(set(r.group_id for r in rounds)) > 1:
-        names = ", ".join(dict.fromkeys(r.group_id for r in rounds))
+        names = _names(dict.fromkeys(r.group_id for r in rounds))
         raise InputError(f"{source}: records of several groups ({names}): choose one with --group")
     if not rounds:
         if group_id is not None:
             raise InputError(
-                f"{source}: no group-metadata record with members for group {group_id!r} "
-                f"(groups: {', '.join(groups_seen) or 'none'})"
+                f"{source}: no group-metadata record with members for group {quote(group_id)} "
+                f"(groups: {_names(groups_seen) or 'none'})"
             )
         raise InputError(f"{source}: no group-metadata record with members")
     return rounds
@@ -795,6 +873,8 @@ def load_group_metadata(text: str, source: str, *, group_id: str | None = None) 
 def _round_from_value(gid: str, value: Mapping[str, Any], where: str, line_no: int, offset: int | None) -> RecordedRound:
     generation = _get(value, "generation", default=-1)
     protocol = _get(value, "protocol")
+    if protocol is not None and not isinstance(protocol, str):
+        raise InputError(f"{where}: protocol must be a string, got {_got(protocol)}")
     members_raw = value.get("members") or []
     parsed: list[tuple[str, tuple[str, ...], list[TopicPartition], int | None, str | None, str | None, list[TopicPartition]]] = []
     counts: dict[str, int] = {}
@@ -807,8 +887,10 @@ def _round_from_value(gid: str, value: Mapping[str, Any], where: str, line_no: i
         sub = _get(m, "subscriptionDecoded", "subscription_decoded")
         asg = _get(m, "assignmentDecoded", "assignment_decoded")
         if not isinstance(sub, Mapping):
-            raise InputError(f"{where}: member {member_id!r}: no decoded subscription (protocol type not 'consumer'?)")
+            raise InputError(f"{where}: member {quote(member_id)}: no decoded subscription (protocol type not 'consumer'?)")
         topics = _get(sub, "topics", default=[]) or []
+        if not isinstance(topics, list) or not all(isinstance(t, str) for t in topics):
+            raise InputError(f"{where}: member {quote(member_id)}: subscription topics must be a list of topic names")
         owned = _partitions_list(_get(sub, "ownedPartitions", "owned_partitions"), "ownedPartitions", where)
         gen = _get(sub, "generationId", "generation_id")
         rack = _get(sub, "rackId", "rack_id")
@@ -831,6 +913,11 @@ def _round_from_value(gid: str, value: Mapping[str, Any], where: str, line_no: i
             if p + 1 > counts.get(t, 0):
                 counts[t] = p + 1
         instance = _get(m, "groupInstanceId", "group_instance_id")
+        for field_name, field_value in (("rackId", rack), ("groupInstanceId", instance)):
+            if field_value is not None and not isinstance(field_value, str):
+                raise InputError(f"{where}: member {quote(member_id)}: {field_name} must be a string, got {_got(field_value)}")
+        if _is_int(gen) and not INT32_MIN <= gen <= INT32_MAX:
+            raise InputError(f"{where}: member {quote(member_id)}: generation {quote(gen)} out of range (a 32-bit integer)")
         parsed.append((member_id, tuple(topics), owned, gen if _is_int(gen) else None, rack, instance, assigned))
     all_subscribed = list(dict.fromkeys(t for p in parsed for t in p[1]))
     topics_spec = {t: TopicSpec(name=t, partitions=counts.get(t, 0)) for t in all_subscribed}
@@ -863,16 +950,18 @@ def _decode_sticky_user_data(
     import struct
 
     try:
-        data = base64.b64decode(user_data, validate=True) if isinstance(user_data, str) else bytes(user_data)
+        if not isinstance(user_data, str):
+            raise ValueError("not text")
+        data = base64.b64decode(user_data, validate=True)
     except (ValueError, TypeError):
-        raise InputError(f"{where}: member {member_id!r}: userData is not base64") from None
+        raise InputError(f"{where}: member {quote(member_id)}: userData is not base64") from None
     pos = 0
 
     def take(n: int) -> bytes:
         nonlocal pos
         if n < 0 or pos + n > len(data):
             raise InputError(
-                f"{where}: member {member_id!r}: StickyAssignor userData: byte {pos}: needs {n} bytes, {len(data) - pos} remain"
+                f"{where}: member {quote(member_id)}: StickyAssignor userData: byte {pos}: needs {n} bytes, {len(data) - pos} remain"
             )
         chunk = data[pos : pos + n]
         pos += n
@@ -881,16 +970,16 @@ def _decode_sticky_user_data(
     result: list[TopicPartition] = []
     (n_topics,) = struct.unpack(">i", take(4))
     if n_topics < 0 or n_topics * 6 > len(data):
-        raise InputError(f"{where}: member {member_id!r}: StickyAssignor userData: bad topic count {n_topics}")
+        raise InputError(f"{where}: member {quote(member_id)}: StickyAssignor userData: bad topic count {n_topics}")
     for _ in range(n_topics):
         (length,) = struct.unpack(">h", take(2))
         try:
             topic = take(length).decode("utf-8")
         except UnicodeDecodeError:
-            raise InputError(f"{where}: member {member_id!r}: StickyAssignor userData: topic is not UTF-8") from None
+            raise InputError(f"{where}: member {quote(member_id)}: StickyAssignor userData: topic is not UTF-8") from None
         (n_parts,) = struct.unpack(">i", take(4))
         if n_parts < 0 or n_parts * 4 > len(data) - pos:
-            raise InputError(f"{where}: member {member_id!r}: StickyAssignor userData: bad partition count {n_parts}")
+            raise InputError(f"{where}: member {quote(member_id)}: StickyAssignor userData: bad partition count {n_parts}")
         result.extend((topic, p) for p in struct.unpack(f">{n_parts}i", take(4 * n_parts)))
     generation = gen
     if len(data) - pos >= 4:

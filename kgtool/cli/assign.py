@@ -17,7 +17,7 @@ from kgtool.assignors.model import Assignment, GroupSpec
 from kgtool.cli import render
 from kgtool.cli.render import OutputFormat
 from kgtool.errors import FindingsReported, UsageError
-from kgtool.inputs import STDIN, display_name, read_text
+from kgtool.inputs import MAX_INPUT_BYTES, STDIN, display_name, read_text
 
 HELP = (
     "Compute the assignment Kafka's assignors give a consumer group, exactly as Kafka 4.x does.\n\n"
@@ -52,6 +52,14 @@ MAN_SECTIONS: dict[str, str] = {
         "nor partition counts: every member is taken as subscribed to every topic listed, and a topic's "
         "partition count is its highest partition seen + 1 (--partitions corrects it)."
     ),
+    "LIMITS": (
+        "A group whose topics have more than --max-partitions partitions in all (default 1,000,000; "
+        "after --partitions) is refused. A YAML/JSON document may have at most 64 MiB, 100 levels of "
+        "nesting and 5,000,000 values (YAML aliases counted as all they name; an alias inside its own "
+        "anchor is refused); an input file at most 256 MiB. Every field of a YAML/JSON group is "
+        "type-checked and a wrong one is named by its path (members[0].owned['t'][2]). Each refusal "
+        "is one line on stderr, exit 2."
+    ),
     "STATISTICS": (
         "moved: partitions that had an owner and end with another; revoked: partitions members stop "
         "consuming during the rebalance (everything they own under the eager protocol of range, roundrobin "
@@ -61,7 +69,7 @@ MAN_SECTIONS: dict[str, str] = {
     ),
     "EXIT STATUS": (
         "0 success; 1 a replayed generation differs from its recorded assignment, or --validate found "
-        "problems; 2 usage or input error."
+        "problems; 2 usage or input error (one line on stderr), including an input past the LIMITS."
     ),
 }
 
@@ -109,41 +117,84 @@ def command(
         OutputFormat.table, "--format",
         help="table (Rich, for people), json (one object), jsonl (one object per member).", case_sensitive=False,
     ),
+    max_partitions: int = typer.Option(
+        group_input.DEFAULT_MAX_PARTITIONS, "--max-partitions", metavar="N", min=1,
+        help="Refuse a group whose topics have more than N partitions in all (after --partitions): the "
+        "assignors hold a few arrays of one entry per partition.",
+    ),
 ) -> None:
     if validate_file == STDIN and group_file == STDIN:
         raise UsageError("'-' (stdin) given for both GROUP_FILE and --validate")
-    source = display_name(group_file)
-    with _progress(f"reading {source}"):
-        loaded = group_input.load_group(read_text(group_file), source, group_id=group)
-    for note in loaded.notes:
-        render.info(f"note: {note}")
+    if validate_file is not None and compare_names:
+        raise UsageError("--validate and --compare are exclusive")
     what_if = analysis.WhatIf(
         remove=list(remove or []),
         add=[analysis.parse_add(a) for a in add or []],
         partitions=dict(analysis.parse_partitions(p) for p in partitions or []),
     )
-
-    if validate_file is not None:
+    source = display_name(group_file)
+    with _progress(f"reading {source}"):
+        loaded = group_input.load_group(
+            read_text(group_file, max_bytes=MAX_INPUT_BYTES), source, group_id=group, max_partitions=max_partitions
+        )
+    _check_what_if_size(loaded.group, what_if, max_partitions)
+    # Notes go out with the result, not before an error: an error is one line.
+    with _out_of_memory_hint(loaded.group, what_if, max_partitions):
+        if validate_file is not None:
+            g = analysis.apply_what_if(loaded.group, what_if) if what_if else loaded.group
+            _validate(g, validate_file, output_format, loaded)
+            return
         if compare_names:
-            raise UsageError("--validate and --compare are exclusive")
-        g = analysis.apply_what_if(loaded.group, what_if) if what_if else loaded.group
-        _validate(g, validate_file, output_format, loaded.group_id)
+            names = registry.parse_names(compare_names)
+            with _progress(f"comparing {', '.join(names)}"):
+                rows = analysis.compare(names, loaded.group, what_if)
+            _print_notes(loaded)
+            _render_compare(rows, loaded, what_if, output_format)
+            return
+        if loaded.rounds and not what_if:
+            _replay(loaded, assignor, output_format)
+            return
+        name = assignor or loaded.group.assignor
+        if not name:
+            raise UsageError(f"no assignor: give --assignor ({', '.join(registry.names())}) or 'assignor:' in the file")
+        with _progress(f"running {registry.canonical_name(name)}"):
+            result = analysis.analyse(name, loaded.group, what_if)
+        _print_notes(loaded)
+        _render_result(result, loaded, output_format)
+
+
+def _print_notes(loaded: group_input.LoadedGroup) -> None:
+    for note in loaded.notes:
+        render.info(f"note: {note}")
+
+
+def _partition_counts(g: GroupSpec, what_if: analysis.WhatIf) -> dict[str, int]:
+    """Partition counts once the what-if ran (--partitions may only create or grow a topic)."""
+    counts = {t: spec.partitions for t, spec in g.topics.items()}
+    for t, n in what_if.partitions.items():
+        counts[t] = max(n, counts.get(t, 0))
+    return counts
+
+
+def _check_what_if_size(g: GroupSpec, what_if: analysis.WhatIf, limit: int) -> None:
+    if not what_if.partitions:
         return
-    if compare_names:
-        names = registry.parse_names(compare_names)
-        with _progress(f"comparing {', '.join(names)}"):
-            rows = analysis.compare(names, loaded.group, what_if)
-        _render_compare(rows, loaded, what_if, output_format)
-        return
-    if loaded.rounds and not what_if:
-        _replay(loaded, assignor, output_format)
-        return
-    name = assignor or loaded.group.assignor
-    if not name:
-        raise UsageError(f"no assignor: give --assignor ({', '.join(registry.names())}) or 'assignor:' in the file")
-    with _progress(f"running {registry.canonical_name(name)}"):
-        result = analysis.analyse(name, loaded.group, what_if)
-    _render_result(result, loaded, output_format)
+    problem = group_input.partition_total_problem(_partition_counts(g, what_if), limit)
+    if problem is not None:
+        raise UsageError(f"--partitions: {problem}")
+
+
+@contextmanager
+def _out_of_memory_hint(g: GroupSpec, what_if: analysis.WhatIf, limit: int) -> Iterator[None]:
+    """Running out of memory under a raised --max-partitions is the user's limit, not a bug:
+    one line naming the option (the default keeps far below this machine's memory)."""
+    try:
+        yield
+    except MemoryError:
+        total = sum(_partition_counts(g, what_if).values())
+        raise UsageError(
+            f"out of memory for {total:,} partitions: lower --max-partitions (now {limit:,}) or use a larger machine"
+        ) from None
 
 
 @contextmanager
@@ -324,7 +375,7 @@ def _render_result_table(result: analysis.AssignResult, loaded: group_input.Load
             text = compact(parts) if parts else "-"
             if len(text) > 200:
                 text = text[:197] + "..."
-            lines.append(f"{render.display_text(m)}\t{len(parts)}\t{s.revoked_by_member.get(m, 0)}\t{text}")
+            lines.append(f"{render.display_text(m, limit=render.DISPLAY_LIMIT, markup=False)}\t{len(parts)}\t{s.revoked_by_member.get(m, 0)}\t{text}")
         lines.append(summary)
         render.write_raw("\n".join(lines) + "\n")
         return
@@ -336,7 +387,7 @@ def _render_result_table(result: analysis.AssignResult, loaded: group_input.Load
         columns.append(f"after {result.rebalances} rebalances")
     rows = []
     for m, parts in result.assignment.items():
-        row = [render.display_text(m), str(len(parts))]
+        row = [render.display_text(m, limit=render.DISPLAY_LIMIT), str(len(parts))]
         if show_movement:
             row.append(str(s.revoked_by_member.get(m, 0)))
         row.append(render.escape(compact(parts)) if parts else "[dim]idle[/dim]")
@@ -383,13 +434,15 @@ def _render_compare(
     ))
 
 
-def _validate(g: GroupSpec, path: str, fmt: OutputFormat, group_id: str | None) -> None:
-    text = read_text(path)
+def _validate(g: GroupSpec, path: str, fmt: OutputFormat, loaded: group_input.LoadedGroup) -> None:
+    group_id = loaded.group_id
+    text = read_text(path, max_bytes=MAX_INPUT_BYTES)
     source = display_name(path)
     kind = group_input.detect_kind(text)
     doc = group_input.parse_json(text, source) if kind.startswith("json") else group_input.parse_yaml(text, source)
     assignment = analysis.assignment_from_document(doc, source)
     report = analysis.validate(g, assignment)
+    _print_notes(loaded)
     if fmt is OutputFormat.table:
         if report.valid:
             render.out().print(f"[green]valid[/green]: {report.checked_partitions} partitions, every subscribed "
@@ -409,6 +462,7 @@ def _validate(g: GroupSpec, path: str, fmt: OutputFormat, group_id: str | None) 
 def _replay(loaded: group_input.LoadedGroup, assignor: Optional[str], fmt: OutputFormat) -> None:
     results = analysis.replay(loaded.rounds, assignor)
     differing = [r for r in results if not r.matches]
+    _print_notes(loaded)
     if fmt is OutputFormat.table:
         rows = []
         for r in results:
@@ -419,7 +473,7 @@ def _replay(loaded: group_input.LoadedGroup, assignor: Optional[str], fmt: Outpu
         for r in differing:
             render.print_table(
                 ["member", "recorded", "computed"],
-                [[render.display_text(m), render.escape(compact(a)) or "-", render.escape(compact(b)) or "-"]
+                [[render.display_text(m, limit=render.DISPLAY_LIMIT), render.escape(compact(a)) or "-", render.escape(compact(b)) or "-"]
                  for m, (a, b) in r.differences.items()],
                 title=f"generation {r.generation}: differences",
             )

@@ -20,10 +20,10 @@ from kgtool.coordinator.lookup import (
     histogram,
     locate,
 )
-from kgtool.coordinator.topic_description import parse_topic_description
+from kgtool.coordinator.topic_description import DEFAULT_MAX_PARTITIONS, parse_topic_description
 from kgtool.data import SAMPLE_GROUP_IDS, sample_path
 from kgtool.errors import UsageError
-from kgtool.inputs import STDIN, display_name, read_bytes, read_text
+from kgtool.inputs import MAX_INPUT_BYTES, STDIN, InputTooLarge, display_name, read_bytes, read_text
 
 HELP = """Print the __consumer_offsets partition (hence the coordinator) serving each group id.
 
@@ -101,6 +101,14 @@ def command(
         help="table (Rich, for people), json (one array or object), jsonl (one object per line).",
         case_sensitive=False,
     ),
+    max_partitions: int = typer.Option(
+        DEFAULT_MAX_PARTITIONS,
+        "--max-partitions",
+        metavar="N",
+        min=1,
+        help="Most partitions a --topic-description may list and a --histogram may show (one "
+        "entry each). The lookup itself takes any count up to 2147483647.",
+    ),
 ) -> None:
     if transactional_id and share_partition is not None:
         raise UsageError("--transactional-id and --share-partition are exclusive")
@@ -115,17 +123,23 @@ def command(
     files = list(file or [])
     if sample:
         files.append(str(sample_path(SAMPLE_GROUP_IDS)))
+    description_path = None if topic_description is None else str(topic_description)
+    if description_path == STDIN and (STDIN in (group_ids or []) or STDIN in files):
+        raise UsageError("'-' (stdin) given for both the ids and --topic-description")
     ids = _collect_ids(group_ids or [], files)
     description = None
-    if topic_description is not None:
-        path = str(topic_description)
-        description = parse_topic_description(read_text(path), display_name(path))
+    if description_path is not None:
+        description = parse_topic_description(
+            read_text(description_path, max_bytes=MAX_INPUT_BYTES), display_name(description_path),
+            max_partitions=max_partitions,
+        )
 
     lookup = locate(ids, kind=kind, partitions=partitions, description=description, share_partition=share)
+    counts = histogram(lookup, description, max_partitions=max_partitions) if show_histogram else None
     for w in lookup.warnings:
         render.warn(w)
-    if show_histogram:
-        render_histogram(histogram(lookup, description), output_format)
+    if counts is not None:
+        render_histogram(counts, output_format)
     else:
         _render_lookup(lookup, output_format, share)
 
@@ -150,6 +164,20 @@ def _collect_ids(args: list[str], files: list[str]) -> idlist.IdList:
             parts.append(idlist.id_list_from_strings(list(literal)))
             literal.clear()
 
+    budget = idlist.MAX_ID_BYTES
+
+    def read_ids(path: str) -> idlist.IdList:
+        nonlocal budget
+        try:
+            data = read_bytes(path, max_bytes=budget)
+        except InputTooLarge:
+            raise InputTooLarge(
+                f"{display_name(path)}: the ids read come to more than {idlist.MAX_ID_BYTES // 2**20} MiB, "
+                "the most coordinator-of reads at once: split the list"
+            ) from None
+        budget -= len(data)
+        return idlist.parse_id_lines(data, display_name(path))
+
     stdin_used = False
     for i, arg in enumerate(args, start=1):
         if arg == STDIN:
@@ -157,7 +185,7 @@ def _collect_ids(args: list[str], files: list[str]) -> idlist.IdList:
             if stdin_used:
                 raise UsageError("'-' (stdin) given more than once")
             stdin_used = True
-            parts.append(idlist.parse_id_lines(read_bytes(STDIN), "<stdin>"))
+            parts.append(read_ids(STDIN))
             continue
         _check_argument_text(arg, i)
         literal.append(arg)
@@ -167,7 +195,7 @@ def _collect_ids(args: list[str], files: list[str]) -> idlist.IdList:
             if stdin_used:
                 raise UsageError("'-' (stdin) given more than once")
             stdin_used = True
-        parts.append(idlist.parse_id_lines(read_bytes(path), display_name(path)))
+        parts.append(read_ids(path))
     if not parts:
         raise UsageError("no ids given: pass GROUP_ID arguments, --file PATH, or '-' for stdin")
     return idlist.concat(parts)
@@ -244,23 +272,26 @@ def _render_lookup_table(lookup: CoordinatorLookup, parts: list[int]) -> None:
     if coords is not None:
         columns.append(("coordinator", "right"))
     n = len(lookup.ids)
+    limit = render.DISPLAY_LIMIT
+    if any(len(i) > limit for i in lookup.ids):
+        render.info(f"ids longer than {limit} characters are shortened here; --format json prints them whole")
     if n > _RICH_TABLE_LIMIT:
-        # Plain columns, streamed: a person can still read or grep them.
+        # Plain columns, streamed: a person can still read or grep them (no Rich markup).
         render.info(f"{n} ids: plain columns instead of a table (use --format json/jsonl for scripts)")
         header = ["partition"] + (["coordinator"] if coords is not None else []) + [key]
-        lines = ["\t".join(header)]
-        if coords is None:
-            lines.extend(f"{p}\t{render.display_text(i)}" for i, p in zip(lookup.ids, parts))
-        else:
-            lines.extend(
-                f"{p}\t{'-' if c is None else c}\t{render.display_text(i)}"
-                for i, p, c in zip(lookup.ids, parts, coords)
-            )
-        render.write_raw("\n".join(lines) + "\n")
+        render.write_raw("\t".join(header) + "\n")
+        for lo in range(0, n, _CHUNK):  # in chunks: bounded memory, like the JSON path
+            hi = min(n, lo + _CHUNK)
+            shown = [render.display_text(i, limit=limit, markup=False) for i in lookup.ids[lo:hi]]
+            if coords is None:
+                lines = [f"{p}\t{i}\n" for i, p in zip(shown, parts[lo:hi])]
+            else:
+                lines = [f"{p}\t{'-' if c is None else c}\t{i}\n" for i, p, c in zip(shown, parts[lo:hi], coords[lo:hi])]
+            render.write_raw("".join(lines))
         return
     rows = []
     for idx, (i, p) in enumerate(zip(lookup.ids, parts)):
-        row = [render.display_text(i), str(p)]
+        row = [render.display_text(i, limit=limit), str(p)]
         if coords is not None:
             row.append("-" if coords[idx] is None else str(coords[idx]))
         rows.append(row)
@@ -287,6 +318,18 @@ MAN_SECTIONS = {
         'kafka-topics.sh --describe --topic __consumer_offsets' (lines 'Partition: N  Leader: B';
         'Leader: none' means no leader), or a YAML/JSON map {partition: leader}, also as
         {topic: NAME, partitions: {...}} or {partitions: [{partition: N, leader: B}, ...]}.
+    """,
+    "LIMITS": """
+        The partition count (--partitions, PartitionCount, or the highest partition described + 1)
+        may be anything up to 2147483647, Kafka's int limit: the lookup needs no memory per
+        partition. A topic description may list at most --max-partitions partitions (default
+        1,000,000), and --histogram, which has a row per partition, refuses a count above it.
+        Partition ids must be 0 to 2147483646 and leaders -1 to 2147483647. A YAML/JSON
+        description may have at most 64 MiB, 100 levels of nesting and 5,000,000 values (YAML
+        aliases counted as all they name); a description file at most 256 MiB. At most 128 MiB
+        of ids are read in one run (files and stdin together). In table output
+        an id longer than 200 characters is shortened (--format json prints it whole). Each
+        refusal is one line on stderr, exit 2.
     """,
     "FORMULA": """
         partition = Utils.abs(id.hashCode()) % N, where hashCode is Java's String.hashCode over

@@ -105,9 +105,20 @@ def _first_line(exc: BaseException) -> str:
     return next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
 
 
+#: Longest error line written: messages quote their input cut short already; this is the
+#: backstop for one that does not (a parser quoting a megabyte line).
+MAX_ERROR_CHARS = 2000
+
+
 def _error_line(message: str) -> None:
-    """One line on stderr, no Rich markup interpretation."""
-    sys.stderr.write(message.rstrip("\n") + "\n")
+    """One line on stderr, no Rich markup interpretation: line breaks folded, cut to
+    :data:`MAX_ERROR_CHARS`, unencodable characters escaped."""
+    text = " ".join(part.strip() for part in message.strip().splitlines() if part.strip())
+    if len(text) > MAX_ERROR_CHARS:
+        text = text[:MAX_ERROR_CHARS] + f"... ({len(text) - MAX_ERROR_CHARS:,} more characters)"
+    encoding = getattr(sys.stderr, "encoding", None) or "utf-8"
+    text = text.encode(encoding, "backslashreplace").decode(encoding, "replace")
+    sys.stderr.write(text + "\n")
     sys.stderr.flush()
 
 

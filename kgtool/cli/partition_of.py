@@ -12,10 +12,10 @@ import typer
 from kgtool.cli import render
 from kgtool.cli.histogram import Wording, histogram_doc, render_histogram
 from kgtool.cli.render import OutputFormat
-from kgtool.coordinator.lookup import leader_warnings, partition_count
-from kgtool.coordinator.topic_description import TopicDescription, parse_topic_description
+from kgtool.coordinator.lookup import check_histogram_size, leader_warnings, partition_count
+from kgtool.coordinator.topic_description import DEFAULT_MAX_PARTITIONS, TopicDescription, parse_topic_description
 from kgtool.errors import UsageError
-from kgtool.inputs import STDIN, display_name, read_text
+from kgtool.inputs import MAX_INPUT_BYTES, STDIN, display_name, read_text
 from kgtool.partitioner import keys as _keys
 from kgtool.partitioner.keys import KIND_EMPTY, KIND_NULL, KeyFormat, KeySource
 from kgtool.partitioner.lookup import (
@@ -118,11 +118,20 @@ def command(
         help="table (Rich, for people), json (one array in input order, or one object), jsonl "
         "(one object per line).",
     ),
+    max_partitions: int = typer.Option(
+        DEFAULT_MAX_PARTITIONS, "--max-partitions", metavar="N", min=1,
+        help="Most partitions a --topic-description may list and a --histogram may show (one "
+        "entry each). The lookup itself takes any count up to 2147483647.",
+    ),
 ) -> None:
     description = None
     if topic_description is not None:
         path = str(topic_description)
-        description = parse_topic_description(read_text(path), display_name(path))
+        if path == STDIN and (STDIN in (key_args or []) or STDIN in (file or [])):
+            raise UsageError("'-' (stdin) given for both the keys and --topic-description")
+        description = parse_topic_description(
+            read_text(path, max_bytes=MAX_INPUT_BYTES), display_name(path), max_partitions=max_partitions
+        )
     names = [p.value for p in partitioner or []]
     if check is not None:
         if key_args or file or compare or show_histogram or from_partitions is not None or names:
@@ -154,6 +163,9 @@ def command(
         assert m is not None
         columns.append(Column(choices[0].label, choices[0].partitioner, m))
     mode = "compare" if compare else "from" if from_partitions is not None else "one"
+    if show_histogram:
+        for col in columns[:1] if mode == "from" else columns:
+            check_histogram_size(col.num_partitions, max_partitions, description.topic if description else None)
 
     sources = _collect_sources(key_args or [], list(file or []))
     try:
@@ -164,10 +176,12 @@ def command(
         # Pass 1 reads every key: a bad line stops the command before anything is printed.
         summary = summarize(
             place(sources, key_format, columns, null_marker=null_marker), columns,
-            histogram=show_histogram or description is not None,
+            histogram=show_histogram, description=description,
+            # With --from-partitions the second column is the old count: its leaders are not today's.
+            current=1 if mode == "from" else None,
         )
         if description is not None:
-            _warn_leaders(summary, description, mode)
+            _warn_leaders(summary, description)
         topic = description.topic if description is not None else None
         if show_histogram:
             _render_histograms(summary, topic, description, mode, key_format, output_format)
@@ -212,15 +226,10 @@ def _collect_sources(args: list[str], files: list[str]) -> list[KeySource]:
     return sources
 
 
-def _warn_leaders(summary: PlacementSummary, description: TopicDescription, mode: str) -> None:
-    assert summary.counts is not None
-    used: set[int] = set()
-    # With --from-partitions the second column is the old count: its leaders are not today's.
-    for counts in summary.counts[:1] if mode == "from" else summary.counts:
-        parts, c = counts.pairs()
-        used.update(parts[c > 0].tolist())
+def _warn_leaders(summary: PlacementSummary, description: TopicDescription) -> None:
+    assert summary.leaders is not None
     for w in leader_warnings(
-        description, used,
+        description, summary.leaders.used(),
         "a producer cannot write to them right now (NOT_LEADER_OR_FOLLOWER, retried until it has one)",
     ):
         render.warn(w)
@@ -347,7 +356,7 @@ def _render_table(placements, summary: PlacementSummary, mode: str, leader_of) -
                 key = "(null key)" if plain else "[dim](null key)[/dim]"
                 notes[NULL_KEY_NOTE if mode == "compare" else columns[0].partitioner.null_note] = None
             else:
-                key = t if plain else render.display_text(t or "")
+                key = render.display_text(t or "", limit=render.DISPLAY_LIMIT, markup=not plain)
                 if min(ps) < 0:
                     notes[EMPTY_NOTE] = None
             if mode == "one":
@@ -503,6 +512,18 @@ MAN_SECTIONS = {
         "librdkafka": {...}, "sarama": {...}}, "other_partitioners": {"sarama-reference": {...}},
         "verdict": {"kind", "partitioners", "from_partitions", "message"},
         "producers": [...], "problems"}; --format jsonl one object per producer id.
+    """,
+    "LIMITS": """
+        The partition count (--partitions, PartitionCount, or the highest partition described + 1)
+        may be anything up to 2147483647: the lookup needs no memory per partition. A topic
+        description may list at most --max-partitions partitions (default 1,000,000), and
+        --histogram, which has a row per partition, refuses a count above it. A key line longer
+        than 64 MiB is refused (the newline is looked for only that far); a key longer than 1 MiB
+        is printed cut, with its length (the whole key is hashed), and in a table a key longer
+        than 200 characters is shortened. Files are mapped and standard input is spooled to a
+        temporary file: memory stays bounded whatever the number of keys. --check follows at
+        most 10,000 producer ids one by one (the others are pooled as producer_id null) and
+        lists 100 of them. Each refusal is one line on stderr, exit 2.
     """,
     "WHY KEYS MOVE": """
         A key's partition is h % N for a hash h that does not depend on N. When a topic doubles

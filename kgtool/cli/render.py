@@ -74,13 +74,26 @@ def write_raw(text: str) -> None:
     sys.stdout.write(text)
 
 
-def display_text(value: str) -> str:
+#: Longest id or member id shown whole in a table: Rich measures every character of a cell
+#: (a 100 MB id took 98 s to lay out), and no person reads past this.
+DISPLAY_LIMIT = 200
+
+
+def display_text(value: str, *, limit: int | None = None, markup: bool = True) -> str:
     """A string as a person should see it in a table: JSON-quoted when it is empty, has
     leading/trailing blanks or unprintable characters, so that nothing hides; Rich markup
-    escaped."""
-    if value and value.isprintable() and value == value.strip():
-        return escape(value)
-    return escape(json.dumps(value, ensure_ascii=False))
+    escaped (``markup=False`` for plain text written as is).
+
+    ``limit``: a longer string shows its first ``limit`` characters and its length."""
+    shown = value
+    suffix = ""
+    if limit is not None and len(value) > limit:
+        shown = value[:limit]
+        suffix = f"... ({len(value):,} characters)"
+    if not (shown and shown.isprintable() and value == value.strip()):
+        shown = json.dumps(shown, ensure_ascii=False)
+    shown += suffix
+    return escape(shown) if markup else shown
 
 
 def table(

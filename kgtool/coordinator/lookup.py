@@ -151,13 +151,12 @@ def locate(
         warnings=list(ids.warnings),
     )
     if description is not None:
-        leader_of = description.leaders.get
-        result.coordinators = [leader_of(p) for p in parts.tolist()]
+        # Only the partitions ids land on are looked up: a count of 2**31 - 1 needs no table.
+        hit = parts.tolist()
+        result.coordinators = list(map(description.leaders.get, hit))
         result.warnings.extend(
             leader_warnings(
-                description,
-                set(parts.tolist()),
-                "their groups have no coordinator right now (COORDINATOR_NOT_AVAILABLE)",
+                description, set(hit), "their groups have no coordinator right now (COORDINATOR_NOT_AVAILABLE)"
             )
         )
     return result
@@ -192,59 +191,47 @@ class Histogram:
     max: int
 
 
-#: Above this many partitions a histogram lists only the partitions that received ids (a
-#: count of 2**31-1 is valid, and one row or counter per partition would not fit in memory).
-DENSE_HISTOGRAM_LIMIT = 1 << 16
-
-
-def histogram(lookup: CoordinatorLookup, description: TopicDescription | None) -> Histogram:
-    """Count ids per partition and, with a description, per coordinator broker."""
-    parts, counts = np.unique(lookup.partitions, return_counts=True)
-    return histogram_of_counts(lookup.topic, lookup.num_partitions, parts, counts, description)
-
-
-def histogram_of_counts(
-    topic: str,
-    num_partitions: int,
-    partitions: np.ndarray,
-    counts: np.ndarray,
-    description: TopicDescription | None,
+def histogram(
+    lookup: CoordinatorLookup, description: TopicDescription | None, *, max_partitions: int | None = None
 ) -> Histogram:
-    """A :class:`Histogram` from ``counts[i]`` keys on partition ``partitions[i]`` (partitions
-    not given hold none). Every partition is listed up to :data:`DENSE_HISTOGRAM_LIMIT`
-    partitions, only those holding keys above it; the statistics cover all partitions."""
-    n = num_partitions
-    partitions = np.asarray(partitions, dtype=np.int64)
+    """Count ids per partition and, with a description, per coordinator broker.
+
+    Raises:
+        UsageError: more partitions than ``max_partitions`` (the histogram has a row for each).
+    """
+    n = lookup.num_partitions
+    check_histogram_size(n, max_partitions, lookup.topic)
+    counts = np.bincount(lookup.partitions, minlength=n) if len(lookup.partitions) else np.zeros(n, dtype=np.int64)
+    return histogram_of_counts(lookup.topic, counts, description)
+
+
+def check_histogram_size(num_partitions: int, max_partitions: int | None, topic: str | None) -> None:
+    """Refuse a histogram of more than ``max_partitions`` rows (one per partition).
+
+    Raises:
+        UsageError: naming --max-partitions.
+    """
+    if max_partitions is not None and num_partitions > max_partitions:
+        of = f" of {topic}" if topic else ""
+        raise UsageError(
+            f"--histogram lists every partition: {num_partitions:,} partitions{of} are more than "
+            f"--max-partitions {max_partitions:,} (raise it if this machine has the memory)"
+        )
+
+
+def histogram_of_counts(topic: str, counts: np.ndarray, description: TopicDescription | None) -> Histogram:
+    """A :class:`Histogram` from ``counts[p]``, the ids (or keys) on each partition ``p``."""
+    n = len(counts)
     counts = np.asarray(counts, dtype=np.int64)
-    if n <= DENSE_HISTOGRAM_LIMIT:
-        dense = np.zeros(n, dtype=np.int64)
-        np.add.at(dense, partitions, counts)
-        rows = list(enumerate(dense.tolist()))
-        mean, stddev = float(dense.mean()), float(dense.std())
-        lo, hi = int(dense.min()), int(dense.max())
-    else:
-        keep = counts > 0
-        rows = list(zip(partitions[keep].tolist(), counts[keep].tolist()))
-        total = float(counts.sum())
-        mean = total / n
-        stddev = float(np.sqrt(max(float((counts.astype(np.float64) ** 2).sum()) / n - mean * mean, 0.0)))
-        hi = int(counts.max()) if len(counts) else 0
-        lo = int(counts.min()) if len(rows) == n else 0
-    leader_of = description.leaders.get if description is not None else (lambda p: None)
-    per_partition = [(p, c, leader_of(p)) for p, c in rows]
+    leaders = [description.leaders.get(p) for p in range(n)] if description is not None else [None] * n
+    per_partition = [(p, c, leaders[p]) for p, c in enumerate(counts.tolist())]
     per_broker = None
     if description is not None:
         by_broker: dict[int | None, list[int]] = {}
         for p, c, leader in per_partition:
-            by_broker.setdefault(leader, [0, 0])[0] += c
-        # Partitions led, from the description (not from the rows: a sparse histogram omits some).
-        listed = 0
-        for p, leader in description.leaders.items():
-            if p < n:
-                by_broker.setdefault(leader, [0, 0])[1] += 1
-                listed += 1
-        if listed < n:
-            by_broker.setdefault(None, [0, 0])[1] += n - listed
+            acc = by_broker.setdefault(leader, [0, 0])
+            acc[0] += c
+            acc[1] += 1
         per_broker = sorted(
             ((b, v[0], v[1]) for b, v in by_broker.items()),
             key=lambda t: (t[0] is None, t[0] if t[0] is not None else 0),
@@ -255,8 +242,8 @@ def histogram_of_counts(
         total=int(counts.sum()),
         per_partition=per_partition,
         per_broker=per_broker,
-        mean=mean,
-        stddev=stddev,
-        min=lo,
-        max=hi,
+        mean=float(counts.mean()),
+        stddev=float(counts.std()),
+        min=int(counts.min()),
+        max=int(counts.max()),
     )

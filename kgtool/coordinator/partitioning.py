@@ -132,12 +132,14 @@ def _pow31(n: int) -> np.ndarray:
 
 #: Strings longer than this are hashed one by one (a weighted sum); shorter ones together.
 _LONG = 256
+#: Code units hashed per weighted sum of a long string.
+_BLOCK = 1 << 16
 
 
 def hashcodes_from_units(units: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     """Java hashCodes (int32) of strings laid out as UTF-16 code units.
 
-    ``units`` holds code units; string ``i`` is ``units[starts[i] : starts[i] + lengths[i]]``.
+    ``units`` holds code units (uint16, or uint8 for ASCII text); string ``i`` is ``units[starts[i] : starts[i] + lengths[i]]``.
 
     Short strings are hashed together by Horner's rule over columns: strings sorted by
     length (longest first) so that those still active at column ``j`` are a prefix, then
@@ -152,15 +154,23 @@ def hashcodes_from_units(units: np.ndarray, starts: np.ndarray, lengths: np.ndar
         return result.view(np.int32)
     starts = np.asarray(starts, dtype=np.int64)
     lengths = np.asarray(lengths, dtype=np.int64)
-    units = np.asarray(units, dtype=np.uint16)
+    units = np.asarray(units)
+    if units.dtype not in (np.uint8, np.uint16):  # uint8: ASCII text, one unit per byte
+        units = units.astype(np.uint16)
 
     long_idx = np.flatnonzero(lengths > _LONG)
     if len(long_idx):
-        weights = _pow31(int(lengths[long_idx].max()))
+        # Block by block (Horner over blocks: h = h * 31**len(block) + hash(block)), so that a
+        # 100 MB id needs weights and a uint32 copy of one block, not of the whole id.
+        weights = _pow31(min(int(lengths[long_idx].max()), _BLOCK))
         for i in long_idx.tolist():
-            ln = int(lengths[i])
-            seg = units[starts[i] : starts[i] + ln].astype(np.uint32)
-            result[i] = np.dot(seg, weights[ln - 1 :: -1]) if ln else 0
+            start, ln = int(starts[i]), int(lengths[i])
+            h = 0
+            for lo in range(0, ln, _BLOCK):
+                seg = units[start + lo : start + min(ln, lo + _BLOCK)].astype(np.uint32)
+                k = len(seg)
+                h = (h * pow(31, k, 1 << 32) + int(np.dot(seg, weights[k - 1 :: -1]))) & 0xFFFFFFFF
+            result[i] = h
 
     short = np.flatnonzero((lengths > 0) & (lengths <= _LONG))
     if len(short):

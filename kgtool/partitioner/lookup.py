@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kgtool.coordinator.lookup import DENSE_HISTOGRAM_LIMIT, Histogram, histogram_of_counts
+from kgtool.coordinator.lookup import Histogram, histogram_of_counts
 from kgtool.coordinator.topic_description import TopicDescription
 from kgtool.partitioner.keys import KIND_EMPTY, KIND_NULL, KeyFormat, KeySource, scan_keys
 from kgtool.partitioner.rules import Partitioner, Reduction
@@ -93,31 +93,40 @@ def place(
         yield Placement(chunk.texts, chunk.kinds.copy(), parts)
 
 
+class LeaderCheck:
+    """The partitions keys land on that a topic description lists without a leader, or does
+    not list: the smallest few, enough for :func:`~kgtool.coordinator.lookup.leader_warnings`
+    to name ten and say there are more, in bounded memory whatever N is."""
+
+    KEEP = 11
+
+    def __init__(self, description: TopicDescription) -> None:
+        leaders = description.leaders
+        self.listed = np.asarray(sorted(leaders), dtype=np.int64)
+        self.leaderless = np.asarray(sorted(p for p, b in leaders.items() if b is None), dtype=np.int64)
+        self.missing = np.zeros(0, dtype=np.int64)
+        self.no_leader = np.zeros(0, dtype=np.int64)
+
+    def add(self, partitions: np.ndarray) -> None:
+        used = np.unique(partitions[partitions >= 0])
+        self.missing = np.union1d(self.missing, used[~np.isin(used, self.listed)])[: self.KEEP]
+        self.no_leader = np.union1d(self.no_leader, used[np.isin(used, self.leaderless)])[: self.KEEP]
+
+    def used(self) -> set[int]:
+        """The partitions to look at in the warnings."""
+        return set(self.missing.tolist()) | set(self.no_leader.tolist())
+
+
 class PartitionCounts:
-    """Keys per partition, accumulated chunk by chunk in bounded memory: a dense array up to
-    :data:`DENSE_HISTOGRAM_LIMIT` partitions, sorted (partition, count) arrays above it."""
+    """Keys per partition, accumulated chunk by chunk (one counter per partition: the caller
+    bounds N with --max-partitions)."""
 
     def __init__(self, num_partitions: int) -> None:
         self.num_partitions = num_partitions
-        self.dense = np.zeros(num_partitions, dtype=np.int64) if num_partitions <= DENSE_HISTOGRAM_LIMIT else None
-        self.parts = np.zeros(0, dtype=np.int64)
-        self.counts = np.zeros(0, dtype=np.int64)
+        self.dense = np.zeros(num_partitions, dtype=np.int64)
 
     def add(self, partitions: np.ndarray) -> None:
-        p = partitions[partitions >= 0]
-        if self.dense is not None:
-            self.dense += np.bincount(p, minlength=self.num_partitions)
-            return
-        u, c = np.unique(p, return_counts=True)
-        allp = np.concatenate([self.parts, u])
-        allc = np.concatenate([self.counts, c])
-        self.parts, inverse = np.unique(allp, return_inverse=True)
-        self.counts = np.bincount(inverse, weights=allc, minlength=len(self.parts)).astype(np.int64)
-
-    def pairs(self) -> tuple[np.ndarray, np.ndarray]:
-        if self.dense is not None:
-            return np.arange(self.num_partitions, dtype=np.int64), self.dense
-        return self.parts, self.counts
+        self.dense += np.bincount(partitions[partitions >= 0], minlength=self.num_partitions)
 
 
 @dataclass
@@ -133,28 +142,45 @@ class PlacementSummary:
     #: ``--from-partitions``: keys placed in both columns, and those whose partition differs.
     compared: int = 0
     moved: int = 0
-    #: ``--compare``: keys with a deterministic partition for at least one client, and those on
-    #: which the clients do not all agree.
+    #: ``--compare``: keys on which the clients do not all agree.
     disagree: int = 0
+    #: The partitions (at N) without a leader in the topic description, when one was given.
+    leaders: LeaderCheck | None = None
 
     @property
     def moved_share(self) -> float | None:
         return self.moved / self.compared if self.compared else None
 
 
-def summarize(placements: Iterator[Placement], columns: list[Column], *, histogram: bool = False) -> PlacementSummary:
-    """Totals of :func:`place`'s chunks (the first pass of ``partition-of``)."""
+def summarize(
+    placements: Iterator[Placement],
+    columns: list[Column],
+    *,
+    histogram: bool = False,
+    description: TopicDescription | None = None,
+    current: int | None = None,
+) -> PlacementSummary:
+    """Totals of :func:`place`'s chunks (the first pass of ``partition-of``). The first
+    ``current`` columns (default: all) are at today's partition count: for them ``histogram``
+    counts the keys per partition, and a ``description`` finds the partitions without a leader."""
     s = PlacementSummary(columns=columns, undetermined=[0] * len(columns))
+    today = columns[: len(columns) if current is None else current]
     if histogram:
-        s.counts = [PartitionCounts(c.num_partitions) for c in columns]
+        s.counts = [PartitionCounts(c.num_partitions) for c in today]
+    if description is not None:
+        s.leaders = LeaderCheck(description)
     for pl in placements:
         s.keys += len(pl.kinds)
         s.null_keys += int(np.count_nonzero(pl.kinds == KIND_NULL))
         s.empty_keys += int(np.count_nonzero(pl.kinds == KIND_EMPTY))
         for i, parts in enumerate(pl.partitions):
             s.undetermined[i] += int(np.count_nonzero(parts < 0))
+            if i >= len(today):
+                continue
             if s.counts is not None:
                 s.counts[i].add(parts)
+            if s.leaders is not None:
+                s.leaders.add(parts)
         if len(pl.partitions) >= 2:
             moved, compared = moves(pl.partitions[0], pl.partitions[1])
             s.moved += moved
@@ -180,10 +206,9 @@ def disagreements(partitions: list[np.ndarray], kinds: np.ndarray) -> np.ndarray
 
 
 def histograms(summary: PlacementSummary, topic: str, description: TopicDescription | None) -> list[Histogram]:
-    """One :class:`Histogram` per column of a summary made with ``histogram=True``."""
+    """One :class:`Histogram` per counted column of a summary made with ``histogram=True``."""
     assert summary.counts is not None
     out = []
-    for col, counts in zip(summary.columns, summary.counts):
-        parts, c = counts.pairs()
-        out.append(histogram_of_counts(topic, col.num_partitions, parts, c, description))
+    for counts in summary.counts:
+        out.append(histogram_of_counts(topic, counts.dense, description))
     return out

@@ -105,16 +105,16 @@ def test_owned_may_include_a_topic_no_longer_subscribed():
         ("topics: {a: 3}\nmembers: [{id: m, topic: [a]}]", "g.yaml: members[0]: unknown key(s) topic"),
         ("topic: {a: 3}\nmembers: []", "g.yaml: unknown key(s) topic (expected assignor, group, group_id, members, topics)"),
         ("members: []", "g.yaml: missing 'topics'"),
-        ("topics: {a: x}\nmembers: []", "g.yaml: topic 'a': expected a partition count or {partitions: N, racks: [...]}, got 'x'"),
+        ("topics: {a: x}\nmembers: []", "g.yaml: topics['a']: expected a partition count or {partitions: N, racks: [...]}, got 'x'"),
         ("topics: {a: {partitions: 2, racks: [[r1]]}}\nmembers: []",
-         "g.yaml: topic 'a': 'racks' must list the replica racks of each of its 2 partitions, got 1"),
-        ("topics: {a: 1}\nmembers: [{id: 1, topics: [a]}]", "g.yaml: members[0]: 'id' must be a string, got 1"),
+         "g.yaml: topics['a'].racks: must list the replica racks of each of its 2 partitions, got 1"),
+        ("topics: {a: 1}\nmembers: [{id: 1, topics: [a]}]", "g.yaml: members[0].id: expected a member id (a string), got 1"),
         ("topics: {a: 1}\nmembers: [{id: m, topics: [a], generation: x}]",
-         "g.yaml: member 'm': 'generation' must be an integer, got 'x'"),
+         "g.yaml: members[0].generation: expected a generation (an integer), got 'x'"),
         ("topics: {a: 1}\nmembers: [{id: m, topics: [a], instance_id: s}, {id: n, topics: [a], instance_id: s}]",
          "g.yaml: members 'm' and 'n' share the group.instance.id 's'"),
-        ("[1, 2]", "g.yaml: expected a mapping with 'topics' and 'members', got list"),
-        ("topics: {a: -1}\nmembers: []", "g.yaml: topic 'a': partition count -1 out of range"),
+        ("[1, 2]", "g.yaml: expected a mapping with 'topics' and 'members', got a list"),
+        ("topics: {a: -1}\nmembers: []", "g.yaml: topics['a']: partition count -1 out of range (0 to 2,147,483,647)"),
     ],
 )
 def test_bad_input_names_the_culprit(text, message):
@@ -440,3 +440,107 @@ def test_negative_partitions_are_refused():
     big = [(f"t{i % 7}", i) for i in range(20_000)] + [("t3", -5)]
     with pytest.raises(ValueError, match="partition t3--5 is negative"):
         gi._partition_counts(big)
+
+
+# -- fuzz campaign: wrong types are named by their path (defect 8), partition counts are bounded
+# (defect 9)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        # defect 8's reproducers: a topic given as a map or a list in `owned`
+        ("topics: {t: 1}\nmembers:\n  - id: m\n    topics: [t]\n    owned: [[{a: 1}, 0]]\n",
+         "g.yaml: members[0].owned[0][0]: expected a topic name (a string), got a mapping"),
+        ('{"topics": {"t": 1}, "members": [{"id": "m", "topics": ["t"], "owned": [[["t"], 0]]}]}',
+         "g.yaml: members[0].owned[0][0]: expected a topic name (a string), got a list"),
+        ("topics: {t: 1}\nmembers: [{id: m, topics: [t], owned: [[t, x]]}]",
+         "g.yaml: members[0].owned[0][1]: expected a partition number (an integer), got 'x'"),
+        ("topics: {t: 1}\nmembers: [{id: m, topics: [t], owned: [[t, true]]}]",
+         "g.yaml: members[0].owned[0][1]: expected a partition number (an integer), got true (a boolean)"),
+        ("topics: {t: 1}\nmembers: [{id: m, topics: [t], owned: [t]}]",
+         "g.yaml: members[0].owned[0]: expected [topic, partition], got 't'"),
+        ("topics: {t: 2}\nmembers: [{id: m, topics: [t], owned: {t: [0, [1]]}}]",
+         "g.yaml: members[0].owned['t'][1]: expected a partition number (an integer), got a list"),
+        ("topics: {t: 2}\nmembers: [{id: m, topics: [t], owned: {t: 0}}]",
+         "g.yaml: members[0].owned['t']: expected a list of partition numbers, got 0"),
+        ("topics: {t: 2}\nmembers: [{id: m, topics: [t], owned: {1: [0]}}]",
+         "g.yaml: members[0].owned: expected topic names (strings) as keys, got 1"),
+        ("topics: {t: 2}\nmembers: [{id: m, topics: [t], owned: t}]",
+         "g.yaml: members[0].owned: expected {topic: [partitions]} or [[topic, partition], ...], got 't'"),
+        ("topics: {t: 2}\nmembers: [{id: m, topics: [t, {a: 1}]}]",
+         "g.yaml: members[0].topics[1]: expected a topic name (a string), got a mapping"),
+        ("topics: {t: 2}\nmembers: [{id: m, topics: {t: 1}}]",
+         "g.yaml: members[0].topics: expected a list of topic names, got a mapping"),
+        ("topics: {t: 2}\nmembers: [{member_id: [m], topics: [t]}]",
+         "g.yaml: members[0].member_id: expected a member id (a string), got a list"),
+        ("topics: {t: 2}\nmembers: [{id: m, topics: [t], generation: 2147483648}]",
+         "g.yaml: members[0].generation: 2147483648 out of range (a 32-bit integer)"),
+        ("topics: {t: 2}\nmembers: [{id: m, topics: [t], rack: [r1]}]",
+         "g.yaml: members[0].rack: expected a string, got a list"),
+        ("topics: {t: 2}\nmembers: [{id: m, topics: [t], instanceId: 5}]",
+         "g.yaml: members[0].instanceId: expected a string, got 5"),
+        ("topics: {t: {partitions: 1, racks: [r1]}}\nmembers: []",
+         "g.yaml: topics['t'].racks[0]: expected a list of rack names, got 'r1'"),
+        ("topics: {t: {partitions: 1, racks: [[r1, 2]]}}\nmembers: []",
+         "g.yaml: topics['t'].racks[0][1]: expected a rack name (a string), got 2"),
+        ("topics: {t: {partitions: 1, racks: {a: 1}}}\nmembers: []",
+         "g.yaml: topics['t'].racks: expected a list of the replica racks of each partition, got a mapping"),
+        ("topics: {t: {partitions: [1]}}\nmembers: []",
+         "g.yaml: topics['t'].partitions: expected a partition count (an integer), got a list"),
+        ("topics: [t]\nmembers: []", "g.yaml: topics: expected a mapping of topic name -> partition count, got a list"),
+        ("topics: {t: 1}\nmembers: {m: 1}", "g.yaml: members: expected a list of members, got a mapping"),
+        ("topics: {t: 1}\nmembers: [m]", "g.yaml: members[0]: expected a mapping with 'id' and 'topics', got 'm'"),
+        ("assignor: [range]\ntopics: {}\nmembers: []", "g.yaml: assignor: expected a string, got a list"),
+        ("group_id: {a: 1}\ntopics: {}\nmembers: []", "g.yaml: group_id: expected a string, got a mapping"),
+        ("", "g.yaml: expected a mapping with 'topics' and 'members', got an empty document"),
+    ],
+)
+def test_wrong_types_are_named_by_their_field_path(text, message):
+    with pytest.raises(InputError) as exc:
+        load(text)
+    assert str(exc.value) == message
+
+
+def test_messages_quote_input_cut_short():
+    member = "m" * 100_000
+    text = f"topics: {{t: 1}}\nmembers: [{{id: {member}, topics: [x]}}]"
+    with pytest.raises(InputError) as exc:
+        load(text)
+    assert "subscribes to unknown topic 'x'" in str(exc.value) and len(str(exc.value)) < 200
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "topics:\n  t: 1000000000\nmembers:\n  - id: a\n    topics: [t]\n",  # defect 9's reproducer
+        "topics: {a: 600000, b: 400001}\nmembers: []",
+    ],
+)
+def test_more_partitions_than_the_limit_are_refused_before_assigning(text):
+    with pytest.raises(InputError, match=r"partitions in all \(topic '.' has [\d,]+\): more than --max-partitions 1,000,000"):
+        load(text)
+
+
+def test_partition_limit_is_exact_and_adjustable():
+    text = "topics: {a: 600000, b: 400000}\nmembers: []"
+    assert sum(s.partitions for s in load(text).group.topics.values()) == gi.DEFAULT_MAX_PARTITIONS
+    with pytest.raises(InputError, match="more than --max-partitions 999,999"):
+        load(text, max_partitions=999_999)
+
+
+def test_partition_limit_applies_to_inferred_counts():
+    # The describe text and group-metadata records give counts as the highest partition + 1.
+    text = java_members_text("g1", [{"id": "c1", "host": "/h", "client": "c", "current": [("t", 1_999_999)]}])
+    with pytest.raises(InputError, match="2,000,000 partitions in all"):
+        gi.load_group(text, "d.txt")
+    assert gi.load_group(text, "d.txt", max_partitions=2_000_000).group.topics["t"].partitions == 2_000_000
+
+
+def test_partition_ids_past_int32_are_refused_in_describe_text():
+    # Above 10,000 partitions the counting runs in NumPy int64: 20 digits must not overflow it.
+    parts = [("t", p) for p in range(10_000)] + [("t", 10**20)]
+    with pytest.raises(ValueError, match=r"partition t-100000000000000000000 out of range \(0 to 2,147,483,646\)"):
+        gi._partition_counts(parts)
+    with pytest.raises(ValueError, match="out of range"):
+        gi._partition_counts([("t", 2**31 - 1)])

@@ -179,3 +179,26 @@ def test_homogeneous_next_round_matches_literal_reference(g):
 @given(next_rounds(uniform=False))
 def test_next_round_valid(g):
     run(g, balanced=False)
+
+
+def test_zero_partition_topic_with_mixed_subscriptions():
+    # Fuzz campaign defect 10: an IndexError in balanceTopic. Java's balanceTopic on a topic of
+    # 0 partitions: the imbalance of its subscribers (2 here) passes initialize(), the partition
+    # ranges are empty, every nextMostLoadedMember() is excluded until -1, and nothing moves.
+    g = group({"t1": 0, "t5": 2}, {"C1": ["t1", "t5"], "C4": ["t1"]})
+    assert server_group(g).subscription_type != HOMOGENEOUS
+    assert run(g) == {"C1": [("t5", 0), ("t5", 1)], "C4": []}
+    # Still nothing to move once C1 owns them (the sticky path through the same balance).
+    owned = {"C1": [("t5", 0), ("t5", 1)]}
+    assert run(group({"t1": 0, "t5": 2}, {"C1": ["t1", "t5"], "C4": ["t1"]}, owned=owned)) == {
+        "C1": [("t5", 0), ("t5", 1)], "C4": []
+    }
+
+
+@settings(max_examples=100, deadline=None)
+@given(g=groups(max_topics=4, max_partitions=3, max_members=4))
+def test_topics_of_zero_partitions_never_break_the_builders(g):
+    # Every other topic emptied: both builders, any subscriptions.
+    topics = {t: TopicSpec(t, 0) if i % 2 else spec for i, (t, spec) in enumerate(g.topics.items())}
+    g = GroupSpec(topics=topics, members=[MemberSpec(m.member_id, m.topics) for m in g.members])
+    assert_valid_and_balanced(g, run(g))

@@ -325,3 +325,93 @@ def test_cooperative_table_shows_the_follow_up_rebalance(tmp_path):
     assert doc["stats"]["withheld"] == 2 and doc["stats"]["revoked_by_member"] == {"C0": 2}
     assert doc["settled"]["rebalances"] == 2
     assert doc["settled"]["assignment"] == {"C0": {"t0": [0, 1]}, "C1": {"t0": [2, 3]}}
+
+
+# -- fuzz campaign defects 8-12: every bad input is one line on stderr and exit 2
+
+
+def one_error_line(result) -> str:
+    assert result.exit_code == 2, result.output
+    assert result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("kgtool: "), lines
+    return lines[0]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("topics: {t: 1}\nmembers:\n  - id: m\n    topics: [t]\n    owned: [[{a: 1}, 0]]\n",
+         "members[0].owned[0][0]: expected a topic name (a string), got a mapping"),  # defect 8
+        ("topics:\n  t: 1000000000\nmembers:\n  - id: a\n    topics: [t]\n",
+         "1,000,000,000 partitions in all (topic 't' has 1,000,000,000): more than --max-partitions 1,000,000"),  # 9
+        ("topics: " + "[" * 50_000 + "]" * 50_000 + "\nmembers: []\n", "nested deeper than 100 levels"),  # 11
+        ("topics: {t: 3}\nmembers: [{id: m\x01, topics: [t]}]\nassignor: range\n",
+         "line 2 column 17: malformed YAML: unacceptable character #x0001: control characters are not allowed"),  # 12
+    ],
+)
+@pytest.mark.parametrize("from_stdin", [False, True])
+def test_fuzz_reproducers_one_line_exit_2(tmp_path, text, message, from_stdin):
+    if from_stdin:
+        result = invoke("-", "--assignor", "sticky", input=text)
+    else:
+        p = tmp_path / "g.yaml"
+        p.write_text(text)
+        result = invoke(str(p), "--assignor", "sticky")
+    assert message in one_error_line(result)
+
+
+def test_server_uniform_zero_partition_topic(tmp_path):
+    # Defect 10.
+    p = tmp_path / "g.yaml"
+    p.write_text("topics: {t1: 0, t5: 2}\nmembers:\n  - {id: C1, topics: [t1, t5]}\n  - {id: C4, topics: [t1]}\n")
+    result = invoke(str(p), "--assignor", "server-uniform", "--format", "json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["assignment"] == {"C1": {"t5": [0, 1]}, "C4": {}}
+
+
+def test_max_partitions_option(tmp_path):
+    p = tmp_path / "g.yaml"
+    p.write_text("topics: {t: 3}\nmembers: [{id: m, topics: [t]}]\n")
+    assert "more than --max-partitions 2" in one_error_line(invoke(str(p), "-a", "range", "--max-partitions", "2"))
+    # The what-if counts too: --partitions may grow a topic past the limit.
+    line = one_error_line(invoke(str(p), "-a", "range", "--partitions", "t=5000000"))
+    assert line == (
+        "kgtool: --partitions: 5,000,000 partitions in all (topic 't' has 5,000,000): more than "
+        "--max-partitions 1,000,000 (raise it if this machine has the memory)"
+    )
+    result = invoke(str(p), "-a", "range", "--partitions", "t=1500000", "--max-partitions", "2000000", "--format", "jsonl")
+    assert result.exit_code == 0, result.output
+    bad = invoke(str(p), "--max-partitions", "0")
+    assert bad.exit_code == 2 and "Invalid value for '--max-partitions'" in bad.stderr
+
+
+def test_notes_are_not_printed_before_an_error():
+    # Defect 12: the describe text's "note:" lines came before the error line.
+    text = (
+        "\nGROUP           CONSUMER-ID     HOST            CLIENT-ID       #PARTITIONS     ASSIGNMENT\n"
+        "g               c1              /10.0.0.1       c1              2               t(0,1)\n"
+    )
+    line = one_error_line(invoke("-", "--assignor", "range", "--remove", "nobody", input=text))
+    assert "--remove nobody: no such member" in line
+    ok = invoke("-", "--assignor", "range", input=text)
+    assert ok.exit_code == 0 and "note: partition counts inferred" in ok.stderr
+
+
+def test_validate_file_has_the_same_guards(group_file, tmp_path):
+    p = tmp_path / "a.yaml"
+    p.write_text("a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{c}: &{c} [{', '.join([f'*{chr(ord(c) - 1)}'] * 10)}]\n" for c in "bcdefg"
+    ))
+    line = one_error_line(invoke(group_file, "--validate", str(p)))
+    assert "more than 5,000,000 values (YAML aliases counted as all they name)" in line and len(line) < 300
+
+
+def test_huge_member_id_is_shortened_in_the_table(tmp_path):
+    p = tmp_path / "g.json"
+    member = "m" * 50_000
+    p.write_text(json.dumps({"assignor": "range", "topics": {"t": 1}, "members": [{"id": member, "topics": ["t"]}]}))
+    table = invoke(str(p))
+    assert table.exit_code == 0, table.output
+    assert "(50,000 characters)" in table.stdout and len(table.stdout) < 5000
+    assert json.loads(invoke(str(p), "--format", "json").stdout)["assignment"] == {member: {"t": [0]}}

@@ -242,3 +242,121 @@ def test_broken_pipe_is_quiet(run_process, tmp_path: Path):
     )
     assert proc.stdout.count(b"\n") == 1
     assert b"Traceback" not in proc.stderr
+
+
+# -- fuzz campaign defects 13-16
+
+
+def one_error_line(result) -> str:
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("kgtool: "), lines
+    return lines[0]
+
+
+def describe_text(count: int | None, partitions: list[int]) -> str:
+    head = "Topic: __consumer_offsets\tTopicId: Jb1xuX3kT1ObYvb0vg8q4g\t"
+    head += (f"PartitionCount: {count}\t" if count is not None else "") + "ReplicationFactor: 3\tConfigs:\n"
+    return head + "".join(f"\tTopic: __consumer_offsets\tPartition: {p}\tLeader: {p % 3}\tReplicas: 1\tIsr: 1\n" for p in partitions)
+
+
+def test_a_partition_count_of_int_max_needs_no_table(run, tmp_path: Path):
+    # Defect 13: PartitionCount 2147483647 ended in MemoryError (a leader list of 2**31 entries).
+    f = tmp_path / "d.txt"
+    f.write_text(describe_text(2**31 - 1, [0, 1, 2]))
+    doc = as_json(run(["coordinator-of", "-t", str(f), "--format", "json", "g1", "polygenelubricants"]))
+    assert doc[0]["partition"] == partition_for("g1", 2**31 - 1) and doc[0]["coordinator"] is None
+    assert doc[1] == {"group_id": "polygenelubricants", "partition": 0, "coordinator": 0}
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["--partitions", "2147483647", "--histogram", "g1"], ["--histogram", "-t", "{desc}", "g1"]],
+)
+def test_histogram_is_bounded_by_max_partitions(run, tmp_path: Path, args):
+    # Defect 13: --partitions 2147483647 --histogram ended in MemoryError.
+    f = tmp_path / "d.yaml"
+    f.write_text("{1000000000: 1}")  # the highest partition + 1 is the count
+    args = [a.replace("{desc}", str(f)) for a in args]
+    line = one_error_line(run(["coordinator-of", *args]))
+    assert "--histogram lists every partition" in line and "more than --max-partitions 1,000,000" in line
+    ok = run(["coordinator-of", "--partitions", "6000", "--histogram", "--max-partitions", "6000", "g1"])
+    assert ok.exit_code == 0 and "plain columns" in ok.stderr and ok.stdout.count("\n") == 6002
+
+
+def test_partition_out_of_range_is_blamed_on_the_file(run, tmp_path: Path):
+    # Defect 13: "--partitions must fit in a 32-bit int", an option the user did not give.
+    f = tmp_path / "d.txt"
+    f.write_text(describe_text(None, [0, 10**20]))
+    line = one_error_line(run(["coordinator-of", "-t", str(f), "g1"]))
+    assert line == f"kgtool: {f}: line 3: partition '100000000000000000000' out of range (0 to 2,147,483,646)"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[" * 100_000 + "]" * 100_000, "nested deeper than 100 levels"),  # defect 14, YAML/JSON
+        ('{"partitions": ' + "[" * 100_000 + "]" * 100_000 + "}", "nested deeper than 100 levels"),
+        ("a: &a [x,x,x,x,x,x,x,x,x]\n" + "".join(
+            f"{c}: &{c} [{','.join([f'*{chr(ord(c) - 1)}'] * 9)}]\n" for c in "bcdefgh"
+        ) + "partitions: {0: *h}\n", "more than 5,000,000 values"),  # defect 15
+    ],
+)
+@pytest.mark.parametrize("from_stdin", [False, True])
+def test_hostile_descriptions_one_short_line(run, tmp_path: Path, text, message, from_stdin):
+    if from_stdin:
+        result = run(["coordinator-of", "-t", "-", "g1"], input=text)
+    else:
+        f = tmp_path / "d.yaml"
+        f.write_text(text)
+        result = run(["coordinator-of", "-t", str(f), "g1"])
+    line = one_error_line(result)
+    assert message in line and len(line) < 300
+
+
+def test_stdin_for_both_ids_and_description_is_refused(run):
+    line = one_error_line(run(["coordinator-of", "-t", "-", "-"], input="g1\n"))
+    assert "'-' (stdin) given for both the ids and --topic-description" in line
+
+
+def test_long_id_is_shortened_in_the_table_only(run, tmp_path: Path):
+    # Defect 16: Rich laid out a 100 MB cell for over 10 s; people see the head and the length.
+    f = tmp_path / "ids.txt"
+    long_id = "é" * 300_000
+    f.write_text(long_id + "\n[bold]x\n")
+    table = run(["coordinator-of", "-f", str(f)])
+    assert table.exit_code == 0, table.output
+    assert "(300,000 characters)" in table.stdout and len(table.stdout) < 3000
+    assert "ids longer than 200 characters are shortened here; --format json prints them whole" in table.stderr
+    doc = as_json(run(["coordinator-of", "-f", str(f), "--format", "json"]))
+    assert doc[0]["group_id"] == long_id and doc[0]["partition"] == partition_for(long_id)
+
+
+def test_plain_columns_print_ids_as_written(run, tmp_path: Path):
+    # Above 5,000 ids the plain columns are not Rich markup: no backslash before '['.
+    f = tmp_path / "ids.txt"
+    f.write_text("".join(f"[g{i}]\n" for i in range(5001)))
+    result = run(["coordinator-of", "-f", str(f)])
+    assert result.exit_code == 0
+    assert "\t[g0]\n" in result.stdout and "\\[" not in result.stdout
+
+
+def test_histogram_json_is_the_same_document(run, tmp_path: Path):
+    f = tmp_path / "d.txt"
+    f.write_text(describe_text(3, [0, 1, 2]))
+    doc = as_json(run(["coordinator-of", "--histogram", "-t", str(f), "--format", "json", "a", "b", "c"]))
+    assert doc["num_partitions"] == 3 and doc["total"] == 3
+    assert [p["partition"] for p in doc["partitions"]] == [0, 1, 2]
+    assert [p["coordinator"] for p in doc["partitions"]] == [0, 1, 2]
+    assert sum(b["count"] for b in doc["brokers"]) == 3
+
+
+def test_id_input_is_bounded(run, tmp_path: Path, monkeypatch):
+    monkeypatch.setattr("kgtool.coordinator.idlist.MAX_ID_BYTES", 100)
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    a.write_text("g\n" * 30)
+    b.write_text("h\n" * 30)
+    assert run(["coordinator-of", "-f", str(a)]).exit_code == 0
+    line = one_error_line(run(["coordinator-of", "-f", str(a), "-f", str(b)]))
+    assert line == f"kgtool: {b}: the ids read come to more than 0 MiB, the most coordinator-of reads at once: split the list"
+    assert "more than" in one_error_line(run(["coordinator-of", "-"], input="x\n" * 200))

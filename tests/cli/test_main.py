@@ -112,3 +112,13 @@ def test_real_process_exit_codes_and_stderr(run_process):
     assert bad.returncode == 2
     assert bad.stderr.decode().count("\n") == 1
     assert b"Traceback" not in bad.stderr
+
+
+def test_an_error_quoting_a_huge_input_is_one_bounded_line(run, failing_command):
+    # Backstop for a message that quotes its input whole (a parser's, a library's).
+    failing_command(InputError("d.yaml: bad value " + "x" * 1_000_000 + "\nsecond line\ud800"))
+    result = run(["coordinator-of", "g"])
+    assert result.exit_code == ExitCode.USAGE
+    assert result.stderr.count("\n") == 1
+    assert len(result.stderr) < cli_main.MAX_ERROR_CHARS + 100
+    assert result.stderr.rstrip().endswith("more characters)")

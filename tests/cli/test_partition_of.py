@@ -144,8 +144,13 @@ def test_histogram(run):
     both = as_json(run(["partition-of", "-p", "5", "--histogram", "--compare", "--format", "json", *ks]))
     assert set(both["histograms"]) == {"java", "librdkafka", "sarama"}
     assert [p["count"] for p in both["histograms"]["sarama"]["partitions"]] == expected
-    huge = as_json(run(["partition-of", "-p", str(2**31 - 1), "--histogram", "--format", "json", "a", "b"]))
-    assert len(huge["partitions"]) == 2 and huge["min"] == 0
+    huge = run(["partition-of", "-p", str(2**31 - 1), "--histogram", "a", "b"])
+    assert huge.exit_code == 2 and "more than --max-partitions 1,000,000" in huge.stderr
+    # Without --histogram any count is fine, and a description's leaders are looked up per key.
+    doc = as_json(run(["partition-of", "-p", str(2**31 - 1), "--format", "json", "a"]))
+    assert doc == [{"key": "a", "partition": java("a", 2**31 - 1)}]
+    ok = as_json(run(["partition-of", "-p", "7000", "--histogram", "--max-partitions", "7000", "--format", "json", "a"]))
+    assert len(ok["partitions"]) == 7000
 
 
 @pytest.mark.parametrize(

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kgtool.coordinator.idlist import concat, id_list_from_strings, parse_id_lines
-from kgtool.coordinator.partitioning import hashcodes_for_many, hashcodes_from_units
+from kgtool.coordinator.partitioning import hashcodes_for_many, hashcodes_from_units, java_string_hashcode
 from kgtool.errors import InputError
 
 
@@ -74,3 +75,21 @@ def test_round_trip_any_lines(lines, terminator, final_newline):
     lines = [ln for ln in lines if not ln.endswith("\r")]
     text = terminator.join(lines) + (terminator if final_newline else "")
     assert ids_and_hashes(text.encode()) == [ln for ln in lines if ln]
+
+
+def test_ascii_ids_use_their_bytes_as_code_units():
+    # No UTF-16 copy for ASCII text (it doubled the memory of a large id list); same hashes.
+    data = b"orders\npayments\r\nx\n"
+    parsed = parse_id_lines(data, "ids.txt")
+    assert parsed.units.dtype == np.uint8
+    assert hashcodes_from_units(parsed.units, parsed.starts, parsed.lengths).tolist() == [
+        java_string_hashcode(s) for s in ("orders", "payments", "x")
+    ]
+    raw = b"a\nbc\n"
+    plain = parse_id_lines(raw, "ids.txt")
+    assert plain.units.base is raw  # a view of the input, not a copy
+    mixed = concat([plain, parse_id_lines("é\n".encode(), "u")])
+    assert mixed.units.dtype == np.uint16
+    assert hashcodes_from_units(mixed.units, mixed.starts, mixed.lengths).tolist() == [
+        java_string_hashcode(s) for s in ("a", "bc", "é")
+    ]

@@ -114,6 +114,23 @@ def test_long_strings_wrap_like_java():
     ]
 
 
+def test_long_strings_are_hashed_block_by_block(monkeypatch):
+    # A 100 MB id needed 31**k weights and a uint32 copy of the whole id (1.1 GB peak): now one
+    # block at a time, whatever the length, with the same hash on every block boundary.
+    from kgtool.coordinator import partitioning
+
+    block = partitioning._BLOCK
+    texts = ["\u00e9x\U0001F600" * (n // 4 + 1) for n in (block - 1, block, block + 1, 3 * block + 7)]
+    texts = [t[:n] for t, n in zip(texts, (block - 1, block, block + 1, 3 * block + 7))]
+    assert hashcodes_for_many(texts).tolist() == [reference_hashcode(t) for t in texts]
+    grown = []
+    real = partitioning._pow31
+    monkeypatch.setattr(partitioning, "_POW31_CACHE", None)
+    monkeypatch.setattr(partitioning, "_pow31", lambda n: grown.append(n) or real(n))
+    hashcodes_for_many(["y" * (10 * block)])
+    assert grown == [block]
+
+
 @pytest.mark.parametrize("n", [0, -1, -50])
 def test_bad_partition_counts(n):
     with pytest.raises(UsageError, match="positive"):

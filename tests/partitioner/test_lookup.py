@@ -10,7 +10,7 @@ import pytest
 
 from kgtool.partitioner import keys
 from kgtool.partitioner.keys import KeyFormat, KeySource
-from kgtool.partitioner.lookup import Column, PartitionCounts, place, summarize
+from kgtool.partitioner.lookup import Column, place, summarize
 from kgtool.partitioner.rules import PARTITIONER_NAMES, resolve
 from tests.partitioner.golden import EXPECTED, cases
 
@@ -85,10 +85,13 @@ def test_compare_counts_disagreements_but_not_null_keys():
     assert s.undetermined == [1, 2, 1]
 
 
-def test_sparse_counts_for_huge_partition_counts():
-    c = PartitionCounts(2**31 - 1)
-    assert c.dense is None
-    c.add(np.array([5, 2**31 - 2, 5, -1]))
-    c.add(np.array([7, 5]))
-    parts, counts = c.pairs()
-    assert parts.tolist() == [5, 7, 2**31 - 2] and counts.tolist() == [3, 1, 1]
+def test_leader_check_keeps_the_smallest_partitions_without_a_leader():
+    from kgtool.coordinator.topic_description import TopicDescription
+    from kgtool.partitioner.lookup import LeaderCheck
+
+    desc = TopicDescription(topic="t", partition_count=None, leaders={0: 1, 1: None, 2: 3}, source="d")
+    check = LeaderCheck(desc)
+    check.add(np.array([1, 2, 5, 2**31 - 2, -1]))
+    check.add(np.arange(100, 200))
+    assert check.no_leader.tolist() == [1]
+    assert check.missing.tolist() == [5, *range(100, 110)]  # the 11 smallest, whatever N is
