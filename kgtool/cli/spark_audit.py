@@ -230,6 +230,8 @@ _MS = timedelta(milliseconds=1)
 
 def parse_time_ms(text: str, option: str) -> int:
     """ISO-8601 (naive: UTC) or epoch milliseconds -> epoch milliseconds (int64)."""
+    from kgtool.documents import quote
+
     t = text.strip()
     if re.fullmatch(r"[+-]?[0-9]+", t):
         ms = int(t) if len(t) <= 20 else 1 << 64
@@ -237,12 +239,12 @@ def parse_time_ms(text: str, option: str) -> int:
         try:
             dt = datetime.fromisoformat(t.replace("Z", "+00:00"))
         except ValueError:
-            raise UsageError(f"{option}: expected ISO-8601 time or epoch milliseconds, got {text!r}") from None
+            raise UsageError(f"{option}: expected ISO-8601 time or epoch milliseconds, got {quote(text)}") from None
         if dt.tzinfo is None:
             dt = dt.replace(tzinfo=timezone.utc)
         ms = (dt - _EPOCH) // _MS  # exact: no float rounding of milliseconds
     if not -(1 << 63) <= ms < 1 << 63:
-        raise UsageError(f"{option}: {text!r} is out of range (epoch milliseconds must fit in 64 bits)")
+        raise UsageError(f"{option}: {quote(text)} is out of range (epoch milliseconds must fit in 64 bits)")
     return ms
 
 
