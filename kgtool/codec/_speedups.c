@@ -11,14 +11,15 @@
  *       err = (index, record index, field, reason) at the first bad record.
  *
  *   summarize_records_v2(data, start, end, count, base_offset, base_timestamp,
- *                        log_append_time|None, mode, slow) -> stats tuple | None
+ *                        log_append_time|None, mode, slow, position) -> stats tuple | None
  *       The same walk without building records: timestamps, sizes, and (mode 1) the
  *       __consumer_offsets OffsetCommit key/value layouts parsed and validated in C;
- *       records it cannot fully decode are appended to `slow` as (offset, key, value).
+ *       records it cannot fully decode are appended to `slow` as (offset, key, value,
+ *       position of their batch), so that their messages name the batch as on the Python path.
  *       None: malformed (the caller re-decodes with decode_records_v2 for the exact error).
  *
- *   summarize_segment(data, i, hi, base_position, verify_crc, mode, slow, producers)
- *       -> (stop index, stats tuple)
+ *   summarize_segment(data, i, hi, base_position, verify_crc, mode, slow, producers,
+ *                     decompress) -> (stop index, stats tuple)
  *       Walks the batch chain from index i while batches are v2, uncompressed, not
  *       control, CRC-valid and well-formed, accumulating stats; stops at anything else
  *       (the caller handles that batch on the general path, then calls again).
@@ -538,7 +539,8 @@ static int offset_commit_value_ok(const uint8_t *v, int32_t n) {
 
 /* Walk `count` records of [p, e): accumulate; -1 on malformed data. */
 static int summarize_records(const uint8_t *p, const uint8_t *e, int64_t count, int64_t base_offset,
-                             int64_t base_ts, int has_lat, int64_t lat, int mode, PyObject *slow, stats_t *s) {
+                             int64_t base_ts, int has_lat, int64_t lat, int mode, PyObject *slow, int64_t pos,
+                             stats_t *s) {
     for (int64_t i = 0; i < count; i++) {
         rec_t r;
         rerr_t er;
@@ -562,7 +564,7 @@ static int summarize_records(const uint8_t *p, const uint8_t *e, int64_t count, 
         }
         PyObject *k = bytes_or_none(r.key, r.klen);
         PyObject *v = bytes_or_none(r.value, r.vlen);
-        PyObject *t = (k && v) ? Py_BuildValue("(LNN)", (long long)off, k, v) : NULL;
+        PyObject *t = (k && v) ? Py_BuildValue("(LNNL)", (long long)off, k, v, (long long)pos) : NULL;
         if (!t) { Py_XDECREF(k); Py_XDECREF(v); return -2; }
         if (PyList_Append(slow, t)) { Py_DECREF(t); return -2; }
         Py_DECREF(t);
@@ -575,10 +577,11 @@ static PyObject *py_summarize_records_v2(PyObject *self, PyObject *args) {
     Py_buffer buf;
     Py_ssize_t start, end, count;
     long long base_offset, base_ts;
+    long long position;
     PyObject *lat_obj, *slow;
     int mode;
-    if (!PyArg_ParseTuple(args, "y*nnnLLOiO!", &buf, &start, &end, &count, &base_offset, &base_ts, &lat_obj, &mode,
-                          &PyList_Type, &slow))
+    if (!PyArg_ParseTuple(args, "y*nnnLLOiO!L", &buf, &start, &end, &count, &base_offset, &base_ts, &lat_obj, &mode,
+                          &PyList_Type, &slow, &position))
         return NULL;
     int has_lat = lat_obj != Py_None;
     long long lat = has_lat ? PyLong_AsLongLong(lat_obj) : 0;
@@ -591,7 +594,8 @@ static PyObject *py_summarize_records_v2(PyObject *self, PyObject *args) {
     stats_init(&s);
     const uint8_t *b = (const uint8_t *)buf.buf;
     Py_ssize_t before = PyList_GET_SIZE(slow);
-    int rc = summarize_records(b + start, b + end, count, base_offset, base_ts, has_lat, lat, mode, slow, &s);
+    int rc = summarize_records(b + start, b + end, count, base_offset, base_ts, has_lat, lat, mode, slow, position,
+                               &s);
     PyBuffer_Release(&buf);
     if (rc == -2) return NULL;
     if (rc == -1) {
@@ -631,16 +635,18 @@ static int summarize_control(const uint8_t *p, const uint8_t *e, int64_t count, 
     return p == e ? 0 : -1;
 }
 
-/* summarize_segment(data, i, hi, verify_crc, mode, slow, producers, decompress|None)
- * decompress(codec, memoryview) -> bytes: the Python codec (with its size cap). */
+/* summarize_segment(data, i, hi, base_position, verify_crc, mode, slow, producers, decompress|None)
+ * decompress(codec, memoryview) -> bytes: the Python codec (with its size cap). base_position:
+ * the absolute position of data[0] (the batch positions in `slow`). */
 static PyObject *py_summarize_segment(PyObject *self, PyObject *args) {
     PyObject *data_obj;
     Py_buffer buf;
     Py_ssize_t i, hi;
+    long long base_position;
     int verify_crc, mode;
     PyObject *slow, *producers, *decompress;
-    if (!PyArg_ParseTuple(args, "OnnpiO!O!O", &data_obj, &i, &hi, &verify_crc, &mode, &PyList_Type, &slow,
-                          &PySet_Type, &producers, &decompress))
+    if (!PyArg_ParseTuple(args, "OnnLpiO!O!O", &data_obj, &i, &hi, &base_position, &verify_crc, &mode, &PyList_Type,
+                          &slow, &PySet_Type, &producers, &decompress))
         return NULL;
     if (PyObject_GetBuffer(data_obj, &buf, PyBUF_SIMPLE)) return NULL;
     const uint8_t *b = (const uint8_t *)buf.buf;
@@ -696,7 +702,8 @@ static PyObject *py_summarize_segment(PyObject *self, PyObject *args) {
         int rc;
         if (count > re - rp) rc = -1;
         else if (is_control) rc = summarize_control(rp, re, count, base_offset, base_ts, has_lat, max_ts, &t);
-        else rc = summarize_records(rp, re, count, base_offset, base_ts, has_lat, max_ts, mode, slow, &t);
+        else rc = summarize_records(rp, re, count, base_offset, base_ts, has_lat, max_ts, mode, slow,
+                                    (int64_t)base_position + i, &t);
         Py_XDECREF(plain);
         if (rc == -2) goto error;
         if (rc == -1) {

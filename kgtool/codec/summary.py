@@ -288,12 +288,14 @@ def summarize_segment(
     pending: list = []
 
     def drain_slow() -> None:
-        for off, k, v in slow:
-            summary.add_payload(off, k, v, payload)
+        # (offset, key, value, batch position): the C walk hands back the records whose
+        # payload Python decodes, with their batch, so messages read as on the Python path.
+        for off, k, v, position in slow:
+            summary.add_payload(off, k, v, payload, position)
         slow.clear()
 
     def sink(buf, rstart, rend, count, base_offset, base_ts, lat, b) -> bool:
-        st = sp.summarize_records_v2(buf, rstart, rend, count, base_offset, base_ts, lat, mode, slow)
+        st = sp.summarize_records_v2(buf, rstart, rend, count, base_offset, base_ts, lat, mode, slow, b.position)
         if st is None:
             return False
         pending.append(st)
@@ -329,7 +331,7 @@ def summarize_segment(
     else:
         while i < hi:
             # Plain v2 batches, in C, as far as it goes (it stops before anything else).
-            j, st = sp.summarize_segment(data, i, min(hi, i + step), verify_crc, mode, slow,
+            j, st = sp.summarize_segment(data, i, min(hi, i + step), base_position, verify_crc, mode, slow,
                                          summary.producers, decompress)
             summary.add_c_stats(st, kinds)
             drain_slow()
