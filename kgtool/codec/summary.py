@@ -20,7 +20,7 @@ from typing import Any
 from kgtool.codec import batch as _batch
 from kgtool.codec import compression as _comp
 from kgtool.codec.model import RecordBatch, ScanProblem
-from kgtool.codec.segment import PageReleaser, align_chain, scan_segment
+from kgtool.codec.segment import DEFAULT_MAX_MESSAGE_SIZE, PageReleaser, align_chain, scan_segment
 from kgtool.errors import DecodeError
 
 #: Problems that are the end of the data rather than damage inside it.
@@ -255,6 +255,7 @@ def summarize_segment(
     max_decompressed_size: int = _comp.DEFAULT_MAX_DECOMPRESSED,
     progress: Callable[[int], None] | None = None,
     use_speedups: bool = True,
+    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
 ) -> ScanSummary:
     """Decode the range like :func:`scan_segment` and count everything.
 
@@ -266,6 +267,7 @@ def summarize_segment(
             give it when ``payload`` is the ``__consumer_offsets`` decoder.
         progress: called with the absolute position reached, now and then.
         use_speedups: False forces the general path (tests compare both).
+        max_message_size: as :func:`~kgtool.codec.segment.scan_segment`.
 
     Returns:
         The :class:`ScanSummary`; ``bytes_decoded + bytes_skipped + bytes_truncated`` equals
@@ -317,7 +319,7 @@ def summarize_segment(
         return item.end_position - base_position
 
     common = dict(source=source, verify_crc=verify_crc, base_position=base_position,
-                  max_decompressed_size=max_decompressed_size)
+                  max_decompressed_size=max_decompressed_size, max_message_size=max_message_size)
     step = 8 << 20
     next_progress = i + step
     releaser = PageReleaser(data, i)

@@ -370,3 +370,24 @@ def test_pure_python_env_var_gives_the_same_summary_messages(tmp_path):
     assert fast.stderr == pure.stderr and fast.stdout == pure.stdout
     assert "batch@0 offset 0: byte 0 (key)" in fast.stderr
     assert f"batch@{len(data) - len(encode_batch_v2([(k, v), (k[:5], v)], base_offset=2))} offset 3" in fast.stderr
+
+
+def test_random_bytes_exit_1_not_a_truncated_tail(tmp_path):
+    """The first 'batch' of random bytes claims 923 MB: damage, not the tail of an active
+    segment (fuzz defect 7); --max-message-size raises the bound a tail may claim."""
+    import random
+
+    p = tmp_path / "garbage.log"
+    p.write_bytes(struct.pack(">qi", 0x38B4E652E44DA7F2, 923639334) + random.Random(3).randbytes(4988))
+    for args in ([], ["--summary"], ["--summary", "--strict"]):
+        r = run(p, *args)
+        assert r.exit_code == 1 and "problems reported: 1 corrupt" in r.stderr, r.output
+        assert "is not a partial batch: its length 923639334 exceeds the largest message size 5242880" in r.stderr
+    data = (BATCHES / "txn_commit_abort.log").read_bytes()
+    cut = bytearray(data[:-10])
+    struct.pack_into(">i", cut, 301 + 8, 6 << 20)  # the last batch claims 6 MiB
+    p.write_bytes(bytes(cut))
+    r = run(p, "--summary")
+    assert r.exit_code == 1 and "1 corrupt" in r.stderr
+    r = run(p, "--summary", "--max-message-size", 8 << 20)
+    assert r.exit_code == 0 and "truncated tail" in r.stderr, r.output
