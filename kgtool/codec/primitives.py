@@ -34,10 +34,6 @@ _S_UINT32 = struct.Struct(">I")
 _S_INT64 = struct.Struct(">q")
 
 _crc32c_impl = None
-try:  # CRC-32C that continues from a previous value (crc32c_extend); no kgtool extension needed
-    from crc32c import crc32c as _crc32c_continue  # type: ignore[import-not-found]
-except ImportError:  # pragma: no cover - exercised by tests through _crc32c_py directly
-    _crc32c_continue = None
 if os.environ.get("KGTOOL_PURE_PYTHON", "") not in ("1", "true", "yes"):
     try:  # kgtool's own C extension (SSE4.2 when the CPU has it): no extra import cost.
         from kgtool.codec._speedups import crc32c as _crc32c_impl  # type: ignore[no-redef]
@@ -80,11 +76,18 @@ def crc32c(data: bytes | bytearray | memoryview) -> int:
     return _crc32c_py(data)
 
 
+_crc32c_continue = None  # crc32c(data, value), imported on first use (start-up time)
+
+
 def crc32c_extend(value: int, data: bytes | bytearray | memoryview) -> int:
     """The CRC-32C of ``a + data`` given ``value``, the CRC-32C of ``a``."""
-    if _crc32c_continue is not None:
-        return _crc32c_continue(data, value)
-    return _crc32c_py(data, value)
+    global _crc32c_continue
+    if _crc32c_continue is None:
+        try:  # the crc32c package continues from a value; kgtool's extension does not
+            from crc32c import crc32c as _crc32c_continue  # type: ignore[import-not-found]
+        except ImportError:  # pragma: no cover - exercised by tests through _crc32c_py directly
+            _crc32c_continue = _crc32c_py
+    return _crc32c_continue(data, value)
 
 
 # CRC-32C arithmetic. CRC-32C is linear: crc(a + b) = crc(a) * x^(8 len(b)) ^ crc(b) modulo the

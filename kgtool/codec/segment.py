@@ -34,8 +34,7 @@ import mmap
 import os
 import struct
 from collections.abc import Iterator
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from kgtool.codec import batch as _batch
 from kgtool.codec import compression as _comp
@@ -55,6 +54,9 @@ from kgtool.codec.model import RecordBatch, ScanProblem
 from kgtool.codec.primitives import crc32c_extend, crc32c_shift, crc32c_shift_many
 from kgtool.errors import DecodeError
 from kgtool.inputs import input_error
+
+if TYPE_CHECKING:
+    import numpy as np  # imported when a resynchronisation needs it (start-up time)
 
 #: Offset + Length + PartitionLeaderEpoch/CRC + Magic: ``Records.HEADER_SIZE_UP_TO_MAGIC``.
 HEADER_SIZE_UP_TO_MAGIC = MAGIC_OFFSET + 1
@@ -221,6 +223,8 @@ class _PrefixCrc:
 
 def _be32(a: np.ndarray, at: np.ndarray) -> np.ndarray:
     """The int32 (big-endian, signed) at each index of ``at``."""
+    import numpy as np
+
     v = a[at].astype(np.int64) << 24
     v |= a[at + 1].astype(np.int64) << 16
     v |= a[at + 2].astype(np.int64) << 8
@@ -231,6 +235,8 @@ def _be32(a: np.ndarray, at: np.ndarray) -> np.ndarray:
 def _v2_candidates(mv: memoryview, s: int, e: int, n: int, max_message_size: int) -> np.ndarray:
     """The indexes q in [s, e) whose 61 bytes (all within the data) are a plausible v2 batch
     header within the data: implausible_header's checks on every index at once."""
+    import numpy as np
+
     a = np.frombuffer(mv[s:min(n, e + RECORD_BATCH_OVERHEAD - 1)], np.uint8)
     w = e - s
 
@@ -253,6 +259,8 @@ def _v2_candidates(mv: memoryview, s: int, e: int, n: int, max_message_size: int
 
 def _first_valid(mv: memoryview, qs: np.ndarray, prefix: _PrefixCrc) -> int:
     """The first of the candidate indexes ``qs`` whose CRC-32C checks out, or -1."""
+    import numpy as np
+
     if len(qs) < 64:
         for q in qs.tolist():
             (length,) = _INT32.unpack_from(mv, q + LOG_OVERHEAD - 4)
