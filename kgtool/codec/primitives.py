@@ -90,6 +90,12 @@ def crc32c_extend(value: int, data: bytes | bytearray | memoryview) -> int:
     return _crc32c_continue(data, value)
 
 
+def crc32c_extender():
+    """``f(data, value)``, the function behind :func:`crc32c_extend` (for tight loops)."""
+    crc32c_extend(0, b"")
+    return _crc32c_continue
+
+
 # CRC-32C arithmetic. CRC-32C is linear: crc(a + b) = crc(a) * x^(8 len(b)) ^ crc(b) modulo the
 # Castagnoli polynomial (zlib's crc32_combine), so the CRC of any span follows from two prefix
 # CRCs with two multiplications, whatever its length. Polynomials are bit-reflected as in the

@@ -51,7 +51,7 @@ from kgtool.codec.batch import (  # noqa: I001
 )
 from kgtool.codec.legacy import RECORD_OVERHEAD_V0, decode_legacy_entry
 from kgtool.codec.model import RecordBatch, ScanProblem
-from kgtool.codec.primitives import crc32c_extend, crc32c_shift, crc32c_shift_many
+from kgtool.codec.primitives import crc32c_extend, crc32c_extender, crc32c_shift, crc32c_shift_many
 from kgtool.errors import DecodeError
 from kgtool.inputs import input_error
 
@@ -220,6 +220,29 @@ class _PrefixCrc:
         self.work += k - base
         return crc32c_extend(ck[j], self.mv[base:k])
 
+    def running_many(self, ks: list[int]) -> list[int]:
+        """``running`` for each of ``ks`` (ascending)."""
+        f, mv, k0, crc = crc32c_extender(), self.mv, self.k, self.crc
+        out = []
+        for k in ks:
+            crc = f(mv[k0:k], crc)
+            out.append(crc)
+            k0 = k
+        self.work += k0 - self.k
+        self.k, self.crc = k0, crc
+        return out
+
+    def at_many(self, ks: np.ndarray) -> list[int]:
+        """``at`` for each of ``ks`` (an int64 array, any order)."""
+        if not len(ks):
+            return []
+        self.at(int(ks.max()))  # the checkpoints as far as needed
+        j = (ks - self.origin) // _PY_STRIDE
+        bases = self.origin + j * _PY_STRIDE
+        self.work += int((ks - bases).sum())
+        f, mv, ck = crc32c_extender(), self.mv, self.checkpoints
+        return [f(mv[b:k], ck[c]) for b, k, c in zip(bases.tolist(), ks.tolist(), j.tolist())]
+
 
 def _be32(a: np.ndarray, at: np.ndarray) -> np.ndarray:
     """The int32 (big-endian, signed) at each index of ``at``."""
@@ -281,10 +304,8 @@ def _first_valid(mv: memoryview, qs: np.ndarray, prefix: _PrefixCrc) -> int:
     length = _be32(a, qs + LOG_OVERHEAD - 4)
     stored = _be32(a, qs + CRC_OFFSET) & 0xFFFFFFFF
     del a
-    starts = (qs + ATTRIBUTES_OFFSET).tolist()
-    ends = (qs + length + LOG_OVERHEAD).tolist()
-    head = np.array([prefix.running(k) for k in starts], np.uint64)
-    whole = np.array([prefix.at(k) for k in ends], np.uint64)
+    head = np.array(prefix.running_many((qs + ATTRIBUTES_OFFSET).tolist()), np.uint64)
+    whole = np.array(prefix.at_many(qs + length + LOG_OVERHEAD), np.uint64)
     spans = (length + LOG_OVERHEAD - ATTRIBUTES_OFFSET).astype(np.uint64)
     hit = np.flatnonzero((whole ^ crc32c_shift_many(head, spans)) == stored.astype(np.uint64))
     return int(qs[hit[0]]) if hit.size else -1
