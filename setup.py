@@ -1,4 +1,5 @@
-"""Build hook for the optional C extensions ``kgtool.codec._speedups`` and ``kgtool.offsets._replay``.
+"""Build hook for the optional C extensions ``kgtool.codec._speedups``, ``kgtool.offsets._replay``
+and ``kgtool.partitioner._speedups``.
 
 Everything else is in pyproject.toml. ``optional=True``: when no compiler is available the
 build goes on without them and kgtool runs its pure-Python twins (same results,
@@ -23,6 +24,16 @@ if os.environ.get("KGTOOL_PURE_PYTHON", "") not in ("1", "true", "yes"):
         Extension(
             "kgtool.offsets._replay",
             sources=["kgtool/offsets/_replay.c"],
+            extra_compile_args=["-O3", "-std=c99", "-Wall"],
+            optional=True,
+        )
+    )
+    ext_modules.append(
+        Extension(
+            "kgtool.partitioner._speedups",
+            sources=["kgtool/partitioner/_speedups.c"],
+            # zlib's crc32 is librdkafka's rd_crc32 (partitioner=consistent*).
+            libraries=["z"],
             extra_compile_args=["-O3", "-std=c99", "-Wall"],
             optional=True,
         )

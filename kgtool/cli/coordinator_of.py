@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from json.encoder import encode_basestring_ascii as _json_str  # C-accelerated quoting
 from pathlib import Path
@@ -11,11 +10,11 @@ from typing import Optional
 import typer
 
 from kgtool.cli import render
+from kgtool.cli.histogram import render_histogram
 from kgtool.cli.render import OutputFormat
 from kgtool.coordinator import idlist
 from kgtool.coordinator.lookup import (
     CoordinatorLookup,
-    Histogram,
     KeyKind,
     SharePartition,
     histogram,
@@ -140,7 +139,7 @@ def command(
     for w in lookup.warnings:
         render.warn(w)
     if counts is not None:
-        _render_histogram(counts, output_format)
+        render_histogram(counts, output_format)
     else:
         _render_lookup(lookup, output_format, share)
 
@@ -301,87 +300,6 @@ def _render_lookup_table(lookup: CoordinatorLookup, parts: list[int]) -> None:
         rows,
         title=f"{lookup.topic} partition of each {key.replace('_', ' ')} ({lookup.num_partitions} partitions)",
     )
-
-
-def _render_histogram(h: Histogram, fmt: OutputFormat) -> None:
-    with_broker = h.per_broker is not None
-    if fmt is not OutputFormat.table:
-        # One row per partition, up to --max-partitions of them: built as text with C-level
-        # formatting (json.dumps(indent=2) of a million small objects takes seconds).
-        if with_broker:
-            rows = [
-                f'{{"partition": {p}, "count": {c}, "coordinator": {"null" if b is None else b}}}'
-                for p, c, b in h.per_partition
-            ]
-        else:
-            rows = [f'{{"partition": {p}, "count": {c}}}' for p, c, _ in h.per_partition]
-        if fmt is OutputFormat.jsonl:
-            render.write_raw("".join(r + "\n" for r in rows))
-            return
-        head = {
-            "topic": h.topic,
-            "num_partitions": h.num_partitions,
-            "total": h.total,
-            "min": h.min,
-            "max": h.max,
-            "mean": h.mean,
-            "stddev": h.stddev,
-        }
-        text = json.dumps(head, indent=2, ensure_ascii=False)[:-2]
-        text += ',\n  "partitions": [' + ("\n    " + ",\n    ".join(rows) + "\n  " if rows else "") + "]"
-        if with_broker:
-            brokers = [{"broker": b, "count": c, "partitions": k} for b, c, k in h.per_broker or ()]
-            text += ',\n  "brokers": ' + json.dumps(brokers, indent=2, ensure_ascii=False).replace("\n", "\n  ")
-        render.write_raw(text + "\n}\n")
-        return
-    if h.num_partitions > _RICH_TABLE_LIMIT:
-        render.info(f"{h.num_partitions} partitions: plain columns instead of a table (use --format json for scripts)")
-        header = "partition\t" + ("broker\t" if with_broker else "") + "ids"
-        if with_broker:
-            lines = [f"{p}\t{'-' if b is None else b}\t{c}" for p, c, b in h.per_partition]
-        else:
-            lines = [f"{p}\t{c}" for p, c, _ in h.per_partition]
-        caption = (
-            f"{h.total} ids over {h.num_partitions} partitions: min {h.min}, max {h.max}, "
-            f"mean {h.mean:.2f}, stddev {h.stddev:.2f}"
-        )
-        render.write_raw(header + "\n" + "".join(line + "\n" for line in lines) + caption + "\n")
-        if with_broker:
-            render.write_raw(
-                "broker\tpartitions led\tids\n"
-                + "".join(f"{'none' if b is None else b}\t{k}\t{c}\n" for b, c, k in h.per_broker or ())
-            )
-        return
-    peak = max((c for _, c, _ in h.per_partition), default=0)
-    columns: list = [("partition", "right")]
-    if h.per_broker is not None:
-        columns.append(("broker", "right"))
-    columns += [("ids", "right"), "load"]
-    rows = []
-    for p, c, b in h.per_partition:
-        row = [str(p)]
-        if h.per_broker is not None:
-            row.append("-" if b is None else str(b))
-        style = "bold red" if c == peak and c > 0 and h.max > h.mean * 1.5 else "cyan"
-        row += [str(c), f"[{style}]{render.bar(c, peak)}[/{style}]"]
-        rows.append(row)
-    render.print_table(
-        columns,
-        rows,
-        title=f"ids per {h.topic} partition",
-        caption=f"{h.total} ids over {h.num_partitions} partitions: min {h.min}, max {h.max}, "
-        f"mean {h.mean:.2f}, stddev {h.stddev:.2f}",
-    )
-    if h.per_broker is not None:
-        bpeak = max((c for _, c, _ in h.per_broker), default=0)
-        render.print_table(
-            [("broker", "right"), ("partitions led", "right"), ("ids", "right"), "load"],
-            [
-                ["none" if b is None else str(b), str(k), str(c), f"[cyan]{render.bar(c, bpeak)}[/cyan]"]
-                for b, c, k in h.per_broker
-            ],
-            title="ids per coordinator broker",
-        )
 
 
 # Keep the module importable without side effects; sys is used by tests that patch stdin.

@@ -16,7 +16,8 @@ import typer
 
 from kgtool.cli import render
 from kgtool.codec.model import Record, RecordBatch, ScanProblem
-from kgtool.codec.segment import open_segment, scan_segment
+from kgtool.codec.legacy import RECORD_OVERHEAD_V0
+from kgtool.codec.segment import DEFAULT_MAX_MESSAGE_SIZE, open_segment, scan_segment
 from kgtool.codec.summary import TAIL_KINDS, ScanSummary, summarize_segment
 from kgtool.errors import DecodeError, FindingsReported, InputError, UsageError
 from kgtool.inputs import STDIN, read_bytes
@@ -28,8 +29,9 @@ name order), '-' (stdin) or --hex bytes. Verifies CRCs, decompresses, decodes re
 --decode (automatic inside __consumer_offsets-N / __transaction_state-N directories), their
 payloads. Damage (CRC mismatch, malformed batch, corrupt header) is reported with file, byte
 position and reason, and decoding goes on with the next batch; a truncated tail (an active
-segment) is reported but is an error only with --strict. Exit 0: clean; 1: something was
-reported; 2: usage or input error.
+segment) is reported but is an error only with --strict. A partial entry at the end is a
+truncated tail only if its header is one Kafka writes (a length up to --max-message-size, magic
+0-2); otherwise it is damage. Exit 0: clean; 1: something was reported; 2: usage or input error.
 """
 
 
@@ -131,6 +133,12 @@ def _auto_mode(path: str) -> DecodeMode:
     return DecodeMode.none
 
 
+def segment_files(directory: str) -> list[str]:
+    """The segments (``*.log``) of a partition directory, in name (= base offset) order;
+    ``.deleted``/``.cleaned``/``.swap`` files and indexes are not segments."""
+    return [os.path.join(directory, f) for f in sorted(os.listdir(directory)) if f.endswith(".log")]
+
+
 def _collect_inputs(paths: list[str], hex_text: Optional[str]) -> Iterator[_Input]:
     if hex_text is not None:
         cleaned = re.sub(r"\s+", "", hex_text)
@@ -149,11 +157,10 @@ def _collect_inputs(paths: list[str], hex_text: Optional[str]) -> Iterator[_Inpu
             stdin_used = True
             yield _Input("<stdin>", read_bytes(STDIN), DecodeMode.none)
         elif os.path.isdir(p):
-            logs = sorted(f for f in os.listdir(p) if f.endswith(".log"))
+            logs = segment_files(p)
             if not logs:
                 raise InputError(f"{p}: no *.log segment files in this directory")
-            for f in logs:
-                full = os.path.join(p, f)
+            for full in logs:
                 data, _ = open_segment(full)
                 yield _Input(full, data, _auto_mode(full))
         else:
@@ -210,23 +217,16 @@ def _control_json(r: Record) -> dict | None:
             "coordinator_epoch": c.coordinator_epoch}
 
 
-class _Run:
-    """State of one command run: counters, problem lines, the payload decoder."""
+class ProblemReporter:
+    """Damage as decode-batch reports it: one stderr line per problem (the first
+    ``_MAX_PROBLEM_LINES``, the rest counted), totals in a :class:`ScanSummary`, and exit 1 at
+    the end when anything but a truncated tail (or, with ``strict``, anything) was reported.
+    Shared by ``partition-of --check``."""
 
-    def __init__(self, mode: DecodeMode, fmt: BytesFormat, strict: bool) -> None:
-        self.mode = mode
-        self.bytes_fmt = fmt
-        self.render_bytes = _bytes_renderer(fmt)
+    def __init__(self, strict: bool = False) -> None:
         self.strict = strict
         self.total = ScanSummary(source=None)
         self.problem_lines = 0
-        self.payload_cache: dict[DecodeMode, tuple] = {}
-
-    def decoder_for(self, inp: _Input):
-        mode = self.mode if self.mode is not DecodeMode.auto else inp.auto_mode
-        if mode not in self.payload_cache:
-            self.payload_cache[mode] = payload_decoder(mode)
-        return self.payload_cache[mode]
 
     def problem(self, p: ScanProblem) -> None:
         self.total.add_problem(p)
@@ -251,6 +251,23 @@ class _Run:
             if t.payload_errors:
                 counts = (counts + ", " if counts else "") + f"{t.payload_errors} payload errors"
             raise FindingsReported(f"problems reported: {counts}")
+
+
+class _Run(ProblemReporter):
+    """State of one command run: counters, problem lines, the payload decoder."""
+
+    def __init__(self, mode: DecodeMode, fmt: BytesFormat, strict: bool) -> None:
+        super().__init__(strict)
+        self.mode = mode
+        self.bytes_fmt = fmt
+        self.render_bytes = _bytes_renderer(fmt)
+        self.payload_cache: dict[DecodeMode, tuple] = {}
+
+    def decoder_for(self, inp: _Input):
+        mode = self.mode if self.mode is not DecodeMode.auto else inp.auto_mode
+        if mode not in self.payload_cache:
+            self.payload_cache[mode] = payload_decoder(mode)
+        return self.payload_cache[mode]
 
 
 def _payload_json(rec: Any) -> dict:
@@ -318,6 +335,13 @@ def command(
         False, "--strict", help="A truncated tail (or zero padding) is an error too (exit 1)."
     ),
     no_crc: bool = typer.Option(False, "--no-verify-crc", help="Do not verify CRCs (crc_valid is null)."),
+    max_message_size: int = typer.Option(
+        DEFAULT_MAX_MESSAGE_SIZE, "--max-message-size", metavar="BYTES", min=RECORD_OVERHEAD_V0,
+        help="The largest entry length believed without a CRC (DumpLogSegments' option of that name, "
+        "same default): a partial entry at the end claiming more is damage, not a truncated tail, "
+        "and resynchronisation lands only on batches up to it. Raise it with the topic's "
+        "max.message.bytes.",
+    ),
 ) -> None:
     paths = list(inputs or [])
     if not paths and hex_text is None:
@@ -342,6 +366,7 @@ def command(
                     inp.data, source=inp.name, start=start, end=end, chain_from=start,
                     verify_crc=not no_crc, payload=decoder, fast_offsets=fast,
                     progress=progress.update if progress is not None else None,
+                    max_message_size=max_message_size,
                 )
                 summaries.append(s)
                 run.total.merge(s)
@@ -351,7 +376,7 @@ def command(
                     run._line(f"{inp.name}: {m}")
                 continue
             for item in scan_segment(inp.data, source=inp.name, start=start, end=end, chain_from=start,
-                                     verify_crc=not no_crc):
+                                     verify_crc=not no_crc, max_message_size=max_message_size):
                 if isinstance(item, ScanProblem):
                     run.problem(item)
                     continue
@@ -643,7 +668,12 @@ MAN_SECTIONS: dict[str, str] = {
         "truncated tail is reported on stderr but is not an error). "
         "1: something was reported: a CRC mismatch, a malformed or corrupt batch, a payload that "
         "does not decode, or, with --strict, a truncated tail or zero padding. 2: usage or input "
-        "error (missing file, bad --hex, bad option)."
+        "error (missing file, bad --hex, bad option). A partial entry at the end is a truncated "
+        "tail only when its header is one Kafka writes, checked in the order of Kafka's "
+        "ByteBufferLogInputStream: a length of at least 14 and at most --max-message-size, magic "
+        "0, 1 or 2, a non-negative offset, and (when present) a known codec, no unused attribute "
+        "bits, a v2 partition leader epoch of at least -1 and a non-negative record count; "
+        "anything else running past the end (random bytes claiming a 900 MB batch) is corrupt."
     ),
     "EXAMPLES": (
         "$ kgtool decode-batch /data/kafka/__consumer_offsets-12/00000000000000000000.log\n"
@@ -657,7 +687,8 @@ MAN_SECTIONS: dict[str, str] = {
         "Files are memory-mapped, so a multi-GiB segment decodes in bounded memory; stdin is read "
         "whole. A batch whose length is trustworthy but whose content is bad is skipped and "
         "reported; after a header that cannot be trusted the scanner resynchronises on the next "
-        "v2 batch whose CRC checks out. The summary accounts for every byte: decoded + skipped + "
+        "v2 batch whose header is plausible and whose CRC checks out, in time linear in the bytes "
+        "it skips. The summary accounts for every byte: decoded + skipped + "
         "truncated = total. The C extension kgtool.codec._speedups is used when it was built; "
         "KGTOOL_PURE_PYTHON=1 forces the pure-Python codec (same output, slower)."
     ),

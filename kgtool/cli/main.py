@@ -162,6 +162,7 @@ def _root(
 SUBCOMMANDS: dict[str, tuple[str, bool]] = {
     # name: (module, no_args_is_help)
     "coordinator-of": ("kgtool.cli.coordinator_of", False),
+    "partition-of": ("kgtool.cli.partition_of", False),
     "assign": ("kgtool.cli.assign", True),
     "decode-batch": ("kgtool.cli.decode_batch", False),
     "spark-audit": ("kgtool.cli.spark_audit", False),

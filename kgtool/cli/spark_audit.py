@@ -6,7 +6,7 @@ import enum
 import re
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any, Optional
 
 import typer
@@ -86,7 +86,7 @@ MAN_SECTIONS = {
         "the highest leader epoch of the partition's earlier effective commits since its last "
         "offset tombstone. Epoch -1 (unknown: admin tools, OffsetCommitValue v1) is not "
         "compared.\n\n"
-        "expiring: at the end of the log (the partition's last record timestamp), the group "
+        "expiring: at the end of the log (the partition's last record timestamp; with --until, that instant), the group "
         "is Empty or has no metadata at all (a simple consumer group), and an offset is "
         "expired by Kafka's condition (ClassicGroup.offsetExpirationCondition, "
         "OffsetExpirationConditionImpl): with an expire timestamp (OffsetCommitValue v1), "
@@ -102,7 +102,7 @@ MAN_SECTIONS = {
         "until the transaction completes)."
     ),
     "OUTPUT": (
-        "With --out DIR, the tables generations, members, commits, findings and coverage "
+        "With --out DIR, the tables generations, members, commits, findings, coverage and offsets "
         "are written as DIR/<table>/ (Parquet, or JSON Lines with --format jsonl), first into "
         "a temporary directory next to DIR, which is then renamed into place: an interrupted "
         "or failed run leaves DIR as it was, and a re-run replaces it with the same rows. Each "
@@ -115,11 +115,43 @@ MAN_SECTIONS = {
     ),
     "FILTERS": (
         "--group REGEX keeps groups whose id matches (Python re.search). --until TIME reads "
-        "the log as if it ended at TIME (records at or after it are ignored, and the expiring "
-        "rule is evaluated there). --since TIME hides generations, members, commits and "
-        "findings before TIME (the replay still reads them for state; findings about the "
-        "end of the log are always shown). TIME is ISO-8601 (UTC unless an offset is given) "
+        "the log as it stood at instant TIME: each partition is read in log order up to its "
+        "first record stamped at or after TIME (a record stamped T was appended during "
+        "millisecond T); that record and everything after it are not read, including later "
+        "records stamped before TIME (a coordinator clock that went back: the appends are in "
+        "log order). Every table, the coverage and the findings stop there, and the end-of-log "
+        "rules (expiring, pending-txn, aborted-txn) and the offsets table's expired column are "
+        "judged at TIME. --since TIME hides generations, members, commits and findings before "
+        "TIME (the replay still reads them for state; findings about the end of the log and "
+        "the offsets table are always shown). TIME is ISO-8601 (UTC unless an offset is given) "
         "or epoch milliseconds."
+    ),
+    "OFFSETS AND RESET PLAN": (
+        "The offsets table holds the committed offsets the group coordinator would serve at the "
+        "end of the log read (with --until, at that instant): the offset store of "
+        "OffsetMetadataManager after the replay, one row per group, topic and partition, with "
+        "offset, leader_epoch (-1: none), metadata, commit_timestamp, expire_timestamp (null "
+        "unless OffsetCommitValue v1 carried one), record_offset (the commit record that set "
+        "it) and expired. An offset tombstone deletes; a transactional commit counts once its "
+        "COMMIT marker has been read, and only if its record offset is greater than the stored "
+        "offset's (replayEndTransactionMarker); an aborted one never counts and a pending one "
+        "is not served. expired is the expiring rule for that offset: true when the coordinator "
+        "would delete it at its next expiration check (the group Empty or without metadata, the "
+        "offset past --retention or its expire timestamp, no open transaction on it). A group "
+        "that only commits (a simple consumer) has its rows too.\n\n"
+        "--reset-plan FILE writes the offsets table's rows of the groups selected with --group "
+        "(required) as the CSV that kafka-consumer-groups.sh --reset-offsets --from-file FILE "
+        "reads: one group,topic,partition,offset line per partition, sorted, no header, fields "
+        "quoted as CSV requires. Offsets past the retention are included (restoring them is "
+        "the point; a warning counts them). The file is written only when the audit succeeds "
+        "(also when it reports findings), through a temporary file renamed over FILE; - writes "
+        "the plan to stdout instead of the summary. Only offsets are restored by the tool "
+        "(not metadata or leader epochs), clamped into each partition's current log range. "
+        "Recipe: find the instant (the commits table shows when the bad reset or expiry "
+        "happened); kgtool spark-audit LOGDIR --group '^G$' --until TIME --reset-plan plan.csv; "
+        "stop the group's consumers so that it is Empty; kafka-consumer-groups.sh "
+        "--bootstrap-server B --group G --reset-offsets --from-file plan.csv --dry-run; then the "
+        "same with --execute."
     ),
     "SPARK OUTPUT AND FAILURES": (
         "By default nothing Spark prints reaches the terminal: the driver JVM (started by kgtool "
@@ -154,6 +186,8 @@ MAN_SECTIONS = {
         "kgtool spark-audit\n"
         "kgtool spark-audit /var/lib/kafka/data --out audit/ --group '^orders-'\n"
         "kgtool spark-audit __consumer_offsets-12 --since 2024-06-01T00:00:00Z --format json\n"
+        "kgtool spark-audit /var/lib/kafka/data --group '^orders-app$' --until 2024-06-01T14:03:00Z "
+        "--reset-plan plan.csv\n"
         "kgtool spark-audit hdfs://nn/backups/kafka/ --master yarn --conf spark.executor.memory=4g "
         "--out hdfs://nn/audit/run1\n"
         "kgtool spark-audit big-log/ --conf spark.driver.memory=4g --verbose\n"
@@ -190,17 +224,28 @@ def parse_duration_ms(text: str, option: str) -> int:
     return int(float(m.group(1)) * _UNIT_MS[m.group(2) or "ms"])
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_MS = timedelta(milliseconds=1)
+
+
 def parse_time_ms(text: str, option: str) -> int:
+    """ISO-8601 (naive: UTC) or epoch milliseconds -> epoch milliseconds (int64)."""
+    from kgtool.documents import quote
+
     t = text.strip()
-    if re.fullmatch(r"-?\d+", t):
-        return int(t)
-    try:
-        dt = datetime.fromisoformat(t.replace("Z", "+00:00"))
-    except ValueError:
-        raise UsageError(f"{option}: expected ISO-8601 time or epoch milliseconds, got {text!r}") from None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
-    return int(dt.timestamp() * 1000)
+    if re.fullmatch(r"[+-]?[0-9]+", t):
+        ms = int(t) if len(t) <= 20 else 1 << 64
+    else:
+        try:
+            dt = datetime.fromisoformat(t.replace("Z", "+00:00"))
+        except ValueError:
+            raise UsageError(f"{option}: expected ISO-8601 time or epoch milliseconds, got {quote(text)}") from None
+        if dt.tzinfo is None:
+            dt = dt.replace(tzinfo=timezone.utc)
+        ms = (dt - _EPOCH) // _MS  # exact: no float rounding of milliseconds
+    if not -(1 << 63) <= ms < 1 << 63:
+        raise UsageError(f"{option}: {quote(text)} is out of range (epoch milliseconds must fit in 64 bits)")
+    return ms
 
 
 def parse_size(text: str, option: str) -> int:
@@ -275,7 +320,15 @@ def command(
     verbose: bool = typer.Option(
         False, "--verbose", "-v", help="Print kgtool's progress on stderr, and Spark's log at WARN."
     ),
+    reset_plan: Optional[str] = typer.Option(
+        None, "--reset-plan", metavar="FILE",
+        help="Write the committed offsets of the --group groups (at --until, else at the log's end) as the CSV "
+        "that kafka-consumer-groups.sh --reset-offsets --from-file reads (group,topic,partition,offset), "
+        "atomically, when the audit succeeds; - for stdout. Needs --group.",
+        show_default=False,
+    ),
 ) -> None:
+    from kgtool.offsets import reset_plan as plans
     from kgtool.offsets.audit import AuditOptions
 
     if group is not None:
@@ -283,6 +336,13 @@ def command(
             re.compile(group)
         except re.error as exc:
             raise UsageError(f"--group: invalid regular expression {group!r}: {exc}") from None
+    if reset_plan is not None:
+        if group is None:
+            raise UsageError("--reset-plan needs --group REGEX: the groups whose offsets the plan restores "
+                             "(--group . for every group)")
+        if reset_plan == plans.STDOUT and output_format is not OutputFormat.table:
+            raise UsageError("--reset-plan -: stdout carries the plan; --format json/jsonl would mix with it")
+        plans.check_plan_path(reset_plan)
     options = AuditOptions(
         group_pattern=group,
         since=None if since is None else parse_time_ms(since, "--since"),
@@ -315,7 +375,8 @@ def command(
             files = local_files if local_files is not None else resolve_inputs(paths, spark, empty=empty)
             sink = render.write_json_lines if output_format is OutputFormat.jsonl else None
             summary = job.run_audit(spark, files, options, out=out, fmt=fmt, split_bytes=split_bytes,
-                                    progress=say, findings_sink=sink, empty_partitions=tuple(sorted(empty)))
+                                    progress=say, findings_sink=sink, empty_partitions=tuple(sorted(empty)),
+                                    keep_offsets=reset_plan is not None)
         except KgtoolError:
             raise
         except Exception as exc:  # noqa: BLE001 - Spark's failures become one line (kgtool/spark/failures.py)
@@ -326,12 +387,14 @@ def command(
         say("done")
     if output_format is OutputFormat.json:
         render.print_json(job.summary_json(summary))
-    elif output_format is OutputFormat.table:
+    elif output_format is OutputFormat.table and reset_plan != plans.STDOUT:
         _render_summary(summary)
     for p in summary.problems:
         render.warn(f"{p['source']}: byte {p['position']}: {p['problem']}")
     if summary.problem_count > len(summary.problems):
         render.warn(f"... and {summary.problem_count - len(summary.problems)} more decode problems")
+    if reset_plan is not None:
+        _write_reset_plan(reset_plan, _reset_plan(summary, group, options.until), summary, options.until)
     n = summary.finding_count
     if n or summary.problem_count:
         parts = []
@@ -340,6 +403,37 @@ def command(
         if summary.problem_count:
             parts.append(f"{summary.problem_count} decode problem{'s' if summary.problem_count != 1 else ''}")
         raise FindingsReported(" and ".join(parts) + " reported")
+
+
+def _reset_plan(summary: Any, group: str, until: int | None) -> str:
+    """The plan's text; an input error when the selected groups have no committed offset."""
+    from kgtool.offsets.reset_plan import plan_text
+
+    text = plan_text(summary.offsets)
+    if not text:
+        at = f" at {_ts(until)} UTC" if until is not None else ""
+        raise InputError(f"--reset-plan: no committed offsets for the groups matching {group!r}{at}: nothing written")
+    return text
+
+
+def _write_reset_plan(path: str, text: str, summary: Any, until: int | None) -> None:
+    from kgtool.offsets.reset_plan import STDOUT, write_plan
+
+    rows = summary.offsets
+    expired = sum(1 for r in rows if r[4])
+    at = f"at {_ts(until)} UTC" if until is not None else "at the end of the log"
+    if path == STDOUT:
+        render.write_raw(text)
+    else:
+        write_plan(path, text)
+    render.info(f"spark-audit: reset plan: {len(rows)} committed offset(s) of {len({r[0] for r in rows})} group(s) "
+                f"{at} written to {'stdout' if path == STDOUT else path}")
+    if expired:
+        render.warn(f"reset plan: {expired} of its offsets were past the retention {at} (kept: they are what "
+                    "was committed then; the coordinator would have deleted them)")
+    if summary.problem_count:
+        render.warn(f"reset plan: {summary.problem_count} decode problem(s): commits in damaged stretches of the "
+                    "log are missing from it")
 
 
 def _spark_error(exc: Exception) -> Exception | None:
@@ -395,7 +489,9 @@ def _render_summary(s: Any) -> None:
     c.print(
         f"[bold]spark-audit[/bold]: {s.files} segment file(s), {s.bytes:,} bytes, {s.splits} task(s) (one per partition); "
         f"{s.groups} group(s), {s.counts['generations']} generation record(s), "
-        f"{s.counts['members']} member row(s), {s.counts['commits']} commit record(s)"
+        f"{s.counts['members']} member row(s), {s.counts['commits']} commit record(s), "
+        f"{s.counts.get('offsets', 0)} committed offset(s)"
+        + (f" at {_ts(s.options['until'])} UTC" if s.options.get("until") is not None else "")
         + (f"; tables written to {render.display_text(s.out)}" if s.out else "")
     )
     render.print_table(

@@ -11,19 +11,25 @@
  *       err = (index, record index, field, reason) at the first bad record.
  *
  *   summarize_records_v2(data, start, end, count, base_offset, base_timestamp,
- *                        log_append_time|None, mode, slow) -> stats tuple | None
+ *                        log_append_time|None, mode, slow, position) -> stats tuple | None
  *       The same walk without building records: timestamps, sizes, and (mode 1) the
  *       __consumer_offsets OffsetCommit key/value layouts parsed and validated in C;
- *       records it cannot fully decode are appended to `slow` as (offset, key, value).
+ *       records it cannot fully decode are appended to `slow` as (offset, key, value,
+ *       position of their batch), so that their messages name the batch as on the Python path.
  *       None: malformed (the caller re-decodes with decode_records_v2 for the exact error).
  *
- *   summarize_segment(data, i, hi, base_position, verify_crc, mode, slow, producers)
- *       -> (stop index, stats tuple)
+ *   summarize_segment(data, i, hi, base_position, verify_crc, mode, slow, producers,
+ *                     decompress) -> (stop index, stats tuple)
  *       Walks the batch chain from index i while batches are v2, uncompressed, not
  *       control, CRC-valid and well-formed, accumulating stats; stops at anything else
  *       (the caller handles that batch on the general path, then calls again).
  *
  *   crc32c(data) -> int   (SSE4.2 when the CPU has it, else a table)
+ *   crc32c_shift(crc, n) -> int   (crc * x^(8n): combining CRCs of adjacent spans)
+ *
+ *   resync_v2(data, i, limit, max_message_size) -> (index | -1, crc_bytes)
+ *       kgtool.codec.segment._resync: the next plausible v2 batch whose CRC checks out, in
+ *       time linear in the bytes scanned; see "resynchronisation" below.
  *
  *   KeyIndex(), CommitColumns(key_index, max_rows), ColumnBuffer, scan_markers(...)
  *       kgtool.offsets.columns: plain OffsetCommit records appended to typed column buffers
@@ -42,6 +48,7 @@
 
 static uint32_t crc_table[8][256];
 static int have_sse42 = 0;
+static int have_pclmul = 0; /* carry-less multiplication (gf_mul_hw) */
 
 static void crc_init(void) {
     for (uint32_t n = 0; n < 256; n++) {
@@ -59,6 +66,7 @@ static void crc_init(void) {
 #if defined(__x86_64__) && defined(__GNUC__)
     __builtin_cpu_init();
     have_sse42 = __builtin_cpu_supports("sse4.2");
+    have_pclmul = have_sse42 && __builtin_cpu_supports("pclmul");
 #endif
 }
 
@@ -100,11 +108,84 @@ static uint32_t crc_hw(uint32_t crc, const uint8_t *p, size_t n) {
 }
 #endif
 
-static uint32_t crc32c_compute(const uint8_t *p, size_t n) {
+/* The CRC-32C of a || p[0:n], given crc = the CRC-32C of a (0 for an empty a). */
+static uint32_t crc32c_extend(uint32_t crc, const uint8_t *p, size_t n) {
 #if defined(__x86_64__) && defined(__GNUC__)
-    if (have_sse42) return crc_hw(0xFFFFFFFFu, p, n) ^ 0xFFFFFFFFu;
+    if (have_sse42) return crc_hw(crc ^ 0xFFFFFFFFu, p, n) ^ 0xFFFFFFFFu;
 #endif
-    return crc_sw(0xFFFFFFFFu, p, n) ^ 0xFFFFFFFFu;
+    return crc_sw(crc ^ 0xFFFFFFFFu, p, n) ^ 0xFFFFFFFFu;
+}
+
+static uint32_t crc32c_compute(const uint8_t *p, size_t n) { return crc32c_extend(0, p, n); }
+
+/* ---- CRC-32C arithmetic: the CRC of a span from two prefix CRCs
+ *
+ * CRC-32C is linear: crc(A || B) = crc(A) * x^(8|B|) ^ crc(B) (mod the Castagnoli
+ * polynomial; zlib's crc32_combine), so crc(B) = crc(A || B) ^ crc(A) * x^(8|B|): with
+ * prefix CRCs at hand, checking the CRC of any span costs two multiplications, whatever its
+ * length. Polynomials are bit-reflected as in the CRC register (bit 31 = x^0). */
+
+#define CRC32C_POLY 0x82F63B78u
+
+/* a * b mod P, bit by bit (zlib's multmodp). */
+static uint32_t gf_mul_sw(uint32_t a, uint32_t b) {
+    uint32_t m = 1u << 31, p = 0;
+    if (!a) return 0;
+    for (;;) {
+        if (a & m) {
+            p ^= b;
+            if ((a & (m - 1)) == 0) break;
+        }
+        m >>= 1;
+        b = b & 1 ? (b >> 1) ^ CRC32C_POLY : b >> 1;
+    }
+    return p;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+/* The same with a carry-less multiplication: the 63-bit product, shifted to put x^0 at bit 63,
+ * is hi (x^0..x^31) + lo * x^32, and CRC32 of four zero bytes over lo is lo * x^32 mod P. */
+__attribute__((target("pclmul,sse4.2")))
+static uint32_t gf_mul_hw(uint32_t a, uint32_t b) {
+    __m128i prod = _mm_clmulepi64_si128(_mm_cvtsi32_si128((int)a), _mm_cvtsi32_si128((int)b), 0);
+    uint64_t r = (uint64_t)_mm_cvtsi128_si64(prod) << 1;
+    return (uint32_t)(r >> 32) ^ (uint32_t)_mm_crc32_u32((uint32_t)r, 0);
+}
+#endif
+
+static inline uint32_t gf_mul(uint32_t a, uint32_t b) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (have_pclmul) return gf_mul_hw(a, b);
+#endif
+    return gf_mul_sw(a, b);
+}
+
+/* x^(8n) for n < 2^31 from two tables: x^(8 lo) and x^(8 * 65536 * hi), built once (384 KiB). */
+static uint32_t *xpow_lo = NULL, *xpow_hi = NULL;
+
+static int xpow_init(void) {
+    if (xpow_lo) return 0;
+    uint32_t *lo = (uint32_t *)malloc(65536 * sizeof(uint32_t)), *hi = (uint32_t *)malloc(32768 * sizeof(uint32_t));
+    if (!lo || !hi) { free(lo); free(hi); return -1; }
+    uint32_t v = 1u << 31; /* x^0 */
+    for (int k = 0; k < 65536; k++) {
+        lo[k] = v;
+        v = (v >> 8) ^ crc_table[0][v & 0xff]; /* one zero byte: times x^8 */
+    }
+    hi[0] = 1u << 31;
+    for (int k = 1; k < 32768; k++) hi[k] = gf_mul(hi[k - 1], v); /* v = x^(8 * 65536) */
+    xpow_lo = lo;
+    xpow_hi = hi;
+    return 0;
+}
+
+/* crc * x^(8n) mod P: the CRC of a || n bytes, minus the CRC of those n bytes (xpow_init first). */
+static inline uint32_t crc32c_shift(uint32_t crc, uint32_t n) {
+    uint32_t w = xpow_lo[n & 0xffff];
+    if (n >> 16) w = gf_mul(w, xpow_hi[n >> 16]);
+    return gf_mul(w, crc);
 }
 
 /* ------------------------------------------------------------------ readers */
@@ -538,7 +619,8 @@ static int offset_commit_value_ok(const uint8_t *v, int32_t n) {
 
 /* Walk `count` records of [p, e): accumulate; -1 on malformed data. */
 static int summarize_records(const uint8_t *p, const uint8_t *e, int64_t count, int64_t base_offset,
-                             int64_t base_ts, int has_lat, int64_t lat, int mode, PyObject *slow, stats_t *s) {
+                             int64_t base_ts, int has_lat, int64_t lat, int mode, PyObject *slow, int64_t pos,
+                             stats_t *s) {
     for (int64_t i = 0; i < count; i++) {
         rec_t r;
         rerr_t er;
@@ -562,7 +644,7 @@ static int summarize_records(const uint8_t *p, const uint8_t *e, int64_t count, 
         }
         PyObject *k = bytes_or_none(r.key, r.klen);
         PyObject *v = bytes_or_none(r.value, r.vlen);
-        PyObject *t = (k && v) ? Py_BuildValue("(LNN)", (long long)off, k, v) : NULL;
+        PyObject *t = (k && v) ? Py_BuildValue("(LNNL)", (long long)off, k, v, (long long)pos) : NULL;
         if (!t) { Py_XDECREF(k); Py_XDECREF(v); return -2; }
         if (PyList_Append(slow, t)) { Py_DECREF(t); return -2; }
         Py_DECREF(t);
@@ -575,10 +657,11 @@ static PyObject *py_summarize_records_v2(PyObject *self, PyObject *args) {
     Py_buffer buf;
     Py_ssize_t start, end, count;
     long long base_offset, base_ts;
+    long long position;
     PyObject *lat_obj, *slow;
     int mode;
-    if (!PyArg_ParseTuple(args, "y*nnnLLOiO!", &buf, &start, &end, &count, &base_offset, &base_ts, &lat_obj, &mode,
-                          &PyList_Type, &slow))
+    if (!PyArg_ParseTuple(args, "y*nnnLLOiO!L", &buf, &start, &end, &count, &base_offset, &base_ts, &lat_obj, &mode,
+                          &PyList_Type, &slow, &position))
         return NULL;
     int has_lat = lat_obj != Py_None;
     long long lat = has_lat ? PyLong_AsLongLong(lat_obj) : 0;
@@ -591,7 +674,8 @@ static PyObject *py_summarize_records_v2(PyObject *self, PyObject *args) {
     stats_init(&s);
     const uint8_t *b = (const uint8_t *)buf.buf;
     Py_ssize_t before = PyList_GET_SIZE(slow);
-    int rc = summarize_records(b + start, b + end, count, base_offset, base_ts, has_lat, lat, mode, slow, &s);
+    int rc = summarize_records(b + start, b + end, count, base_offset, base_ts, has_lat, lat, mode, slow, position,
+                               &s);
     PyBuffer_Release(&buf);
     if (rc == -2) return NULL;
     if (rc == -1) {
@@ -631,16 +715,18 @@ static int summarize_control(const uint8_t *p, const uint8_t *e, int64_t count, 
     return p == e ? 0 : -1;
 }
 
-/* summarize_segment(data, i, hi, verify_crc, mode, slow, producers, decompress|None)
- * decompress(codec, memoryview) -> bytes: the Python codec (with its size cap). */
+/* summarize_segment(data, i, hi, base_position, verify_crc, mode, slow, producers, decompress|None)
+ * decompress(codec, memoryview) -> bytes: the Python codec (with its size cap). base_position:
+ * the absolute position of data[0] (the batch positions in `slow`). */
 static PyObject *py_summarize_segment(PyObject *self, PyObject *args) {
     PyObject *data_obj;
     Py_buffer buf;
     Py_ssize_t i, hi;
+    long long base_position;
     int verify_crc, mode;
     PyObject *slow, *producers, *decompress;
-    if (!PyArg_ParseTuple(args, "OnnpiO!O!O", &data_obj, &i, &hi, &verify_crc, &mode, &PyList_Type, &slow,
-                          &PySet_Type, &producers, &decompress))
+    if (!PyArg_ParseTuple(args, "OnnLpiO!O!O", &data_obj, &i, &hi, &base_position, &verify_crc, &mode, &PyList_Type,
+                          &slow, &PySet_Type, &producers, &decompress))
         return NULL;
     if (PyObject_GetBuffer(data_obj, &buf, PyBUF_SIMPLE)) return NULL;
     const uint8_t *b = (const uint8_t *)buf.buf;
@@ -696,7 +782,8 @@ static PyObject *py_summarize_segment(PyObject *self, PyObject *args) {
         int rc;
         if (count > re - rp) rc = -1;
         else if (is_control) rc = summarize_control(rp, re, count, base_offset, base_ts, has_lat, max_ts, &t);
-        else rc = summarize_records(rp, re, count, base_offset, base_ts, has_lat, max_ts, mode, slow, &t);
+        else rc = summarize_records(rp, re, count, base_offset, base_ts, has_lat, max_ts, mode, slow,
+                                    (int64_t)base_position + i, &t);
         Py_XDECREF(plain);
         if (rc == -2) goto error;
         if (rc == -1) {
@@ -1729,6 +1816,175 @@ error:
     return NULL;
 }
 
+/* ------------------------------------------------------------------ resynchronisation */
+/*
+ * resync_v2(data, i, limit, max_message_size) -> (index | -1, crc_bytes)
+ *
+ * kgtool.codec.segment._resync in C (the pure-Python twin, _resync_py, finds the same index):
+ * the first index q in (i, limit) holding a v2 batch header that is plausible
+ * (v2_header_plausible) and lies within the data, whose CRC-32C checks out. crc_bytes: the
+ * bytes run through CRC-32C (tests bound it).
+ *
+ * Linear whatever the data: candidates are screened eight at a time on two bytes, then on the
+ * cheap header fields, and a candidate's CRC costs O(1) however long its span: a short span is
+ * checksummed directly; a long one from two prefix CRCs (crc32c_shift), a running one at the
+ * span's start (start positions only grow) and one at its end from checkpoints every
+ * RESYNC_STRIDE bytes, extended as far as some candidate's end needs (each byte once).
+ */
+
+#define RESYNC_DIRECT 256  /* spans up to this many bytes: CRC-32C directly */
+#define RESYNC_STRIDE 128  /* prefix-CRC checkpoint spacing */
+
+/* The header fields of a v2 batch at h (61 bytes readable) are ones Kafka writes: magic 2,
+ * length from the minimum (RECORD_BATCH_OVERHEAD - LOG_OVERHEAD = 49) to max_len
+ * (ByteBufferLogInputStream: "Record size %d exceeds the largest allowable message size"),
+ * base offset >= 0, partition leader epoch >= -1 (RecordBatch.NO_PARTITION_LEADER_EPOCH),
+ * attributes with a known codec (CompressionType.forId: 0-4) and none of the unused bits 7-15
+ * (DefaultRecordBatch), record count >= 0 ("Found invalid record count"). Twin of
+ * segment._v2_candidates and segment.implausible_header. */
+static inline int v2_header_plausible(const uint8_t *h, int64_t max_len) {
+    if (h[16] != 2 || (h[0] & 0x80) || h[21] != 0 || (h[22] & 0x80) || (h[22] & 0x07) > 4 || (h[57] & 0x80))
+        return 0;
+    int32_t length = be32(h + 8);
+    return length >= 49 && (int64_t)length <= max_len && be32(h + 12) >= -1;
+}
+
+typedef struct {
+    const uint8_t *b;
+    Py_ssize_t o;       /* origin: prefix CRCs are of b[o:k] */
+    Py_ssize_t pa;      /* running prefix: ca = crc32c(b[o:pa]) */
+    uint32_t ca;
+    uint32_t *ck;       /* ck[j] = crc32c(b[o : o + j * RESYNC_STRIDE]) */
+    Py_ssize_t nck, capck;
+    unsigned long long work;
+} prefix_t;
+
+/* crc32c(b[o:k]) for k at or after the last call's. */
+static inline uint32_t prefix_running(prefix_t *x, Py_ssize_t k) {
+    x->ca = crc32c_extend(x->ca, x->b + x->pa, (size_t)(k - x->pa));
+    x->work += (unsigned long long)(k - x->pa);
+    x->pa = k;
+    return x->ca;
+}
+
+/* crc32c(b[o:k]) for any k >= o; 0 ok, -1 out of memory. */
+static int prefix_at(prefix_t *x, Py_ssize_t k, uint32_t *out) {
+    Py_ssize_t j = (k - x->o) / RESYNC_STRIDE;
+    if (j >= x->nck) {
+        if (j >= x->capck) {
+            Py_ssize_t cap = x->capck ? x->capck : 1024;
+            while (cap <= j) cap *= 2;
+            uint32_t *c = (uint32_t *)realloc(x->ck, (size_t)cap * sizeof(uint32_t));
+            if (!c) return -1;
+            x->ck = c;
+            x->capck = cap;
+        }
+        if (x->nck == 0) x->ck[x->nck++] = 0;
+        while (x->nck <= j) {
+            const uint8_t *p = x->b + x->o + (x->nck - 1) * RESYNC_STRIDE;
+            x->ck[x->nck] = crc32c_extend(x->ck[x->nck - 1], p, RESYNC_STRIDE);
+            x->work += RESYNC_STRIDE;
+            x->nck++;
+        }
+    }
+    Py_ssize_t base = x->o + j * RESYNC_STRIDE;
+    *out = crc32c_extend(x->ck[j], x->b + base, (size_t)(k - base));
+    x->work += (unsigned long long)(k - base);
+    return 0;
+}
+
+/* Whether the batch at q (a candidate: v2_header_plausible) checks out: 1 yes, 0 no, -1 out of
+ * memory. */
+static int resync_check(prefix_t *x, Py_ssize_t n, Py_ssize_t q, int64_t max_len) {
+    const uint8_t *h = x->b + q;
+    if (!v2_header_plausible(h, max_len)) return 0;
+    int64_t size = (int64_t)be32(h + 8) + 12;
+    if (size > n - q) return 0;
+    uint32_t stored = (uint32_t)be32(h + 17), crc;
+    size_t span = (size_t)(size - 21);
+    if (span <= RESYNC_DIRECT) {
+        crc = crc32c_compute(h + 21, span);
+        x->work += span;
+    } else {
+        uint32_t head = prefix_running(x, q + 21), whole;
+        if (prefix_at(x, q + (Py_ssize_t)size, &whole)) return -1;
+        crc = whole ^ crc32c_shift(head, (uint32_t)span);
+    }
+    return crc == stored;
+}
+
+static inline uint64_t load64(const uint8_t *p) {
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+
+/* A nonzero byte lane where v has a zero byte (maybe extra lanes above a real one: a filter). */
+static inline uint64_t zero_lanes(uint64_t v) {
+    return (v - 0x0101010101010101ull) & ~v & 0x8080808080808080ull;
+}
+
+/* The index (or -1; -2 out of memory); see resync_v2 above. Eight positions at a time are
+ * screened on two bytes (magic 2, attributes' high byte 0) before anything else. */
+static Py_ssize_t resync_scan(const uint8_t *b, Py_ssize_t n, Py_ssize_t i, Py_ssize_t limit, int64_t max_len,
+                              unsigned long long *work) {
+    prefix_t x = {b, i + 1, i + 1, 0, NULL, 0, 0, 0}; /* every span starts after i + 1 */
+    Py_ssize_t found = -1;
+    Py_ssize_t qend = limit < n - 60 ? limit : n - 60; /* q < qend: q + 61 <= n */
+    Py_ssize_t q = i + 1;
+    while (q < qend) {
+        Py_ssize_t stop = qend - q >= 8 ? q + 8 : qend;
+        if (stop - q == 8 &&
+            !(zero_lanes(load64(b + q + 16) ^ 0x0202020202020202ull) & zero_lanes(load64(b + q + 21)))) {
+            q = stop;
+            continue;
+        }
+        for (; q < stop; q++) {
+            if (b[q + 16] != 2 || b[q + 21] != 0) continue;
+            int rc = resync_check(&x, n, q, max_len);
+            if (rc) {
+                found = rc > 0 ? q : -2;
+                goto done;
+            }
+        }
+    }
+done:
+    free(x.ck);
+    *work = x.work;
+    return found;
+}
+
+static PyObject *py_resync_v2(PyObject *self, PyObject *args) {
+    PyObject *data_obj;
+    Py_ssize_t i, limit;
+    long long max_len;
+    if (!PyArg_ParseTuple(args, "OnnL", &data_obj, &i, &limit, &max_len)) return NULL;
+    Py_buffer buf;
+    if (PyObject_GetBuffer(data_obj, &buf, PyBUF_SIMPLE)) return NULL;
+    Py_ssize_t n = buf.len;
+    if (i < -1) i = -1;
+    if (limit > n) limit = n;
+    if (xpow_init()) { PyBuffer_Release(&buf); return PyErr_NoMemory(); }
+    unsigned long long work = 0;
+    Py_ssize_t q = resync_scan((const uint8_t *)buf.buf, n, i, limit, (int64_t)max_len, &work);
+    PyBuffer_Release(&buf);
+    if (q == -2) return PyErr_NoMemory();
+    return Py_BuildValue("(nK)", q, work);
+}
+
+/* crc32c_shift(crc, n) -> crc * x^(8n) mod P: crc32c(a + b) == crc32c_shift(crc32c(a), len(b)) ^ crc32c(b). */
+static PyObject *py_crc32c_shift(PyObject *self, PyObject *args) {
+    unsigned long crc;
+    long long n;
+    if (!PyArg_ParseTuple(args, "kL", &crc, &n)) return NULL;
+    if (n < 0 || n > 0x7fffffffLL || crc > 0xffffffffUL) {
+        PyErr_SetString(PyExc_ValueError, "crc32c_shift: crc must fit 32 bits and n be in [0, 2**31)");
+        return NULL;
+    }
+    if (xpow_init()) return PyErr_NoMemory();
+    return PyLong_FromUnsignedLong(crc32c_shift((uint32_t)crc, (uint32_t)n));
+}
+
 static PyObject *py_crc32c(PyObject *self, PyObject *args) {
     Py_buffer buf;
     if (!PyArg_ParseTuple(args, "y*", &buf)) return NULL;
@@ -1743,6 +1999,8 @@ static PyMethodDef methods[] = {
     {"summarize_segment", py_summarize_segment, METH_VARARGS, "Summarize plain v2 batches from an index."},
     {"scan_markers", py_scan_markers, METH_VARARGS, "Transaction markers of a range, decoding only control batches."},
     {"crc32c", py_crc32c, METH_VARARGS, "CRC-32C (Castagnoli)."},
+    {"crc32c_shift", py_crc32c_shift, METH_VARARGS, "crc * x^(8n) mod the CRC-32C polynomial."},
+    {"resync_v2", py_resync_v2, METH_VARARGS, "The next plausible v2 batch whose CRC-32C checks out."},
     {NULL, NULL, 0, NULL},
 };
 

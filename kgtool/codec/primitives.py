@@ -59,9 +59,10 @@ def _make_crc32c_table() -> list[int]:
 _CRC32C_TABLE = _make_crc32c_table()
 
 
-def _crc32c_py(data: bytes | bytearray | memoryview) -> int:
-    """CRC-32C (Castagnoli, reflected polynomial 0x82F63B78): a table-driven reference."""
-    crc = 0xFFFFFFFF
+def _crc32c_py(data: bytes | bytearray | memoryview, value: int = 0) -> int:
+    """CRC-32C (Castagnoli, reflected polynomial 0x82F63B78): a table-driven reference;
+    ``value`` is the CRC of what comes before ``data`` (0: nothing)."""
+    crc = value ^ 0xFFFFFFFF
     table = _CRC32C_TABLE
     for b in bytes(data):
         crc = table[(crc ^ b) & 0xFF] ^ (crc >> 8)
@@ -73,6 +74,118 @@ def crc32c(data: bytes | bytearray | memoryview) -> int:
     if _crc32c_impl is not None:
         return _crc32c_impl(data)
     return _crc32c_py(data)
+
+
+_crc32c_continue = None  # crc32c(data, value), imported on first use (start-up time)
+
+
+def crc32c_extend(value: int, data: bytes | bytearray | memoryview) -> int:
+    """The CRC-32C of ``a + data`` given ``value``, the CRC-32C of ``a``."""
+    global _crc32c_continue
+    if _crc32c_continue is None:
+        try:  # the crc32c package continues from a value; kgtool's extension does not
+            from crc32c import crc32c as _crc32c_continue  # type: ignore[import-not-found]
+        except ImportError:  # pragma: no cover - exercised by tests through _crc32c_py directly
+            _crc32c_continue = _crc32c_py
+    return _crc32c_continue(data, value)
+
+
+def crc32c_extender():
+    """``f(data, value)``, the function behind :func:`crc32c_extend` (for tight loops)."""
+    crc32c_extend(0, b"")
+    return _crc32c_continue
+
+
+# CRC-32C arithmetic. CRC-32C is linear: crc(a + b) = crc(a) * x^(8 len(b)) ^ crc(b) modulo the
+# Castagnoli polynomial (zlib's crc32_combine), so the CRC of any span follows from two prefix
+# CRCs with two multiplications, whatever its length. Polynomials are bit-reflected as in the
+# CRC register (bit 31 is x^0). Twin of _speedups' gf_mul / crc32c_shift.
+
+_CRC32C_POLY = 0x82F63B78
+_XPOW_LO: list[int] = []  # x^(8k), k < 65536
+_XPOW_HI: list[int] = []  # x^(8 * 65536 * k), as far as needed
+
+
+def gf_mul(a: int, b: int) -> int:
+    """``a * b`` modulo the CRC-32C polynomial (32-bit reflected operands)."""
+    # The carry-less product, shifted to put x^0 at bit 63, is hi (x^0..x^31) + lo * x^32;
+    # four zero bytes through the CRC register turn lo into lo * x^32 mod P.
+    p = 0
+    while a:
+        low = a & -a
+        p ^= b * low
+        a ^= low
+    p <<= 1
+    v = p & 0xFFFFFFFF
+    table = _CRC32C_TABLE
+    v = (v >> 8) ^ table[v & 0xFF]
+    v = (v >> 8) ^ table[v & 0xFF]
+    v = (v >> 8) ^ table[v & 0xFF]
+    v = (v >> 8) ^ table[v & 0xFF]
+    return (p >> 32) ^ v
+
+
+def crc32c_shift(crc: int, n: int) -> int:
+    """``crc * x^(8n)``: ``crc32c(a + b) == crc32c_shift(crc32c(a), len(b)) ^ crc32c(b)``
+    (``0 <= n < 2**31``)."""
+    if not _XPOW_LO:
+        v = 1 << 31
+        table = _CRC32C_TABLE
+        lo = []
+        for _ in range(65536):
+            lo.append(v)
+            v = (v >> 8) ^ table[v & 0xFF]  # one zero byte: times x^8
+        _XPOW_HI.extend((1 << 31, v))
+        _XPOW_LO.extend(lo)
+    hi = n >> 16
+    while len(_XPOW_HI) <= hi:
+        _XPOW_HI.append(gf_mul(_XPOW_HI[-1], _XPOW_HI[1]))
+    w = _XPOW_LO[n & 0xFFFF]
+    if hi:
+        w = gf_mul(w, _XPOW_HI[hi])
+    return gf_mul(w, crc)
+
+
+def _xpow_tables():
+    crc32c_shift(0, 0)  # builds _XPOW_LO
+    import numpy as np
+
+    return np.array(_XPOW_LO, np.uint64), np.array(_CRC32C_TABLE, np.uint64)
+
+
+def _gf_mul_many(a, b, table):
+    """gf_mul over NumPy uint64 arrays (32-bit values)."""
+    p = (b << 0) & 0
+    for k in range(32):
+        p ^= (b << k) & (0 - ((a >> k) & 1))
+    p <<= 1
+    v = p & 0xFFFFFFFF
+    for _ in range(4):
+        v = (v >> 8) ^ table[v & 0xFF]
+    return (p >> 32) ^ v
+
+
+_XPOW_NP: list = []
+
+
+def crc32c_shift_many(crcs, ns):
+    """:func:`crc32c_shift` over NumPy arrays (``crcs`` and ``ns`` uint64, ``ns < 2**31``)."""
+    import numpy as np
+
+    if not _XPOW_NP:
+        _XPOW_NP.extend(_xpow_tables())
+    lo, table = _XPOW_NP[:2]
+    hi = ns >> 16
+    w = lo[ns & 0xFFFF]
+    far = np.flatnonzero(hi)
+    if far.size:
+        top = int(hi[far].max())
+        if len(_XPOW_NP) == 2 or len(_XPOW_NP[2]) <= top:
+            while len(_XPOW_HI) <= top:
+                _XPOW_HI.append(gf_mul(_XPOW_HI[-1], _XPOW_HI[1]))
+            _XPOW_NP[2:] = [np.array(_XPOW_HI, np.uint64)]
+        w[far] = _gf_mul_many(w[far], _XPOW_NP[2][hi[far]], table)
+    return _gf_mul_many(w, crcs, table)
 
 
 def crc32(data: bytes | bytearray | memoryview) -> int:

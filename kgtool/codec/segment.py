@@ -13,7 +13,17 @@ that chain and separates, as ``DumpLogSegments`` does, three outcomes:
   ``crc_mismatch`` / ``malformed`` / ``unsupported``, skipped, and scanning continues after it;
 - a header that cannot be trusted (length below the minimum, or beyond the data while more
   than a tail): ``corrupt``; the scanner resynchronises on the next position that holds a
-  v2 batch with a valid CRC, and reports the bytes in between.
+  plausible v2 batch header with a valid CRC, and reports the bytes in between.
+
+A partial entry at the end is a truncated tail only when its header is one Kafka could have
+written, checked in the order of ``ByteBufferLogInputStream.nextBatchSize`` /
+``FileLogInputStream.nextBatch``: a length of at least ``RECORD_OVERHEAD_V0`` and at most the
+largest message size (``max_message_size``, DumpLogSegments' ``--max-message-size``: "Record
+size %d exceeds the largest allowable message size"), magic 0, 1 or 2 ("Invalid magic found
+in record"), and the other header fields present sane (:func:`implausible_header`). Anything
+else running past the end (a file of random bytes claiming a 900 MB batch) is ``corrupt``.
+
+Resynchronisation is linear in the bytes scanned, whatever they hold (see :func:`_resync`).
 
 Every byte of the range is accounted for: decoded batches plus problems cover it exactly.
 """
@@ -24,26 +34,43 @@ import mmap
 import os
 import struct
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
+from kgtool.codec import batch as _batch
 from kgtool.codec import compression as _comp
 from kgtool.codec.batch import (  # noqa: I001
     ATTRIBUTES_OFFSET,
+    CRC_OFFSET,
     LOG_OVERHEAD,
     MAGIC_OFFSET,
+    PARTITION_LEADER_EPOCH_OFFSET,
     RECORD_BATCH_OVERHEAD,
+    RECORDS_COUNT_OFFSET,
     CrcMismatch,
     decode_batch_v2,
 )
 from kgtool.codec.legacy import RECORD_OVERHEAD_V0, decode_legacy_entry
 from kgtool.codec.model import RecordBatch, ScanProblem
-from kgtool.codec.primitives import crc32c
+from kgtool.codec.primitives import crc32c_extend, crc32c_extender, crc32c_shift, crc32c_shift_many
 from kgtool.errors import DecodeError
 from kgtool.inputs import input_error
+
+if TYPE_CHECKING:
+    import numpy as np  # imported when a resynchronisation needs it (start-up time)
 
 #: Offset + Length + PartitionLeaderEpoch/CRC + Magic: ``Records.HEADER_SIZE_UP_TO_MAGIC``.
 HEADER_SIZE_UP_TO_MAGIC = MAGIC_OFFSET + 1
 
+#: The largest entry length (the ``Length`` field) believed without a CRC: a partial entry at
+#: the end claiming more is damage, not a tail, and resynchronisation lands only on batches up
+#: to it. DumpLogSegments' ``--max-message-size`` default (5 MiB); the broker's own limit,
+#: ``message.max.bytes``, is 1 MiB + 12 by default (raise this with it).
+DEFAULT_MAX_MESSAGE_SIZE = 5 * 1024 * 1024
+
 _OFFSET_SIZE = struct.Struct(">qi")
+_INT32 = struct.Struct(">i")
+_UINT32 = struct.Struct(">I")
+_INT16 = struct.Struct(">h")
 _RESYNC_WINDOW = 64 * 1024 * 1024
 
 
@@ -105,31 +132,225 @@ class PageReleaser:
         self.done = upto
 
 
-def _find(data, needle: bytes, lo: int, hi: int) -> int:
-    if hasattr(data, "find"):
-        return data.find(needle, lo, hi)
-    j = bytes(memoryview(data)[lo:hi]).find(needle)  # a memoryview: search a copy of the window
-    return -1 if j < 0 else lo + j
+def implausible_header(data, i: int, available: int, max_message_size: int) -> tuple[str, str] | None:
+    """Why the entry header at index ``i`` (``available`` bytes of it readable, at least
+    ``LOG_OVERHEAD``) is not one Kafka writes, as ``(field, reason)``; None when it is.
+
+    Checked in Kafka's order (``ByteBufferLogInputStream.nextBatchSize``): the length against
+    the largest message size, then the magic ("Invalid magic found in record"); then the
+    fields Kafka never writes out of range: a negative offset, a v2 partition leader epoch
+    below -1 (``NO_PARTITION_LEADER_EPOCH``), attributes with an unknown codec
+    (``CompressionType.forId``; zstd only with magic 2) or unused bits set, a negative v2
+    record count. The length's lower bounds are the caller's (they come first).
+    """
+    base_offset, length = _OFFSET_SIZE.unpack_from(data, i)
+    if length > max_message_size:
+        return "batch_length", f"length {length} exceeds the largest message size {max_message_size}"
+    magic = data[i + MAGIC_OFFSET] if available > MAGIC_OFFSET else None
+    if magic is not None and magic > 2:
+        return "magic", f"magic {magic} is not 0, 1 or 2"
+    if base_offset < 0:
+        return "base_offset", f"offset {base_offset} is negative"
+    if magic is None:
+        return None
+    if magic == 2:
+        (epoch,) = _INT32.unpack_from(data, i + PARTITION_LEADER_EPOCH_OFFSET)
+        if epoch < -1:
+            return "partition_leader_epoch", f"partition leader epoch {epoch} is below -1"
+        if available >= ATTRIBUTES_OFFSET + 2:
+            (attributes,) = _INT16.unpack_from(data, i + ATTRIBUTES_OFFSET)
+            if attributes & 0xFF80:
+                return "attributes", f"attributes 0x{attributes & 0xFFFF:04x} set unused bits (7-15)"
+            if attributes & 0x07 > 4:
+                return "attributes", f"compression codec {attributes & 0x07} is unknown"
+        if available >= RECORDS_COUNT_OFFSET + 4:
+            (count,) = _INT32.unpack_from(data, i + RECORDS_COUNT_OFFSET)
+            if count < 0:
+                return "record_count", f"record count {count} is negative"
+    elif available > MAGIC_OFFSET + 1:
+        attributes = data[i + MAGIC_OFFSET + 1]  # LegacyRecord: crc, magic, attributes
+        if attributes & (0xF0 if magic == 1 else 0xF8):  # bit 3: timestamp type, v1 only
+            return "attributes", f"attributes 0x{attributes:02x} set unused bits for magic {magic}"
+        if attributes & 0x07 > 3:
+            return "attributes", f"compression codec {attributes & 0x07} is not one of magic {magic}'s (0-3)"
+    return None
 
 
-def _resync(data, i: int, n: int) -> int:
-    """The next index after ``i`` (within a 64 MiB window) holding a v2 batch whose CRC-32C
-    checks out, or -1."""
+# Resynchronisation: the next index holding a plausible v2 batch (implausible_header finds
+# nothing wrong with its 61-byte header, its length is at least the minimum and within the
+# data) whose CRC-32C checks out. _speedups.resync_v2 is the C twin (the same index, tested).
+#
+# Linear in the bytes scanned whatever they hold (a file where every byte starts a header
+# claiming megabytes used to cost bytes x claimed length): candidates come from a vectorised
+# filter on the cheap header fields, and a candidate's CRC costs O(1) however long its span,
+# from two prefix CRCs and CRC-32C's linearity (primitives.crc32c_shift), a running one at the
+# span's start and one at its end from checkpoints (each byte hashed once).
+
+_PY_DIRECT = 4096  # spans up to this many bytes: CRC-32C directly (a few candidates)
+_PY_STRIDE = 1024  # prefix-CRC checkpoint spacing
+
+
+class _PrefixCrc:
+    """CRC-32C of ``mv[origin:k]``, for the span start (k only grows) and for any k."""
+
+    __slots__ = ("mv", "origin", "k", "crc", "checkpoints", "work")
+
+    def __init__(self, mv: memoryview, origin: int) -> None:
+        self.mv = mv
+        self.origin = origin
+        self.k = origin
+        self.crc = 0
+        self.checkpoints = [0]  # CRC-32C of mv[origin:origin + j * _PY_STRIDE]
+        self.work = 0  # bytes hashed
+
+    def running(self, k: int) -> int:
+        self.crc = crc32c_extend(self.crc, self.mv[self.k:k])
+        self.work += k - self.k
+        self.k = k
+        return self.crc
+
+    def at(self, k: int) -> int:
+        ck = self.checkpoints
+        j = (k - self.origin) // _PY_STRIDE
+        while len(ck) <= j:
+            base = self.origin + (len(ck) - 1) * _PY_STRIDE
+            ck.append(crc32c_extend(ck[-1], self.mv[base:base + _PY_STRIDE]))
+            self.work += _PY_STRIDE
+        base = self.origin + j * _PY_STRIDE
+        self.work += k - base
+        return crc32c_extend(ck[j], self.mv[base:k])
+
+    def running_many(self, ks: list[int]) -> list[int]:
+        """``running`` for each of ``ks`` (ascending)."""
+        f, mv, k0, crc = crc32c_extender(), self.mv, self.k, self.crc
+        out = []
+        for k in ks:
+            crc = f(mv[k0:k], crc)
+            out.append(crc)
+            k0 = k
+        self.work += k0 - self.k
+        self.k, self.crc = k0, crc
+        return out
+
+    def at_many(self, ks: np.ndarray) -> list[int]:
+        """``at`` for each of ``ks`` (an int64 array, any order)."""
+        if not len(ks):
+            return []
+        self.at(int(ks.max()))  # the checkpoints as far as needed
+        j = (ks - self.origin) // _PY_STRIDE
+        bases = self.origin + j * _PY_STRIDE
+        self.work += int((ks - bases).sum())
+        f, mv, ck = crc32c_extender(), self.mv, self.checkpoints
+        return [f(mv[b:k], ck[c]) for b, k, c in zip(bases.tolist(), ks.tolist(), j.tolist())]
+
+
+def _be32(a: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """The int32 (big-endian, signed) at each index of ``at``."""
+    import numpy as np
+
+    v = a[at].astype(np.int64) << 24
+    v |= a[at + 1].astype(np.int64) << 16
+    v |= a[at + 2].astype(np.int64) << 8
+    v |= a[at + 3]
+    return v - ((v >> 31) << 32)
+
+
+def _v2_candidates(mv: memoryview, s: int, e: int, n: int, max_message_size: int) -> np.ndarray:
+    """The indexes q in [s, e) whose 61 bytes (all within the data) are a plausible v2 batch
+    header within the data: implausible_header's checks on every index at once."""
+    import numpy as np
+
+    a = np.frombuffer(mv[s:min(n, e + RECORD_BATCH_OVERHEAD - 1)], np.uint8)
+    w = e - s
+
+    def field(offset: int) -> np.ndarray:  # the byte at q + offset, for every q in [s, e)
+        return a[offset:offset + w]
+
+    ok = field(MAGIC_OFFSET) == 2
+    ok &= field(ATTRIBUTES_OFFSET) == 0
+    ok &= field(0) < 0x80
+    flags = field(ATTRIBUTES_OFFSET + 1)
+    ok &= (flags & 0x87) <= 4  # bit 7 clear, codec 0-4
+    ok &= field(RECORDS_COUNT_OFFSET) < 0x80
+    r = np.flatnonzero(ok)
+    if r.size:
+        length = _be32(a, r + LOG_OVERHEAD - 4)
+        r = r[(length >= RECORD_BATCH_OVERHEAD - LOG_OVERHEAD) & (length <= max_message_size)
+              & (length + LOG_OVERHEAD <= n - s - r) & (_be32(a, r + PARTITION_LEADER_EPOCH_OFFSET) >= -1)]
+    return r + s
+
+
+def _first_valid(mv: memoryview, qs: np.ndarray, prefix: _PrefixCrc) -> int:
+    """The first of the candidate indexes ``qs`` whose CRC-32C checks out, or -1."""
+    import numpy as np
+
+    if len(qs) < 64:
+        for q in qs.tolist():
+            (length,) = _INT32.unpack_from(mv, q + LOG_OVERHEAD - 4)
+            (stored,) = _UINT32.unpack_from(mv, q + CRC_OFFSET)
+            b = q + length + LOG_OVERHEAD
+            span = b - q - ATTRIBUTES_OFFSET
+            if span <= _PY_DIRECT:
+                crc = crc32c_extend(0, mv[q + ATTRIBUTES_OFFSET:b])
+                prefix.work += span
+            else:
+                crc = prefix.at(b) ^ crc32c_shift(prefix.running(q + ATTRIBUTES_OFFSET), span)
+            if crc == stored:
+                return q
+        return -1
+    # Many candidates (a file built to pass the cheap checks): every span from prefix CRCs,
+    # the multiplications vectorised.
+    a = np.frombuffer(mv, np.uint8)
+    length = _be32(a, qs + LOG_OVERHEAD - 4)
+    stored = _be32(a, qs + CRC_OFFSET) & 0xFFFFFFFF
+    del a
+    head = np.array(prefix.running_many((qs + ATTRIBUTES_OFFSET).tolist()), np.uint64)
+    whole = np.array(prefix.at_many(qs + length + LOG_OVERHEAD), np.uint64)
+    spans = (length + LOG_OVERHEAD - ATTRIBUTES_OFFSET).astype(np.uint64)
+    hit = np.flatnonzero((whole ^ crc32c_shift_many(head, spans)) == stored.astype(np.uint64))
+    return int(qs[hit[0]]) if hit.size else -1
+
+
+def _resync_py(data, i: int, limit: int, max_message_size: int) -> tuple[int, int]:
+    """Pure-Python twin of ``_speedups.resync_v2``: (the first index in (i, limit) holding a
+    plausible v2 batch whose CRC-32C checks out, or -1; bytes hashed)."""
+    n = len(data)
+    end = min(limit, n - RECORD_BATCH_OVERHEAD + 1)  # q + 61 <= n
+    with memoryview(data) as mv:
+        prefix = _PrefixCrc(mv, i + 1)  # every span starts after i + 1
+        s = i + 1
+        step = 1 << 12
+        while s < end:
+            e = min(end, s + step)
+            qs = _v2_candidates(mv, s, e, n, max_message_size)
+            if qs.size:
+                q = _first_valid(mv, qs, prefix)
+                if q >= 0:
+                    return q, prefix.work
+            s = e
+            step = min(step * 4, 1 << 20)
+        return -1, prefix.work
+
+
+def _resync(data, i: int, n: int, max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE) -> tuple[int, bool]:
+    """Where scanning goes on after the untrustworthy header at index ``i``: ``(index, True)``,
+    the next plausible v2 batch whose CRC checks out within a 64 MiB window; else
+    ``(end of the window, False)``."""
     limit = min(n, i + _RESYNC_WINDOW)
-    q = i + 1
-    while True:
-        m = _find(data, b"\x02", q + MAGIC_OFFSET, limit + MAGIC_OFFSET)
-        if m < 0:
-            return -1
-        q = m - MAGIC_OFFSET
-        if q + RECORD_BATCH_OVERHEAD <= n:
-            _off, length = _OFFSET_SIZE.unpack_from(data, q)
-            size = length + LOG_OVERHEAD
-            if RECORD_BATCH_OVERHEAD <= size <= n - q:
-                (stored,) = struct.unpack_from(">I", data, q + MAGIC_OFFSET + 1)
-                if crc32c(memoryview(data)[q + ATTRIBUTES_OFFSET:q + size]) == stored:
-                    return q
-        q += 1
+    resync_v2 = getattr(_batch._speedups, "resync_v2", None)
+    if resync_v2 is not None:
+        q = resync_v2(data, i, limit, max_message_size)[0]
+    else:
+        q = _resync_py(data, i, limit, max_message_size)[0]
+    return (q, True) if q >= 0 else (limit, False)
+
+
+def _skipped(found: bool, nxt: int, i: int, n: int) -> str:
+    if found:
+        return f"skipped {nxt - i} bytes to the next valid batch"
+    if nxt >= n:
+        return f"no valid batch after it: skipped the remaining {nxt - i} bytes"
+    return f"no valid batch in the next {nxt - i} bytes: skipped them"
 
 
 def align_chain(data, lo: int, base_position: int = 0, chain_from: int | None = None) -> int:
@@ -162,6 +383,7 @@ def scan_segment(
     chain_from: int | None = None,
     max_decompressed_size: int = _comp.DEFAULT_MAX_DECOMPRESSED,
     record_sink=None,
+    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
 ) -> Iterator[RecordBatch | ScanProblem]:
     """Yield the batches (and the problems) whose start position is in ``[start, end)``.
 
@@ -180,6 +402,9 @@ def scan_segment(
             ``start`` is itself a batch boundary (``--start-position``).
         max_decompressed_size: decompression bomb guard per batch.
         record_sink: passed to :func:`~kgtool.codec.batch.decode_batch_v2` (summaries).
+        max_message_size: the largest entry length believed without a CRC (a partial entry
+            at the end claiming more is ``corrupt``, not a truncated tail; resynchronisation
+            lands only on batches up to it). Entries wholly within the data may be larger.
 
     Yields:
         :class:`RecordBatch` and :class:`ScanProblem` in position order; together they cover
@@ -194,45 +419,51 @@ def scan_segment(
         releaser.advance(i)
         position = base_position + i
         remaining = n - i
-        if remaining < HEADER_SIZE_UP_TO_MAGIC:
+        if remaining < LOG_OVERHEAD:
             if _is_zero(data, i, n):
                 yield _problem("padding", source, position, remaining,
                                f"{remaining} zero bytes at the end (preallocated, never written)")
             else:
                 yield _problem("truncated", source, position, remaining,
                                f"partial entry at the end: {remaining} bytes, fewer than the "
-                               f"{HEADER_SIZE_UP_TO_MAGIC}-byte header")
+                               f"{LOG_OVERHEAD}-byte offset and length")
             return
         base_offset, length = _OFFSET_SIZE.unpack_from(data, i)
-        magic = data[i + MAGIC_OFFSET]
+        magic = data[i + MAGIC_OFFSET] if remaining > MAGIC_OFFSET else None
         if base_offset == 0 and length == 0 and _is_zero(data, i, n):
             yield _problem("padding", source, position, remaining,
                            f"{remaining} zero bytes at the end (preallocated, never written)")
             return
         size = length + LOG_OVERHEAD
-        if length < RECORD_OVERHEAD_V0 or (magic <= 2 and size < _min_size(magic)):
+        minimum = RECORD_OVERHEAD_V0 + LOG_OVERHEAD if magic is None or magic > 2 else _min_size(magic)
+        if length < RECORD_OVERHEAD_V0 or size < minimum:
             # FileLogInputStream: "Found record size N smaller than minimum record overhead"
-            nxt = _resync(data, i, n)
-            if nxt < 0:
-                nxt = min(n, i + _RESYNC_WINDOW)
+            nxt, found = _resync(data, i, n, max_message_size)
+            of = "" if magic is None else f" for magic {magic}"
             yield _problem("corrupt", source, position, nxt - i,
-                           f"entry length {length} is smaller than the minimum "
-                           f"{(_min_size(magic) if magic <= 2 else LOG_OVERHEAD + RECORD_OVERHEAD_V0) - LOG_OVERHEAD}"
-                           f" for magic {magic}; skipped {nxt - i} bytes to the next valid batch"
-                           if nxt < n else
-                           f"entry length {length} is smaller than the minimum for magic {magic}; "
-                           f"no valid batch after it: skipped the remaining {nxt - i} bytes",
+                           f"entry length {length} is smaller than the minimum {minimum - LOG_OVERHEAD}{of}; "
+                           f"{_skipped(found, nxt, i, n)}",
                            context=f"batch@{position}.batch_length", base_offset=base_offset)
             i = nxt
             continue
         if size > remaining:
-            nxt = _resync(data, i, n)
-            if nxt >= 0:
+            nxt, found = _resync(data, i, n, max_message_size)
+            if found:
                 # A valid batch follows: this length is damage, not the end of the data.
                 yield _problem("corrupt", source, position, nxt - i,
                                f"entry length {length} runs past the end of the data, but a valid batch "
                                f"starts at byte {base_position + nxt}; skipped {nxt - i} bytes",
                                context=f"batch@{position}.batch_length", base_offset=base_offset)
+                i = nxt
+                continue
+            why = implausible_header(data, i, remaining, max_message_size)
+            if why is not None:
+                # Not a header Kafka writes: random bytes, not the tail of an active segment.
+                yield _problem("corrupt", source, position, nxt - i,
+                               f"entry of {size} bytes (length {length}) runs past the end of the data "
+                               f"({remaining} bytes remain) and is not a partial batch: its {why[1]}; "
+                               f"{_skipped(found, nxt, i, n)}",
+                               context=f"batch@{position}.{why[0]}", base_offset=base_offset)
                 i = nxt
                 continue
             yield _problem("truncated", source, position, remaining,

@@ -20,7 +20,7 @@ from typing import Any
 from kgtool.codec import batch as _batch
 from kgtool.codec import compression as _comp
 from kgtool.codec.model import RecordBatch, ScanProblem
-from kgtool.codec.segment import PageReleaser, align_chain, scan_segment
+from kgtool.codec.segment import DEFAULT_MAX_MESSAGE_SIZE, PageReleaser, align_chain, scan_segment
 from kgtool.errors import DecodeError
 
 #: Problems that are the end of the data rather than damage inside it.
@@ -255,6 +255,7 @@ def summarize_segment(
     max_decompressed_size: int = _comp.DEFAULT_MAX_DECOMPRESSED,
     progress: Callable[[int], None] | None = None,
     use_speedups: bool = True,
+    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
 ) -> ScanSummary:
     """Decode the range like :func:`scan_segment` and count everything.
 
@@ -266,6 +267,7 @@ def summarize_segment(
             give it when ``payload`` is the ``__consumer_offsets`` decoder.
         progress: called with the absolute position reached, now and then.
         use_speedups: False forces the general path (tests compare both).
+        max_message_size: as :func:`~kgtool.codec.segment.scan_segment`.
 
     Returns:
         The :class:`ScanSummary`; ``bytes_decoded + bytes_skipped + bytes_truncated`` equals
@@ -288,12 +290,14 @@ def summarize_segment(
     pending: list = []
 
     def drain_slow() -> None:
-        for off, k, v in slow:
-            summary.add_payload(off, k, v, payload)
+        # (offset, key, value, batch position): the C walk hands back the records whose
+        # payload Python decodes, with their batch, so messages read as on the Python path.
+        for off, k, v, position in slow:
+            summary.add_payload(off, k, v, payload, position)
         slow.clear()
 
     def sink(buf, rstart, rend, count, base_offset, base_ts, lat, b) -> bool:
-        st = sp.summarize_records_v2(buf, rstart, rend, count, base_offset, base_ts, lat, mode, slow)
+        st = sp.summarize_records_v2(buf, rstart, rend, count, base_offset, base_ts, lat, mode, slow, b.position)
         if st is None:
             return False
         pending.append(st)
@@ -315,7 +319,7 @@ def summarize_segment(
         return item.end_position - base_position
 
     common = dict(source=source, verify_crc=verify_crc, base_position=base_position,
-                  max_decompressed_size=max_decompressed_size)
+                  max_decompressed_size=max_decompressed_size, max_message_size=max_message_size)
     step = 8 << 20
     next_progress = i + step
     releaser = PageReleaser(data, i)
@@ -329,7 +333,7 @@ def summarize_segment(
     else:
         while i < hi:
             # Plain v2 batches, in C, as far as it goes (it stops before anything else).
-            j, st = sp.summarize_segment(data, i, min(hi, i + step), verify_crc, mode, slow,
+            j, st = sp.summarize_segment(data, i, min(hi, i + step), base_position, verify_crc, mode, slow,
                                          summary.producers, decompress)
             summary.add_c_stats(st, kinds)
             drain_slow()

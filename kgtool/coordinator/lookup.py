@@ -87,19 +87,31 @@ def resolve_partition_count(
             f"{description.source}: describes topic {description.topic!r}, but "
             f"{kind.field_name.replace('_', ' ')}s are served by {kind.topic!r}"
         )
+    count = partition_count(partitions, description)
+    return kind.default_partitions if count is None else count
+
+
+def partition_count(partitions: int | None, description: TopicDescription | None, option: str = "--partitions") -> int | None:
+    """The option's count, checked against the description; else the description's
+    ``PartitionCount`` (or its highest partition + 1); None when neither gives one.
+
+    Raises:
+        UsageError: a count that is not a positive int32, or one that contradicts the description.
+    """
     if partitions is not None:
-        check_partition_count(partitions)
+        check_partition_count(partitions, option)
         if description is not None and description.partition_count not in (None, partitions):
             raise UsageError(
-                f"--partitions {partitions} contradicts {description.source}, which says "
+                f"{option} {partitions} contradicts {description.source}, which says "
                 f"PartitionCount: {description.partition_count}"
             )
         return partitions
     if description is not None:
         if description.partition_count is not None:
             return check_partition_count(description.partition_count, "PartitionCount")
-        return max(description.leaders) + 1 if description.leaders else kind.default_partitions
-    return kind.default_partitions
+        if description.leaders:
+            return check_partition_count(max(description.leaders) + 1, f"{description.source}: partition count")
+    return None
 
 
 def locate(
@@ -142,19 +154,26 @@ def locate(
         # Only the partitions ids land on are looked up: a count of 2**31 - 1 needs no table.
         hit = parts.tolist()
         result.coordinators = list(map(description.leaders.get, hit))
-        missing = sorted({p for p in set(hit) if p not in description.leaders})
-        if missing:
-            shown = ", ".join(map(str, missing[:10])) + (" ..." if len(missing) > 10 else "")
-            result.warnings.append(
-                f"{description.source}: no leader listed for partition(s) {shown}"
+        result.warnings.extend(
+            leader_warnings(
+                description, set(hit), "their groups have no coordinator right now (COORDINATOR_NOT_AVAILABLE)"
             )
-        leaderless = sorted(p for p in set(hit) if p in description.leaders and description.leaders[p] is None)
-        if leaderless:
-            result.warnings.append(
-                f"partition(s) {', '.join(map(str, leaderless[:10]))} have no leader: "
-                "their groups have no coordinator right now (COORDINATOR_NOT_AVAILABLE)"
-            )
+        )
     return result
+
+
+def leader_warnings(description: TopicDescription, used: set[int], leaderless_effect: str) -> list[str]:
+    """Warnings about the partitions in ``used`` that the description lists without a leader,
+    or does not list; ``leaderless_effect`` says what a missing leader means for the user."""
+    warnings = []
+    missing = sorted(p for p in used if p not in description.leaders)
+    if missing:
+        shown = ", ".join(map(str, missing[:10])) + (" ..." if len(missing) > 10 else "")
+        warnings.append(f"{description.source}: no leader listed for partition(s) {shown}")
+    leaderless = sorted(p for p in used if p in description.leaders and description.leaders[p] is None)
+    if leaderless:
+        warnings.append(f"partition(s) {', '.join(map(str, leaderless[:10]))} have no leader: {leaderless_effect}")
+    return warnings
 
 
 @dataclass
@@ -181,14 +200,31 @@ def histogram(
         UsageError: more partitions than ``max_partitions`` (the histogram has a row for each).
     """
     n = lookup.num_partitions
-    if max_partitions is not None and n > max_partitions:
+    check_histogram_size(n, max_partitions, lookup.topic)
+    counts = np.bincount(lookup.partitions, minlength=n) if len(lookup.partitions) else np.zeros(n, dtype=np.int64)
+    return histogram_of_counts(lookup.topic, counts, description)
+
+
+def check_histogram_size(num_partitions: int, max_partitions: int | None, topic: str | None) -> None:
+    """Refuse a histogram of more than ``max_partitions`` rows (one per partition).
+
+    Raises:
+        UsageError: naming --max-partitions.
+    """
+    if max_partitions is not None and num_partitions > max_partitions:
+        of = f" of {topic}" if topic else ""
         raise UsageError(
-            f"--histogram lists every partition: {n:,} partitions of {lookup.topic} are more than "
+            f"--histogram lists every partition: {num_partitions:,} partitions{of} are more than "
             f"--max-partitions {max_partitions:,} (raise it if this machine has the memory)"
         )
-    counts = np.bincount(lookup.partitions, minlength=n) if len(lookup.partitions) else np.zeros(n, dtype=np.int64)
+
+
+def histogram_of_counts(topic: str, counts: np.ndarray, description: TopicDescription | None) -> Histogram:
+    """A :class:`Histogram` from ``counts[p]``, the ids (or keys) on each partition ``p``."""
+    n = len(counts)
+    counts = np.asarray(counts, dtype=np.int64)
     leaders = [description.leaders.get(p) for p in range(n)] if description is not None else [None] * n
-    per_partition = [(p, int(counts[p]), leaders[p]) for p in range(n)]
+    per_partition = [(p, c, leaders[p]) for p, c in enumerate(counts.tolist())]
     per_broker = None
     if description is not None:
         by_broker: dict[int | None, list[int]] = {}
@@ -201,7 +237,7 @@ def histogram(
             key=lambda t: (t[0] is None, t[0] if t[0] is not None else 0),
         )
     return Histogram(
-        topic=lookup.topic,
+        topic=topic,
         num_partitions=n,
         total=int(counts.sum()),
         per_partition=per_partition,

@@ -4,15 +4,16 @@
  * The twin of kgtool/offsets/store.py `_replay_commits_py` / `_apply_py` (same state, same
  * outputs, same events; the tests run both). Optional: without it the Python loop runs.
  *
- *   replay_commits(lo, hi, source, k, g, key, record_offset, position, timestamp, producer_id,
- *                  version, offset, leader_epoch, commit_ts, expire_ts,
+ *   replay_commits(lo, hi, source, serial, k, g, key, record_offset, position, timestamp, producer_id,
+ *                  version, offset, leader_epoch, commit_ts, expire_ts, metadata,
  *                  out_generation, out_protocol, out_state, out_owners, out_effective,
  *                  out_effective_at, out_note, out_txn_result, out_txn_marker, out_token,
  *                  events) -> number of events
  *
  * k: int64[n_keys, K_FIELDS] and g: int64[n_groups, G_FIELDS] (the column order of K_FIELDS
  * and G_FIELDS in store.py, checked at import by store.py against FIELDS below); inputs are
- * int64 arrays; outputs as CommitOutputs; events int64[capacity, EV_WIDTH] with capacity >=
+ * int64 arrays except metadata (int32 codes into the chunk's dictionary, stored with the chunk's
+ * serial: Store.settle_metadata resolves them after the chunk); outputs as CommitOutputs; events int64[capacity, EV_WIDTH] with capacity >=
  * hi - lo + 1 (at most one event per commit... except the epoch event, so 2 per commit: the
  * caller gives hi - lo + 16 rows and this function stops early if they run out).
  *
@@ -32,7 +33,7 @@ enum {
     K_GID, K_OWNERS, K_ORPHAN, K_MOVED, K_ST_HAS, K_ST_OFFSET, K_ST_RECORD, K_ST_POSITION, K_ST_SOURCE,
     K_ST_TIMESTAMP, K_ST_GENERATION, K_ST_COMMIT_TS, K_ST_EXPIRE_TS, K_MAX_EPOCH, K_TOP_HAS, K_TOP_OFFSET,
     K_TOP_GENERATION, K_TOP_RECORD, K_TOP_POSITION, K_TOP_SOURCE, K_LAST_REMOVAL, K_PENDING, K_TXN_RECORD,
-    K_N
+    K_ST_LEADER_EPOCH, K_ST_METADATA_CHUNK, K_ST_METADATA, K_N
 };
 /* G_FIELDS */
 enum { G_GENERATION, G_PROTOCOL, G_STATE, G_TOKEN, G_COUNT, G_EXISTS, G_RECORDS, G_N };
@@ -44,7 +45,7 @@ enum { EV_ORPHAN = 1, EV_EPOCH = 2, EV_REWIND = 3, EV_ZOMBIE = 4, EV_TXN = 5, EV
 static const char *K_NAMES =
     "gid owners orphan moved st_has st_offset st_record st_position st_source st_timestamp st_generation "
     "st_commit_ts st_expire_ts max_epoch top_has top_offset top_generation top_record top_position top_source "
-    "last_removal pending txn_record";
+    "last_removal pending txn_record st_leader_epoch st_metadata_chunk st_metadata";
 static const char *G_NAMES = "generation protocol state token count exists records";
 
 typedef struct {
@@ -101,21 +102,25 @@ static inline void previous(const int64_t *r, int top, int64_t *dst) {
 
 static PyObject *py_replay_commits(PyObject *self, PyObject *args) {
     Py_ssize_t lo, hi;
-    long long source;
+    long long source, serial;
     PyObject *o[24];
-    if (!PyArg_ParseTuple(args, "nnLOOOOOOOOOOOOOOOOOOOOOOO", &lo, &hi, &source, &o[0], &o[1], &o[2], &o[3], &o[4],
-                          &o[5], &o[6], &o[7], &o[8], &o[9], &o[10], &o[11], &o[12], &o[13], &o[14], &o[15],
-                          &o[16], &o[17], &o[18], &o[19], &o[20], &o[21], &o[22]))
+    if (!PyArg_ParseTuple(args, "nnLLOOOOOOOOOOOOOOOOOOOOOOOO", &lo, &hi, &source, &serial, &o[0], &o[1], &o[2],
+                          &o[3], &o[4], &o[5], &o[6], &o[7], &o[8], &o[9], &o[10], &o[11], &o[12], &o[13], &o[14],
+                          &o[15], &o[16], &o[17], &o[18], &o[19], &o[20], &o[21], &o[22], &o[23]))
         return NULL;
     /* o: 0 k, 1 g, 2 key, 3 record_offset, 4 position, 5 timestamp, 6 producer_id, 7 version, 8 offset,
-     * 9 leader_epoch, 10 commit_ts, 11 expire_ts, 12 out_generation, 13 out_protocol(i8), 14 out_state(i8),
-     * 15 out_owners, 16 out_effective(bool), 17 out_effective_at, 18 out_note(i8), 19 out_txn_result(i8),
-     * 20 out_txn_marker, 21 out_token, 22 events */
-    static const Py_ssize_t sizes[23] = {8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 1, 1, 8, 1, 8, 1, 1, 8, 8, 8};
-    buf_t b[23];
+     * 9 leader_epoch, 10 commit_ts, 11 expire_ts, 12 metadata(i32), 13 out_generation, 14 out_protocol(i8),
+     * 15 out_state(i8), 16 out_owners, 17 out_effective(bool), 18 out_effective_at, 19 out_note(i8),
+     * 20 out_txn_result(i8), 21 out_txn_marker, 22 out_token, 23 events */
+    static const Py_ssize_t sizes[24] = {8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 4, 8, 1, 1, 8, 1, 8, 1, 1, 8, 8, 8};
+    buf_t b[24];
     memset(b, 0, sizeof b);
     PyObject *result = NULL;
-    for (int i = 0; i < 23; i++) {
+    if (serial < 0) {
+        PyErr_SetString(PyExc_ValueError, "replay_commits: the chunk serial must be >= 0");
+        return NULL;
+    }
+    for (int i = 0; i < 24; i++) {
         if (get(o[i], &b[i], sizes[i], "replay_commits") < 0) goto done;
     }
     int64_t *K = (int64_t *)b[0].b.buf, *G = (int64_t *)b[1].b.buf;
@@ -125,7 +130,7 @@ static PyObject *py_replay_commits(PyObject *self, PyObject *args) {
         goto done;
     }
     Py_ssize_t n = b[2].b.len / 8;
-    for (int i = 3; i < 22; i++) {
+    for (int i = 3; i < 23; i++) {
         if (b[i].b.len / b[i].b.itemsize != n) {
             PyErr_Format(PyExc_ValueError, "replay_commits: column %d has %zd rows, expected %zd", i,
                          b[i].b.len / b[i].b.itemsize, n);
@@ -138,11 +143,12 @@ static PyObject *py_replay_commits(PyObject *self, PyObject *args) {
     }
     const int64_t *key = b[2].b.buf, *rec = b[3].b.buf, *pos = b[4].b.buf, *ts = b[5].b.buf, *pid = b[6].b.buf,
                   *ver = b[7].b.buf, *off = b[8].b.buf, *le = b[9].b.buf, *cts = b[10].b.buf, *ets = b[11].b.buf;
-    int64_t *o_gen = b[12].b.buf, *o_owners = b[15].b.buf, *o_eff_at = b[17].b.buf, *o_token = b[21].b.buf;
-    int8_t *o_proto = b[13].b.buf, *o_state = b[14].b.buf, *o_note = b[18].b.buf;
-    uint8_t *o_eff = b[16].b.buf;
-    (void)b[19]; (void)b[20]; /* txn result / marker: filled by Python (EV_TXN) */
-    events_t E = {(int64_t *)b[22].b.buf, 0, b[22].b.len / (8 * EV_WIDTH)};
+    const int32_t *meta = b[12].b.buf;
+    int64_t *o_gen = b[13].b.buf, *o_owners = b[16].b.buf, *o_eff_at = b[18].b.buf, *o_token = b[22].b.buf;
+    int8_t *o_proto = b[14].b.buf, *o_state = b[15].b.buf, *o_note = b[19].b.buf;
+    uint8_t *o_eff = b[17].b.buf;
+    (void)b[20]; (void)b[21]; /* txn result / marker: filled by Python (EV_TXN) */
+    events_t E = {(int64_t *)b[23].b.buf, 0, b[23].b.len / (8 * EV_WIDTH)};
     Py_ssize_t j;
     int overflow = 0;
     for (j = lo; j < hi && !overflow; j++) {
@@ -224,6 +230,9 @@ static PyObject *py_replay_commits(PyObject *self, PyObject *args) {
         r[K_ST_GENERATION] = generation;
         r[K_ST_COMMIT_TS] = cts[j];
         r[K_ST_EXPIRE_TS] = ets[j];
+        r[K_ST_LEADER_EPOCH] = epoch;
+        r[K_ST_METADATA_CHUNK] = serial;
+        r[K_ST_METADATA] = meta[j];
         int64_t moved = r[K_MOVED];
         if (moved != NULLV && token >= 0 && token >= moved) {
             if (!r[K_TOP_HAS] || offset > r[K_TOP_OFFSET]) {
@@ -242,7 +251,7 @@ static PyObject *py_replay_commits(PyObject *self, PyObject *args) {
     }
     result = PyLong_FromSsize_t(E.n);
 done:
-    for (int i = 0; i < 23; i++) rel(&b[i]);
+    for (int i = 0; i < 24; i++) rel(&b[i]);
     return result;
 }
 

@@ -43,8 +43,7 @@ def audit_entries(
     offset within each partition)."""
     by_partition: dict[int, list[LogEntry]] = defaultdict(list)
     for e in entries:
-        if options.until is None or e.offset < 0 or e.timestamp < options.until:
-            by_partition[e.log_partition].append(e)
+        by_partition[e.log_partition].append(e)  # --until: the replay stops each partition's read
     seg: dict[int, list[int]] = {}
     for f in files:
         s = seg.setdefault(f.log_partition, [0, 0])
@@ -64,6 +63,7 @@ def audit_entries(
         result.tables["generations"].extend(rp.generations)
         result.tables["members"].extend(rp.members)
         result.tables["findings"].extend(rp.findings)
+        result.tables["offsets"].extend(rp.offset_rows)
         segments, size = seg.get(part, [0, 0])
         result.tables["coverage"].append(rp.coverage(segments, size))
         result.problems.extend(rp.problems)

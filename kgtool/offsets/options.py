@@ -14,7 +14,7 @@ class AuditOptions:
 
     group_pattern: str | None = None  # Python regex, re.search on the group id
     since: int | None = None  # epoch ms, inclusive: hide rows before it
-    until: int | None = None  # epoch ms, exclusive: read the log as if it ended there
+    until: int | None = None  # epoch ms: read each partition up to its first record stamped at or after it
     retention_ms: int = DEFAULT_RETENTION_MS
 
     def group_matches(self, group: str | None) -> bool:

@@ -75,7 +75,7 @@ from kgtool.offsets.store import (
     CommitOutputs,
     Store,
 )
-from kgtool.offsets.tables import COMMITS, COVERAGE
+from kgtool.offsets.tables import COMMITS, COVERAGE, OFFSETS
 
 SORT_KEYS: dict[str, list[str]] = {
     "generations": ["log_partition", "group", "record_offset"],
@@ -83,6 +83,7 @@ SORT_KEYS: dict[str, list[str]] = {
     "commits": ["log_partition", "record_offset"],
     "findings": ["log_partition", "group", "record_offset", "rule", "topic", "partition"],
     "coverage": ["log_partition"],
+    "offsets": ["log_partition", "group", "topic", "partition"],
 }
 SHOWN_PROBLEMS = 20
 ROW_BATCH = 20_000  # rows of the small tables handed out at a time (rows_sink)
@@ -124,6 +125,7 @@ class _Pending:
     held: _Held | None
     row: int
     orphan: str | None = None  # the orphan finding to report if the commit takes effect
+    metadata: str | None = None
 
 
 @dataclass
@@ -167,6 +169,7 @@ class PartitionReplay:
         self.generations: list[dict[str, Any]] = []
         self.members: list[dict[str, Any]] = []
         self.findings: list[dict[str, Any]] = []
+        self.offset_rows: list[dict[str, Any]] = []  # the offsets table (made by finish)
         self.sources: list[str] = []
         self._source_codes: dict[str, int] = {}
         self.key_tp: list[TopicPartition] = []  # store key -> topic partition
@@ -177,6 +180,10 @@ class PartitionReplay:
         self.aborted: dict[int, _Pending] = {}
         self.held: deque[_Held] = deque()
         self._current: _Held | None = None
+        self._serials = 0
+        #: --until: the partition's first record stamped at or after the instant was reached;
+        #: the log read stops there (the caller may stop decoding).
+        self.ended = False
         # coverage
         self.counters = dict.fromkeys(_COUNTERS, 0)
         self.records = 0
@@ -237,17 +244,23 @@ class PartitionReplay:
 
     # ---- input -----------------------------------------------------------------------------
     def feed(self, chunk: Any, keys: Any) -> None:
-        """Replay one decoded chunk (:class:`kgtool.offsets.columns.CommitChunk`)."""
+        """Replay one decoded chunk (:class:`kgtool.offsets.columns.CommitChunk`). After
+        ``--until``'s cut (:attr:`ended`) chunks are ignored."""
+        if self.ended:
+            return
         n = chunk.n
         rare = chunk.rare
         until = self.options.until
-        ts = chunk.timestamp[:n]
         kmap = self._map_keys(keys)
         skey = kmap[chunk.key[:n]] if n else np.empty(0, np.int64)
-        # coverage over every record kept by --until (all groups)
-        keep = None if until is None else ts < until
+        keep = None
         if until is not None:
-            rare = [(i, e) for i, e in rare if e.offset < 0 or e.timestamp < until]
+            cut = until_cut(chunk.timestamp[:n], rare, until)
+            if cut is not None:
+                self.ended = True
+                keep = np.arange(n) < cut[0]
+                rare = rare[: cut[1]]
+        # coverage over every record read (all groups)
         self._cover(chunk, keep, rare, keys)
         # --group: drop the commits of excluded groups
         mask = skey >= 0
@@ -270,10 +283,11 @@ class PartitionReplay:
             producer_id=col(chunk.producer_id), version=col(chunk.version), offset=col(chunk.offset),
             leader_epoch=col(chunk.leader_epoch), commit_timestamp=col(chunk.commit_timestamp),
             expire_timestamp=col(chunk.expire_timestamp), source=self._source(chunk.source),
+            metadata=col(chunk.metadata, np.int32), serial=self._next_serial(),
         )
         m = len(cols)
         held = _Held(cols=cols, out=CommitOutputs.empty(m), metadata=chunk.metadata_values,
-                     metadata_codes=col(chunk.metadata, np.int32), expire_valid=cols.version == 1,
+                     metadata_codes=cols.metadata, expire_valid=cols.version == 1,
                      commit_valid=cols.version >= 0, producer_epoch=col(chunk.producer_epoch, np.int32),
                      source=chunk.source)
         self._current = held
@@ -286,6 +300,7 @@ class PartitionReplay:
             self._rare(e)
         if m > lo:
             self._events(self.store.replay_commits(cols, held.out, lo, m), held)
+        self.store.settle_metadata(cols.serial, held.metadata)
         self._current = None
         self._flush()
         self._emit_rows()
@@ -417,9 +432,10 @@ class PartitionReplay:
             leader_epoch=one(-1 if le is None else int(le)),
             commit_timestamp=one(NULL if cts is None else int(cts)),
             expire_timestamp=one(NULL if ets is None else int(ets)), source=self._source(e.source),
+            metadata=np.array([0 if meta is not None else -1], np.int32), serial=self._next_serial(),
         )
         held = _Held(cols=cols, out=CommitOutputs.empty(1), metadata=[meta] if meta is not None else [],
-                     metadata_codes=np.array([0 if meta is not None else -1], np.int32),
+                     metadata_codes=cols.metadata,
                      expire_valid=np.array([ets is not None]), commit_valid=np.array([cts is not None]),
                      producer_epoch=np.array([e.producer_epoch], np.int32), source=e.source)
         host = self._current
@@ -429,6 +445,12 @@ class PartitionReplay:
         else:
             host.extra.append(held)
             self._events(self.store.replay_commits(cols, held.out, 0, 1), held, host)
+        self.store.settle_metadata(cols.serial, held.metadata, cols.key)
+
+    def _next_serial(self) -> int:
+        """A serial number for a chunk of commit columns (its metadata codes are its own)."""
+        self._serials += 1
+        return self._serials
 
     # ---- events from the commit loop ------------------------------------------------------------
     def _ref(self, held: _Held, j: int) -> CommitRef:
@@ -485,9 +507,10 @@ class PartitionReplay:
             host.unresolved += 1
             if host is not held:  # a one-row chunk inside another (no self-reference: no cycle)
                 held.host = host
+        code = int(held.metadata_codes[j])
         p = _Pending(k, pid, self._ref(held, j), int(c.leader_epoch[j]), c.source, int(c.commit_timestamp[j]),
                      int(c.expire_timestamp[j]), int(out.token[j]), int(out.state[j]),
-                     held if waits else None, j)
+                     held if waits else None, j, metadata=held.metadata[code] if code >= 0 else None)
         self.pending.setdefault((g.gid, pid), {})[k] = p
         orphan = int(self.store.k[k, K["orphan"]])
         if orphan == 1:
@@ -528,7 +551,7 @@ class PartitionReplay:
                     gen = NULL if ref.generation_id is None else ref.generation_id
                     self.store.apply(k, marker_offset, ref.offset, p.leader_epoch, ref.record_offset, ref.position,
                                      p.source, ref.timestamp, gen, p.commit_ts, p.expire_ts, p.token, p.state,
-                                     held.out, p.row, events)
+                                     held.out, p.row, events, p.metadata)
                     for ev in events:
                         self._finding_event(g, held, p.row, k, ev[0], ev[3:])
                 else:
@@ -728,15 +751,22 @@ class PartitionReplay:
                 self.rows_sink(name, rows)
 
     def finish(self) -> None:
-        """End of the partition: flush the commits, evaluate the end-of-log rules."""
+        """End of the partition: flush the commits, evaluate the end-of-log rules, make the
+        offsets table (to ``rows_sink`` as an Arrow table, else :attr:`offset_rows`)."""
         self._flush(final=True)
-        end = self.last_timestamp
+        end = self.end_instant()
+        expired: set[int] = set()
         for g in self.by_gid:
             g.finish()
-            self._end_of_log(g, end)
+            expired.update(self._end_of_log(g, end))
+        offsets = self._offsets_table(expired)
         if self.rows_sink is not None:
             self._emit_rows(final=True)
+            if offsets.num_rows:
+                self.row_groups.update(offsets.column("group").unique().to_pylist())
+                self.rows_sink("offsets", offsets)
             return
+        self.offset_rows = offsets.to_pylist()
         since = self.options.since
         if since is not None:
             self.generations[:] = [r for r in self.generations if _keep(r, since)]
@@ -746,7 +776,13 @@ class PartitionReplay:
         sort_rows(self.members, "members")
         sort_rows(self.findings, "findings")
 
-    def _end_of_log(self, g: GroupState, end: int | None) -> None:
+    def end_instant(self) -> int | None:
+        """The instant the end-of-log state is judged at (retention): ``--until`` when given
+        (the log read as it stood then), else the partition's last record timestamp."""
+        return self.options.until if self.options.until is not None else self.last_timestamp
+
+    def _end_of_log(self, g: GroupState, end: int | None) -> dict[int, str]:
+        """The end-of-log findings of a group; returns its expired keys (key -> why)."""
         st = self.store.k
         name, part = g.name, self.log_partition
 
@@ -785,16 +821,33 @@ class PartitionReplay:
             if later_than_store(k, ref.record_offset):
                 self.findings.append(finding("pending-txn", name, part, ref,
                                              pending_message(tp, ref.offset, p.producer_id), stored(k)))
+        expired = self._expired(g, end)
+        for tp, k in sorted(g.keys.items()):
+            why = expired.get(k)
+            if why is not None:
+                gen_id = int(st[k, K["st_generation"]])
+                ref = CommitRef(tp[0], tp[1], int(st[k, K["st_offset"]]), int(st[k, K["st_record"]]),
+                                int(st[k, K["st_position"]]), self.sources[int(st[k, K["st_source"]])],
+                                int(st[k, K["st_timestamp"]]), None if gen_id == NULL else gen_id)
+                self.findings.append(finding("expiring", name, part, ref,
+                                             expiring_message(tp, ref.offset, why)))
+        return expired
+
+    def _expired(self, g: GroupState, end: int | None) -> dict[int, str]:
+        """The group's stored offsets that are expired at ``end`` (key -> why): the expiring
+        rule, which the offsets table's ``expired`` column repeats."""
+        st = self.store.k
         if end is None or not self.store.g[g.gid, G["exists"]]:
-            return
+            return {}
         gen = g.gen
         if gen is not None and not gen.empty:
-            return  # ClassicGroup.offsetExpirationCondition: only Empty (or simple) groups
+            return {}  # ClassicGroup.offsetExpirationCondition: only Empty (or simple) groups
         open_keys = {k for (gid, _pid), pend in self.pending.items() if gid == g.gid for k in pend}
         empty_since = None
         if gen is not None and gen.protocol == "classic":
             empty_since = gen.current_state_timestamp
-        for tp, k in sorted(g.keys.items()):
+        out: dict[int, str] = {}
+        for k in g.keys.values():
             if k in open_keys or not st[k, K["st_has"]]:
                 continue  # cleanupExpiredOffsets keeps offsets with an open transaction
             ets = int(st[k, K["st_expire_ts"]])
@@ -802,12 +855,55 @@ class PartitionReplay:
             expired, why = expiration(end, None if cts == NULL else cts, int(st[k, K["st_timestamp"]]),
                                       None if ets == NULL else ets, empty_since, self.options.retention_ms)
             if expired:
-                gen_id = int(st[k, K["st_generation"]])
-                ref = CommitRef(tp[0], tp[1], int(st[k, K["st_offset"]]), int(st[k, K["st_record"]]),
-                                int(st[k, K["st_position"]]), self.sources[int(st[k, K["st_source"]])],
-                                int(st[k, K["st_timestamp"]]), None if gen_id == NULL else gen_id)
-                self.findings.append(finding("expiring", name, part, ref,
-                                             expiring_message(tp, ref.offset, why)))
+                out[k] = why
+        return out
+
+    def _offsets_table(self, expired: set[int]) -> Any:
+        """The offsets table as an Arrow table, sorted by group, topic and partition: every
+        stored offset (``OffsetMetadataManager.offsets``: plain commits, and transactional ones
+        whose COMMIT marker was read) of the groups kept, gathered from the store's columns at
+        once (end-of-log work, vectorized: a partition may hold many keys)."""
+        import pyarrow as pa
+
+        from kgtool.spark.schemas import arrow_schema
+
+        store = self.store
+        kk = store.k[: store.n_keys]
+        ks = np.flatnonzero(kk[:, K["st_has"]] != 0)
+        schema = arrow_schema(OFFSETS)
+        if not len(ks):
+            return schema.empty_table()
+        assert not (kk[ks, K["st_metadata_chunk"]] != -1).any(), "metadata read before its chunk was settled"
+        names, topics, topic_of_key, part_of_key = self._dictionaries()
+        gid = kk[ks, K["gid"]]
+        tcode, part = topic_of_key[ks], part_of_key[ks]
+        # group, topic, partition order (names and topics ranked as strings)
+        g_rank = np.argsort(np.argsort(np.array(names.to_pylist(), dtype=object)))
+        t_rank = np.argsort(np.argsort(np.array(topics.to_pylist(), dtype=object)))
+        order = np.lexsort((part, t_rank[tcode], g_rank[gid]))
+        ks, gid, tcode, part = ks[order], gid[order], tcode[order], part[order]
+
+        def column(field: str) -> np.ndarray:
+            return kk[ks, K[field]]
+
+        cts, ets, meta = column("st_commit_ts"), column("st_expire_ts"), column("st_metadata")
+        metadata = pa.array(store.metadata, pa.string()).take(pa.array(np.maximum(meta, 0), mask=meta < 0)) \
+            if len(store.metadata) else pa.nulls(len(ks), pa.string())
+        arrays = {
+            "group": names.take(pa.array(gid)),
+            "log_partition": pa.array(np.full(len(ks), self.log_partition, np.int32)),
+            "topic": topics.take(pa.array(tcode)),
+            "partition": pa.array(part.astype(np.int32)),
+            "offset": pa.array(column("st_offset")),
+            "leader_epoch": pa.array(column("st_leader_epoch").astype(np.int32)),
+            "metadata": metadata,
+            "commit_timestamp": pa.array(cts, mask=cts == NULL),
+            # OffsetAndMetadata.fromRecord: expire timestamp -1 (OffsetCommitRequest.DEFAULT_TIMESTAMP) is none
+            "expire_timestamp": pa.array(ets, mask=(ets == NULL) | (ets < 0)),
+            "record_offset": pa.array(column("st_record")),
+            "expired": pa.array(np.isin(ks, np.fromiter(expired, np.int64, len(expired)))),
+        }
+        return pa.Table.from_arrays([arrays[n] for n, _t in OFFSETS], schema=schema)
 
     # ---- results ---------------------------------------------------------------------------------
     def offsets(self, group: str) -> dict[TopicPartition, int]:
@@ -887,6 +983,28 @@ class _EntryChunk:
                      "commit_timestamp", "expire_timestamp", "key", "metadata", "producer_epoch"):
             setattr(self, name, np.empty(0, np.int64))
         self.transactional = np.empty(0, np.bool_)
+
+
+def until_cut(timestamp: np.ndarray, rare: list[tuple[int, LogEntry]], until: int) -> tuple[int, int] | None:
+    """``--until``: where the log read stops in a chunk, at its first record (commit row or rare
+    entry, in log order) stamped at or after ``until``: (commit rows kept, rare entries kept),
+    or None when every record of the chunk is before it. A record stamped T was appended
+    during millisecond T, so the state at instant T holds exactly the records stamped before
+    T: the coordinator's appends are in log order, and a later record stamped before T (a
+    clock that went back) is still after the cut. Decode problems (no offset, no timestamp)
+    are kept up to the cut."""
+    late = np.flatnonzero(timestamp >= until)
+    row = int(late[0]) if len(late) else len(timestamp)
+    kept = 0
+    for i, e in rare:
+        if i > row:
+            break  # rare entry (i, e) comes before commit row i
+        if e.offset >= 0 and e.timestamp >= until:
+            return i, kept
+        kept += 1
+    if row == len(timestamp):
+        return None
+    return row, kept
 
 
 def _keep(row: dict[str, Any], since: int) -> bool:

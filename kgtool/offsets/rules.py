@@ -25,7 +25,8 @@ Exact semantics (the README and the man page repeat them):
   expire timestamp (v1 values), ``end >= expire_timestamp``; otherwise
   ``end - base >= retention`` where base is the group's ``current_state_timestamp`` when
   known, else the commit timestamp. Offsets with an open transaction are kept (as
-  ``cleanupExpiredOffsets`` does). ``end`` is the last record timestamp of the partition.
+  ``cleanupExpiredOffsets`` does). ``end`` is the last record timestamp of the partition, or
+  the ``--until`` instant. The offsets table's ``expired`` column is this rule per offset.
 - ``aborted-txn``: a transactional commit whose transaction was ABORTed, and which would
   otherwise be the latest offset of its partition at the log's end: no effective commit or
   offset tombstone at a higher record offset followed it.

@@ -58,10 +58,14 @@ K_FIELDS = (
     "last_removal",  # record offset of the key's last tombstone; NULL none
     "pending",  # 1: transactional offsets may be pending for the key (Python knows which)
     "txn_record",  # highest record offset of a transactional commit of the key; NULL none
+    "st_leader_epoch",  # the stored commit's leader epoch (-1 none)
+    "st_metadata_chunk",  # serial of the chunk whose metadata dictionary st_metadata indexes; -1: Store.metadata
+    "st_metadata",  # the stored commit's metadata: a code (see st_metadata_chunk); -1 none
 )
 K = {name: i for i, name in enumerate(K_FIELDS)}
 K_INIT = np.array(
-    [0, -1, 0, NULL, 0, 0, 0, 0, 0, 0, NULL, 0, NULL, -1, 0, 0, NULL, 0, 0, 0, NULL, 0, NULL], dtype=np.int64
+    [0, -1, 0, NULL, 0, 0, 0, 0, 0, 0, NULL, 0, NULL, -1, 0, 0, NULL, 0, 0, 0, NULL, 0, NULL, -1, -1, -1],
+    dtype=np.int64
 )
 
 # ---- per-group state: the columns of ``Store.g`` -----------------------------------------------
@@ -106,6 +110,8 @@ class CommitColumns:
     commit_timestamp: np.ndarray  # int64
     expire_timestamp: np.ndarray  # int64 (NULL unless version 1)
     source: int  # source code (one file per chunk)
+    metadata: np.ndarray  # int32 code into the chunk's metadata dictionary (-1 none)
+    serial: int  # the chunk's serial number (Store.settle_metadata): >= 0
 
     def __len__(self) -> int:
         return len(self.key)
@@ -163,6 +169,10 @@ class Store:
         self.use_c = _use_c() if pure is None else not pure
         self.txn_results: list[str | None] = [None, "PENDING"]  # code 0: null
         self._txn_codes: dict[str | None, int] = {None: 0, "PENDING": 1}
+        # The stored commits' metadata strings (st_metadata with st_metadata_chunk -1): interned,
+        # and rebuilt from the live codes when it outgrows the keys (memory grows with keys).
+        self.metadata: list[str] = []
+        self._metadata_codes: dict[str, int] = {}
 
     # ---- growth ------------------------------------------------------------------------
     def add_key(self, gid: int) -> int:
@@ -198,9 +208,9 @@ class Store:
 
             events = np.empty((2 * (hi - lo) + 16, EV_WIDTH), np.int64)  # at most 2 per commit
             n = _replay.replay_commits(
-                lo, hi, cols.source, self.k, self.g,
+                lo, hi, cols.source, cols.serial, self.k, self.g,
                 cols.key, cols.record_offset, cols.position, cols.timestamp, cols.producer_id, cols.version,
-                cols.offset, cols.leader_epoch, cols.commit_timestamp, cols.expire_timestamp,
+                cols.offset, cols.leader_epoch, cols.commit_timestamp, cols.expire_timestamp, cols.metadata,
                 out.generation, out.protocol, out.state, out.owners, out.effective, out.effective_at, out.note,
                 out.txn_result, out.txn_marker, out.token, events,
             )
@@ -209,11 +219,62 @@ class Store:
 
     def apply(self, k: int, at_offset: int, offset: int, leader_epoch: int, record: int, position: int,
               source: int, timestamp: int, generation: int, commit_ts: int, expire_ts: int, token: int,
-              state: int, out: CommitOutputs, row: int, events: list) -> None:
+              state: int, out: CommitOutputs, row: int, events: list, metadata: str | None = None) -> None:
         """Make a commit the key's offset (``OffsetMetadataManager``: stored) and check the rules
         that compare it with the past: the twin of ``apply`` in ``_replay.c``."""
         _apply_py(self.k[k], k, at_offset, offset, leader_epoch, record, position, source, timestamp,
-                  generation, commit_ts, expire_ts, token, state, out, row, events)
+                  generation, commit_ts, expire_ts, token, state, out, row, events,
+                  -1, -1 if metadata is None else self.metadata_code(metadata))
+
+    # ---- metadata of the stored commits ------------------------------------------------
+    def metadata_code(self, text: str) -> int:
+        """``text`` interned in :attr:`metadata` (a code for st_metadata with st_metadata_chunk -1)."""
+        if text not in self._metadata_codes:
+            self._make_room(1)
+        return self._intern(text)
+
+    def _intern(self, text: str) -> int:
+        code = self._metadata_codes.get(text)
+        if code is None:
+            code = self._metadata_codes[text] = len(self.metadata)
+            self.metadata.append(text)
+        return code
+
+    def _make_room(self, n: int) -> None:
+        """Compact :attr:`metadata` first if ``n`` more strings would take it past twice the
+        keys (before interning: a compaction drops codes that no key holds yet)."""
+        if len(self.metadata) + n > max(1024, 2 * self.n_keys):
+            self._compact_metadata()
+
+    def _compact_metadata(self) -> None:
+        """Keep only the strings that stored commits still use (amortized: at most one rebuild
+        per doubling), so that distinct metadata on every commit costs memory per key only."""
+        kk = self.k[: self.n_keys]
+        live = np.flatnonzero((kk[:, K["st_has"]] != 0) & (kk[:, K["st_metadata_chunk"]] == -1)
+                              & (kk[:, K["st_metadata"]] >= 0))
+        codes = kk[live, K["st_metadata"]]
+        used, inverse = np.unique(codes, return_inverse=True)
+        self.metadata = [self.metadata[c] for c in used.tolist()]
+        self._metadata_codes = {t: i for i, t in enumerate(self.metadata)}
+        self.k[live, K["st_metadata"]] = inverse
+
+    def settle_metadata(self, serial: int, dictionary: list[str], keys: np.ndarray | None = None) -> None:
+        """Once per chunk, after its replay: the keys whose stored commit came from chunk
+        ``serial`` take their metadata string from the chunk's ``dictionary`` into
+        :attr:`metadata` (the chunk's codes mean nothing after it). ``keys``: only those keys
+        can hold the chunk's commits (one-row chunks); None: all."""
+        kk = self.k[: self.n_keys]
+        if keys is None:
+            sel = np.flatnonzero(kk[:, K["st_metadata_chunk"]] == serial)
+        else:
+            sel = keys[kk[keys, K["st_metadata_chunk"]] == serial]
+        if not len(sel):
+            return
+        local, inverse = np.unique(kk[sel, K["st_metadata"]], return_inverse=True)
+        self._make_room(len(local))
+        codes = np.array([self._intern(dictionary[c]) if c >= 0 else -1 for c in local.tolist()], np.int64)
+        self.k[sel, K["st_metadata"]] = codes[inverse]
+        self.k[sel, K["st_metadata_chunk"]] = -1
 
     # ---- reading -----------------------------------------------------------------------
     def stored(self, k: int) -> tuple | None:
@@ -250,7 +311,8 @@ def _event(kind: int, row: int, key: int, values: list[int]) -> list[int]:
 
 def _apply_py(r: Any, k: int, at_offset: int, offset: int, leader_epoch: int, record: int, position: int,
               source: int, timestamp: int, generation: int, commit_ts: int, expire_ts: int, token: int,
-              state: int, out: CommitOutputs, row: int, events: list) -> None:
+              state: int, out: CommitOutputs, row: int, events: list, metadata_chunk: int,
+              metadata: int) -> None:
     out.effective[row] = True
     out.effective_at[row] = at_offset
     # epoch-regression (rules.py): a leader epoch below an earlier effective commit's
@@ -277,6 +339,9 @@ def _apply_py(r: Any, k: int, at_offset: int, offset: int, leader_epoch: int, re
     r[K["st_generation"]] = generation
     r[K["st_commit_ts"]] = commit_ts
     r[K["st_expire_ts"]] = expire_ts
+    r[K["st_leader_epoch"]] = leader_epoch
+    r[K["st_metadata_chunk"]] = metadata_chunk
+    r[K["st_metadata"]] = metadata
     moved = r[K["moved"]]
     if moved != NULL and token >= 0 and token >= moved:
         if not r[K["top_has"]] or offset > r[K["top_offset"]]:
@@ -335,7 +400,7 @@ def _replay_commits_py(store: Store, cols: CommitColumns, out: CommitOutputs, lo
             out.note[j] = NOTE_REVOKING
         _apply_py(r, k, record, int(cols.offset[j]), int(cols.leader_epoch[j]), record, int(cols.position[j]), src,
                   int(cols.timestamp[j]), generation, int(cols.commit_timestamp[j]), int(cols.expire_timestamp[j]),
-                  token, state, out, j, events)
+                  token, state, out, j, events, cols.serial, int(cols.metadata[j]))
     if not events:
         return np.empty((0, EV_WIDTH), np.int64)
     return np.array(events, dtype=np.int64)

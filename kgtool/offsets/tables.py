@@ -12,7 +12,7 @@ batch in ``source``); ``offset`` is the committed consumer offset.
 
 from __future__ import annotations
 
-TABLE_NAMES = ("generations", "members", "commits", "findings", "coverage")
+TABLE_NAMES = ("generations", "members", "commits", "findings", "coverage", "offsets")
 
 GENERATIONS = [
     ("group", "string"),
@@ -125,12 +125,30 @@ COVERAGE = [
     ("problems", "int64"),  # undecodable stretches (corruption, truncated tail)
 ]
 
+# The committed offsets the coordinator would serve at the end of the log read (``--until``: at
+# that instant): OffsetMetadataManager's ``offsets`` after the replay, one row per stored
+# (group, topic, partition). Pending transactional offsets are not in it (not visible).
+OFFSETS = [
+    ("group", "string"),
+    ("log_partition", "int32"),
+    ("topic", "string"),
+    ("partition", "int32"),
+    ("offset", "int64"),
+    ("leader_epoch", "int32"),  # -1: none (OffsetCommitValue v0-v2, admin tools)
+    ("metadata", "string"),
+    ("commit_timestamp", "int64"),
+    ("expire_timestamp", "int64"),  # null unless OffsetCommitValue v1 carried one
+    ("record_offset", "int64"),  # the commit record that set it (for a transactional one: not its marker)
+    ("expired", "bool"),  # past the retention at that instant: the expiring rule holds for it
+]
+
 TABLES: dict[str, list[tuple[str, str]]] = {
     "generations": GENERATIONS,
     "members": MEMBERS,
     "commits": COMMITS,
     "findings": FINDINGS,
     "coverage": COVERAGE,
+    "offsets": OFFSETS,
 }
 
 RULES = ("rewind", "zombie", "orphan", "epoch-regression", "expiring", "aborted-txn", "pending-txn")

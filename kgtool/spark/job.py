@@ -69,6 +69,7 @@ class AuditSummary:
     problem_count: int
     options: dict[str, Any] = field(default_factory=dict)
     all_findings: list[dict[str, Any]] = field(default_factory=list)
+    offsets: list[list[Any]] = field(default_factory=list)  # keep_offsets: [group, topic, partition, offset, expired]
 
     @property
     def finding_count(self) -> int:
@@ -89,7 +90,7 @@ def partition_files(files: list[SegmentFile], empty: tuple[int, ...] = ()) -> li
 
 # ---- executor side (top level: pickled by reference) ---------------------------------------------
 def _task(options: AuditOptions, out_root: str | None, fmt: str, storage: dict[str, str], split_bytes: int,
-          keep_findings: bool) -> Callable[[Iterator[Any]], Iterator[Any]]:
+          keep_findings: bool, keep_offsets: bool = False) -> Callable[[Iterator[Any]], Iterator[Any]]:
     def run(batches: Iterator[Any]) -> Iterator[Any]:
         import pyarrow as pa
 
@@ -102,7 +103,8 @@ def _task(options: AuditOptions, out_root: str | None, fmt: str, storage: dict[s
                 maybe_pause(f"partition {d['log_partition']}")
                 files = PartitionFiles(d["log_partition"], list(d["paths"]), list(d["sizes"]))
                 summary = audit_partition(files, options, out_root=out_root, fmt=fmt, storage=storage,
-                                          split_bytes=split_bytes, keep_findings=keep_findings)
+                                          split_bytes=split_bytes, keep_findings=keep_findings,
+                                          keep_offsets=keep_offsets)
                 rows = summary_rows(summary)
                 for i in range(0, len(rows), ROWS_PER_ARROW_BATCH):
                     part = rows[i:i + ROWS_PER_ARROW_BATCH]
@@ -115,7 +117,7 @@ def _task(options: AuditOptions, out_root: str | None, fmt: str, storage: dict[s
 # ---- driver side -----------------------------------------------------------------------------------
 def audit_partitions(spark: Any, parts: list[PartitionFiles], options: AuditOptions, *, out_root: str | None,
                      fmt: str, storage: dict[str, str], split_bytes: int,
-                     keep_findings: bool) -> list[PartitionSummary]:
+                     keep_findings: bool, keep_offsets: bool = False) -> list[PartitionSummary]:
     """The one Spark job: a task per log partition (largest first); their summaries."""
     from kgtool.spark.schemas import spark_schema
 
@@ -125,7 +127,7 @@ def audit_partitions(spark: Any, parts: list[PartitionFiles], options: AuditOpti
     rows = [(p.log_partition, p.paths, p.sizes) for p in ordered]
     rdd = spark.sparkContext.parallelize(rows, len(rows))
     df = spark.createDataFrame(rdd, spark_schema(PARTITION_COLUMNS))
-    result = df.mapInArrow(_task(options, out_root, fmt, storage, split_bytes, keep_findings),
+    result = df.mapInArrow(_task(options, out_root, fmt, storage, split_bytes, keep_findings, keep_offsets),
                            spark_schema(RESULT_COLUMNS))
     return summary_from_rows([(r["kind"], r["log_partition"], r["json"]) for r in result.collect()])
 
@@ -151,7 +153,7 @@ def combine(summaries: list[PartitionSummary], parts: list[PartitionFiles], out:
         bytes=sum(sum(p.sizes) for p in parts),
         splits=len(parts),
         coverage=[s.coverage for s in summaries],
-        counts={t: int(counts.get(t, 0)) for t in ("generations", "members", "commits", "findings")},
+        counts={t: int(counts.get(t, 0)) for t in ("generations", "members", "commits", "findings", "offsets")},
         groups=sum(s.groups for s in summaries),
         findings_by_rule={r: by_rule[r] for r in RULES if by_rule.get(r)},
         worst_groups=[{"group": g, "total": sum(c.values()), **{r: int(c.get(r, 0)) for r in RULES}}
@@ -166,6 +168,7 @@ def combine(summaries: list[PartitionSummary], parts: list[PartitionFiles], out:
             "retention_ms": options.retention_ms,
         },
         all_findings=[f for s in summaries for f in s.all_findings],
+        offsets=[o for s in summaries for o in s.offsets],
     )
 
 
@@ -180,10 +183,12 @@ def run_audit(
     progress: Callable[[str], None] | None = None,
     findings_sink: Callable[[Iterator[dict[str, Any]]], None] | None = None,
     empty_partitions: tuple[int, ...] = (),
+    keep_offsets: bool = False,
 ) -> AuditSummary:
     """The whole job: audit every partition (writing the tables under ``out``), summarize.
 
     ``findings_sink`` receives every finding, sorted by log partition, group and record offset.
+    ``keep_offsets``: the summary carries every row of the offsets table (``--reset-plan``).
     """
     from kgtool.spark import output
     from kgtool.spark.files import storage_options
@@ -204,7 +209,8 @@ def run_audit(
     try:
         say(f"auditing {len(parts)} partition(s), {sum(len(p.paths) for p in parts)} segment file(s)")
         summaries = audit_partitions(spark, parts, options, out_root=tmp, fmt=fmt, storage=storage,
-                                     split_bytes=split_bytes, keep_findings=findings_sink is not None)
+                                     split_bytes=split_bytes, keep_findings=findings_sink is not None,
+                                     keep_offsets=keep_offsets)
         summary = combine(summaries, parts, out, options)
         if tmp is not None and out is not None:
             say(f"writing tables to {out}")

@@ -36,7 +36,7 @@ from kgtool.spark.plan import DEFAULT_SPLIT_BYTES, plan_ranges
 
 SHOWN_FINDINGS = 50
 #: The tables a task writes (coverage is the driver's: one row per partition).
-TASK_TABLES = ("generations", "members", "commits", "findings")
+TASK_TABLES = ("generations", "members", "commits", "findings", "offsets")
 
 
 @dataclass
@@ -62,6 +62,7 @@ class PartitionSummary:
     problems: list[dict[str, Any]]
     problem_count: int
     all_findings: list[dict[str, Any]] = field(default_factory=list)  # when asked for
+    offsets: list[list[Any]] = field(default_factory=list)  # when asked for: [group, topic, partition, offset, expired]
 
 
 def _ranges(rd: RangeReader, path: str, size: int, split_bytes: int,
@@ -110,13 +111,15 @@ def audit_partition(
     storage: dict[str, str] | None = None,
     split_bytes: int = DEFAULT_SPLIT_BYTES,
     keep_findings: bool = False,
+    keep_offsets: bool = False,
     pure: bool | None = None,
     sink: Callable[[str, Any], None] | None = None,
     max_rows: int = 1 << 18,
 ) -> PartitionSummary:
     """Audit one log partition; write its tables under ``out_root`` (if given); summarize.
 
-    ``sink(table, arrow_table)`` also receives every table as it is produced (tests)."""
+    ``sink(table, arrow_table)`` also receives every table as it is produced (tests).
+    ``keep_offsets``: the summary carries the offsets table's rows (for ``--reset-plan``)."""
     from kgtool.spark.output import TableWriter
     from kgtool.spark.schemas import arrow_schema
 
@@ -138,13 +141,17 @@ def audit_partition(
     per_group: dict[str, Counter] = {}
     head: list[dict[str, Any]] = []  # the first SHOWN_FINDINGS findings in sort order
     every: list[dict[str, Any]] = []
+    plan: list[list[Any]] = []
 
-    def rows(name: str, batch: list[dict[str, Any]]) -> None:
+    def rows(name: str, batch: Any) -> None:  # dict rows; the offsets table as an Arrow table
         counts[name] += len(batch)
         if name in writers:
             writers[name].write(batch)
         if sink is not None:
             sink(name, batch)
+        if name == "offsets" and keep_offsets:  # an Arrow table
+            plan.extend(map(list, zip(*(batch.column(c).to_pylist()
+                                        for c in ("group", "topic", "partition", "offset", "expired")))))
         if name != "findings":
             return
         for f in batch:
@@ -173,6 +180,12 @@ def audit_partition(
                                             end=end, base_position=base, chain_from=start, pure=pure,
                                             max_rows=max_rows):
                             rp.feed(chunk, keys)
+                            if rp.ended:
+                                break  # --until: the read stops at the first record past the instant
+                        if rp.ended:
+                            break
+                if rp.ended:
+                    break
             rp.finish()
         except MemoryError:
             raise SparkFailure(_out_of_memory(part, rp)) from None
@@ -189,7 +202,7 @@ def audit_partition(
         log_partition=part,
         coverage=rp.coverage(len(files.paths), sum(files.sizes)),
         counts={"generations": counts["generations"], "members": counts["members"], "commits": rp.commit_rows,
-                "findings": counts["findings"]},
+                "findings": counts["findings"], "offsets": counts["offsets"]},
         groups=rp.output_groups(),
         findings_by_rule=dict(by_rule),
         group_findings={g: dict(c) for g, c in per_group.items()},
@@ -198,6 +211,7 @@ def audit_partition(
                   for p in rp.problems],
         problem_count=rp.problem_count,
         all_findings=sorted(every, key=sort_key("findings")) if keep_findings else [],
+        offsets=plan,
     )
 
 
@@ -215,20 +229,26 @@ RESULT_COLUMNS: list[tuple[str, str]] = [("kind", "string"), ("log_partition", "
 
 
 def summary_rows(s: PartitionSummary) -> list[tuple[str, int, str]]:
-    head = {k: v for k, v in s.__dict__.items() if k != "all_findings"}
+    head = {k: v for k, v in s.__dict__.items() if k not in ("all_findings", "offsets")}
     rows = [("summary", s.log_partition, json.dumps(head, separators=(",", ":")))]
     rows += [("finding", s.log_partition, json.dumps(f, separators=(",", ":"))) for f in s.all_findings]
+    rows += [("offset", s.log_partition, json.dumps(o, separators=(",", ":"))) for o in s.offsets]
     return rows
 
 
 def summary_from_rows(rows: list[tuple[str, int, str]]) -> list[PartitionSummary]:
     summaries: dict[int, PartitionSummary] = {}
     findings: dict[int, list[dict[str, Any]]] = {}
+    offsets: dict[int, list[list[Any]]] = {}
     for kind, part, text in rows:
         if kind == "summary":
             summaries[part] = PartitionSummary(**json.loads(text))
+        elif kind == "offset":
+            offsets.setdefault(part, []).append(json.loads(text))
         else:
             findings.setdefault(part, []).append(json.loads(text))
     for part, fs in findings.items():
         summaries[part].all_findings = fs  # in the task's (sorted) order
+    for part, os_ in offsets.items():
+        summaries[part].offsets = os_
     return [summaries[p] for p in sorted(summaries)]

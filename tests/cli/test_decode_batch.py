@@ -349,3 +349,45 @@ def test_pure_python_env_var_gives_the_same_output():
     p = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                        env=dict(env, KGTOOL_PURE_PYTHON="1"), timeout=60)
     assert p.stdout.strip() == "False"
+
+
+def test_pure_python_env_var_gives_the_same_summary_messages(tmp_path):
+    """--summary with payloads: records the C walk hands back to the Python payload decoder
+    name their batch (batch@N) as on the pure-Python path: same stderr, stdout and exit code."""
+    from kgtool.coordinator.records import encode_offsets_record
+
+    k, v = encode_offsets_record("offset_commit", {"group": "g", "topic": "t", "partition": 0},
+                                 {"offset": 5, "metadata": "", "commit_timestamp": 1})
+    data = (encode_batch_v2([(b"\x01", b"v"), (k, v)], base_offset=0)
+            + encode_batch_v2([(k, v), (k[:5], v)], base_offset=2))
+    p = tmp_path / "seg.log"
+    p.write_bytes(data)
+    env = dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="200")
+    args = [sys.executable, "-m", "kgtool", "decode-batch", str(p), "--decode", "offsets", "--summary"]
+    fast = subprocess.run(args, capture_output=True, text=True, env=env, timeout=120)
+    pure = subprocess.run(args, capture_output=True, text=True, env=dict(env, KGTOOL_PURE_PYTHON="1"), timeout=120)
+    assert fast.returncode == pure.returncode == 1
+    assert fast.stderr == pure.stderr and fast.stdout == pure.stdout
+    assert "batch@0 offset 0: byte 0 (key)" in fast.stderr
+    assert f"batch@{len(data) - len(encode_batch_v2([(k, v), (k[:5], v)], base_offset=2))} offset 3" in fast.stderr
+
+
+def test_random_bytes_exit_1_not_a_truncated_tail(tmp_path):
+    """The first 'batch' of random bytes claims 923 MB: damage, not the tail of an active
+    segment (fuzz defect 7); --max-message-size raises the bound a tail may claim."""
+    import random
+
+    p = tmp_path / "garbage.log"
+    p.write_bytes(struct.pack(">qi", 0x38B4E652E44DA7F2, 923639334) + random.Random(3).randbytes(4988))
+    for args in ([], ["--summary"], ["--summary", "--strict"]):
+        r = run(p, *args)
+        assert r.exit_code == 1 and "problems reported: 1 corrupt" in r.stderr, r.output
+        assert "is not a partial batch: its length 923639334 exceeds the largest message size 5242880" in r.stderr
+    data = (BATCHES / "txn_commit_abort.log").read_bytes()
+    cut = bytearray(data[:-10])
+    struct.pack_into(">i", cut, 301 + 8, 6 << 20)  # the last batch claims 6 MiB
+    p.write_bytes(bytes(cut))
+    r = run(p, "--summary")
+    assert r.exit_code == 1 and "1 corrupt" in r.stderr
+    r = run(p, "--summary", "--max-message-size", 8 << 20)
+    assert r.exit_code == 0 and "truncated tail" in r.stderr, r.output

@@ -46,7 +46,7 @@ def test_sample_jsonl_findings_and_tables(spark, tmp_path):  # noqa: F811
     assert result.exit_code == 1, result.output
     lines = [json.loads(x) for x in result.stdout.splitlines() if x.strip()]
     assert _tuples(lines) == SAMPLE_FINDINGS
-    assert sorted(os.listdir(out)) == ["commits", "coverage", "findings", "generations", "members"]
+    assert sorted(os.listdir(out)) == ["commits", "coverage", "findings", "generations", "members", "offsets"]
     written = [json.loads(x) for p in sorted((out / "findings").glob("part-*.json")) for x in p.read_text().splitlines()]
     assert _tuples(written) == SAMPLE_FINDINGS
     assert all(f["message"] for f in written)
@@ -77,7 +77,7 @@ def test_golden_scenario_without_findings_exits_0_json(spark):  # noqa: F811
     result = runner.invoke(app, ["spark-audit", str(path), "--format", "json", "--master", "local[2]"])
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
-    assert doc["counts"] == {"generations": 5, "members": 11, "commits": 37, "findings": 0}
+    assert doc["counts"] == {"generations": 5, "members": 11, "commits": 37, "findings": 0, "offsets": 9}
     assert doc["groups"] == 1 and doc["findings_by_rule"] == {}
     assert doc["coverage"][0]["records"] == 42
 

@@ -4,6 +4,11 @@ row-at-a-time replay (tests/offsets/oracle_replay.py). Not imported by kgtool.
 Steps, as the first Spark job ran them: ``--until`` drops records; coverage per log partition;
 ``--group`` keeps matching groups; transactional records are annotated with their marker; each
 (log partition, group) is replayed; ``--since`` hides rows (end-of-log findings stay).
+
+Since then: ``--until T`` reads each partition's log (offset order) up to its first record stamped
+at or after T, and the end-of-log rules are judged at T; the offsets table comes from the
+independent reference model of tests/offsets/reference_offsets.py, its ``expired`` column from
+this oracle's expiring findings.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from kgtool.offsets.entries import CONTROL, NO_PRODUCER_ID, LogEntry
 from kgtool.offsets.options import AuditOptions
 from kgtool.offsets.rules import END_OF_LOG_RULES
 from kgtool.offsets.tables import TABLE_NAMES, TABLES
-from tests.offsets import oracle_replay
+from tests.offsets import oracle_replay, reference_offsets
 
 
 def _keep(table: str, row: dict[str, Any], since: int | None) -> bool:
@@ -38,24 +43,40 @@ def oracle_audit(entries: Iterable[LogEntry], *, files: Iterable[SegmentFile] = 
                  options: AuditOptions = AuditOptions()) -> dict[str, list[dict[str, Any]]]:
     by_partition: dict[int, list[LogEntry]] = defaultdict(list)
     for e in entries:
-        if options.until is None or e.offset < 0 or e.timestamp < options.until:
-            by_partition[e.log_partition].append(e)
+        by_partition[e.log_partition].append(e)
+    for part, items in by_partition.items():
+        by_partition[part] = read_until(sorted(items, key=lambda x: (x.offset, x.position)), options.until)
     tables: dict[str, list[dict[str, Any]]] = {name: [] for name in TABLE_NAMES}
     cov = coverage_rows(by_partition, files)
     tables["coverage"] = cov
-    end_ts = {r["log_partition"]: r["last_timestamp"] for r in cov}
+    end_ts = {r["log_partition"]: r["last_timestamp"] if options.until is None else options.until for r in cov}
     for part in sorted(by_partition):
-        items = sorted(by_partition[part], key=lambda x: (x.offset, x.position))
+        items = by_partition[part]
         groups: dict[str, list[LogEntry]] = defaultdict(list)
         for e in annotate_transactions(x for x in items if x.problem is None):
             if e.group is not None and options.group_matches(e.group):
                 groups[e.group].append(e)
+        expired = set()
         for g in sorted(groups):
             res = oracle_replay.replay_group(groups[g], log_end_timestamp=end_ts.get(part),
                                              retention_ms=options.retention_ms)
             for name, rows in res.tables().items():
                 tables[name].extend(r for r in rows if _keep(name, r, options.since))
+                expired |= {(r["group"], r["topic"], r["partition"]) for r in rows
+                            if name == "findings" and r["rule"] == "expiring"}
+        tables["offsets"] += reference_offsets.offsets_rows(items, part, expired, options.group_matches)
     return tables
+
+
+def read_until(items: list[LogEntry], until: int | None) -> list[LogEntry]:
+    """A partition's entries (offset order) read up to its first record stamped at or after
+    ``until`` (decode problems, without offset or time, stay)."""
+    if until is None:
+        return items
+    for i, e in enumerate(items):
+        if e.offset >= 0 and e.timestamp >= until:
+            return items[:i]
+    return items
 
 
 def canonical(name: str, rows: list[dict[str, Any]]) -> list[tuple]:

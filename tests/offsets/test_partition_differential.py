@@ -39,6 +39,11 @@ op = st.one_of(
     st.tuples(st.just("idle"), st.integers(0, 10 * 24)),
     # All partitions to one member, another member with none: moves, zombies, cooperative revocation.
     st.tuples(st.just("owner"), st.sampled_from(GROUPS), st.sampled_from(MEMBERS), st.sampled_from(MEMBERS)),
+    # Metadata, OffsetCommitValue v1 with an expire timestamp (hours from now; -1: none), plain
+    # or transactional: the offsets table's columns.
+    st.tuples(st.just("meta"), st.sampled_from(GROUPS), st.sampled_from(TPS), st.integers(0, 40),
+              st.sampled_from(["", "ckpt-7", "é,\"q\"", "x" * 40]), st.one_of(st.none(), st.integers(-1, 48)),
+              st.one_of(st.none(), st.sampled_from(PIDS))),
 )
 options = st.builds(
     AuditOptions,
@@ -61,6 +66,10 @@ def build(ops, log_partition: int = 5) -> Script:
         elif o[0] == "owner":
             gens[o[1]] += 1
             s.generation(o[1], gens[o[1]], {o[3]: [], o[2]: list(TPS)})
+        elif o[0] == "meta":
+            expire = None if o[5] is None else -1 if o[5] < 0 else s.start_ms + s.clock + o[5] * 3_600_000
+            s.commit(o[1], {o[2]: o[3]}, metadata=o[4], expire_timestamp=expire,
+                     producer=None if o[6] is None else (o[6], 0))
         elif o[0] == "delete_group":
             s.delete_group(o[1], list(TPS))
         elif o[0] == "multi":  # several partitions in one batch, maybe compressed, maybe transactional
@@ -81,9 +90,7 @@ def columnar_audit(entries, opts: AuditOptions, pure: bool, max_rows: int) -> di
     tables: dict = {name: [] for name in TABLE_NAMES}
     parts = sorted({e.log_partition for e in entries})
     for part in parts:
-        items = sorted((e for e in entries if e.log_partition == part
-                        and (opts.until is None or e.offset < 0 or e.timestamp < opts.until)),
-                       key=lambda x: (x.offset, x.position))
+        items = sorted((e for e in entries if e.log_partition == part), key=lambda x: (x.offset, x.position))
         if not items:
             continue
         out: list = []
@@ -97,6 +104,7 @@ def columnar_audit(entries, opts: AuditOptions, pure: bool, max_rows: int) -> di
         tables["generations"] += rp.generations
         tables["members"] += rp.members
         tables["findings"] += rp.findings
+        tables["offsets"] += rp.offset_rows
         cov = rp.coverage()
         tables["coverage"].append(cov)
     return tables

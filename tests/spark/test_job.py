@@ -76,7 +76,7 @@ def test_spark_equals_oracle(spark, tmp_path):
         ("orphan", "inventory-sync"), ("pending-txn", "ledger-eos"), ("rewind", "billing-rewind"),
         ("zombie", "orders-app"),
     ]
-    assert summary.counts == {t: len(got[t]) for t in ("generations", "members", "commits", "findings")}
+    assert summary.counts == {t: len(got[t]) for t in ("generations", "members", "commits", "findings", "offsets")}
     assert summary.findings_by_rule == {f["rule"]: 1 for f in got["findings"]}
     # A re-run replaces the output with the same rows.
     job.run_audit(spark, files, options, out=out)
