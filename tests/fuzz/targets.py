@@ -10,7 +10,8 @@ mutator, and a check that raises AssertionError on a broken contract:
 - ``offsets-payload``: ``__consumer_offsets`` keys and values (one record per batch), through both
   paths of the summary decoder.
 - ``group-description``: ``kgtool assign FILE``; ``topic-description``: ``kgtool coordinator-of
-  --topic-description FILE``; ``id-list``: ``kgtool coordinator-of --file FILE``: exit 0, 1 or 2,
+  --topic-description FILE``; ``id-list``: ``kgtool coordinator-of --file FILE``; ``key-list``: ``kgtool partition-of --file
+  FILE`` in every key format: exit 0, 1 or 2,
   never an internal error; a failure is one line on stderr.
 
 Memory and time are bounded by the runner (``python -m tests.fuzz``): an address-space limit for
@@ -210,6 +211,18 @@ def _cli(args: list[str], data: bytes, suffix: str) -> None:
         assert len(lines[0]) <= 1000, f"a {len(lines[0])}-character error line"
 
 
+def check_keys(data: bytes) -> None:
+    _cli(["partition-of", "--file", "{F}", "--partitions", "12", "--compare", "--format", "json"], data, ".txt")
+    for fmt in ("hex", "base64", "long", "uuid"):
+        _cli(["partition-of", "--file", "{F}", "--partitions", "7", "--key-format", fmt, "--format", "jsonl"], data, ".txt")
+
+
+@cache
+def key_seeds() -> list[bytes]:
+    return [b"order-1\norder-2\ncustomer 42\n", b"00ff10\n\nDEADbeef\n", b"a2V5\n\nAAAA\n", b"42\n-9223372036854775808\n",
+            b"123e4567-e89b-12d3-a456-426614174000\n"]
+
+
 def check_group(data: bytes) -> None:
     _cli(["assign", "{F}", "--format", "json"], data, ".yaml")
 
@@ -231,5 +244,6 @@ TARGETS: dict[str, Target] = {
         Target("group-description", group_seeds, mutate_text, check_group, ".yaml"),
         Target("topic-description", topic_seeds, mutate_text, check_topic, ".txt"),
         Target("id-list", id_seeds, mutate_bytes, check_ids, ".txt"),
+        Target("key-list", key_seeds, mutate_bytes, check_keys, ".txt"),
     ]
 }
