@@ -168,10 +168,10 @@ def group_seeds() -> list[bytes]:
             inp = case.get("input") if isinstance(case, dict) else None
             if inp is not None:
                 seeds.append(json.dumps(inp).encode())
-    seeds.append(b"topics: {t: 3, u: 2}\nmembers:\n  a: {topics: [t, u], owned: [t-0]}\n  b: {topics: [t]}\n")
-    seeds.append(b"assignor: cooperative-sticky\ntopics:\n  t: {partitions: 4, racks: [r1, r2]}\n"
-                 b"members:\n  - {id: m1, topics: [t], rack: r1, generation: 3, owned: {t: [0, 1]}}\n"
-                 b"  - {id: m2, instance: i2, topics: [t]}\n")
+    seeds.append(b"assignor: cooperative-sticky\ntopics: {t: 3, u: 2}\nmembers:\n"
+                 b"  - {id: a, topics: [t, u], owned: [[t, 0]], generation: 2}\n  - {id: b, topics: [t]}\n")
+    seeds.append(b"assignor: range\ntopics:\n  t: {partitions: 2, racks: [[r1, r2], [r2]]}\n"
+                 b"members:\n  - {id: m1, topics: [t], rack: r1}\n  - {id: m2, instanceId: i2, topics: [t]}\n")
     return seeds
 
 
@@ -181,7 +181,6 @@ def topic_seeds() -> list[bytes]:
     lines += [f"\tTopic: __consumer_offsets\tPartition: {p}\tLeader: {p % 3}\tReplicas: 0,1,2\tIsr: 0,1,2" for p in range(6)]
     return [
         ("\n".join(lines) + "\n").encode(),
-        b"partitions: 4\nleaders: {0: 1, 1: 2, 2: 3, 3: 1}\n",
         json.dumps({str(p): p % 3 for p in range(8)}).encode(),
         b"0: 1\n1: 2\n2: 3\n",
     ]
