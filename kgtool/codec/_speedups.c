@@ -412,6 +412,64 @@ fail:
     return NULL;
 }
 
+/* ------------------------------------------------------------------ index_records_v2 */
+
+/* index_records_v2(buf, start, end, count, step) -> (err | None, marks): walk the `count`
+ * records of [start, end) without building anything (the check that lets a huge batch be
+ * decoded lazily, RECORDS_CHUNK records at a time); marks = the positions of records 0, step,
+ * 2*step, ... and, when all is well, `end`. err as decode_records_v2 reports it. */
+static PyObject *py_index_records_v2(PyObject *self, PyObject *args) {
+    Py_buffer buf;
+    Py_ssize_t start, end, count, step;
+    if (!PyArg_ParseTuple(args, "y*nnnn", &buf, &start, &end, &count, &step)) return NULL;
+    if (start < 0 || end > buf.len || start > end || count < 0 || step <= 0) {
+        PyBuffer_Release(&buf);
+        PyErr_SetString(PyExc_ValueError, "bad range");
+        return NULL;
+    }
+    const uint8_t *base = (const uint8_t *)buf.buf;
+    const uint8_t *p = base + start, *e = base + end;
+    PyObject *marks = PyList_New(0);
+    PyObject *err = NULL;
+    if (!marks) { PyBuffer_Release(&buf); return NULL; }
+    Py_ssize_t i;
+    for (i = 0; i < count; i++) {
+        rec_t r;
+        rerr_t er;
+        if (i % step == 0) {
+            PyObject *m = PyLong_FromSsize_t(p - base);
+            if (!m || PyList_Append(marks, m)) { Py_XDECREF(m); goto fail; }
+            Py_DECREF(m);
+        }
+        if (parse_record(&p, e, &r, &er)) {
+            err = make_err(er.at - base, i, &er);
+            if (!err) goto fail;
+            break;
+        }
+    }
+    if (!err && p != e) {
+        char reason[160];
+        snprintf(reason, sizeof reason, "%lld bytes remain after the %lld records the header declares",
+                 (long long)(e - p), (long long)count);
+        err = Py_BuildValue("(nnss)", (Py_ssize_t)(p - base), count, "records", reason);
+        if (!err) goto fail;
+    }
+    if (!err) {
+        PyObject *m = PyLong_FromSsize_t(end);
+        if (!m || PyList_Append(marks, m)) { Py_XDECREF(m); goto fail; }
+        Py_DECREF(m);
+        err = Py_None;
+        Py_INCREF(err);
+    }
+    PyBuffer_Release(&buf);
+    return Py_BuildValue("(NN)", err, marks);
+fail:
+    PyBuffer_Release(&buf);
+    Py_DECREF(marks);
+    Py_XDECREF(err);
+    return NULL;
+}
+
 /* ------------------------------------------------------------------ summaries */
 
 typedef struct {
@@ -632,7 +690,13 @@ static int summarize_control(const uint8_t *p, const uint8_t *e, int64_t count, 
 }
 
 /* summarize_segment(data, i, hi, verify_crc, mode, slow, producers, decompress|None)
- * decompress(codec, memoryview) -> bytes: the Python codec (with its size cap). */
+ * decompress(codec, memoryview, index) -> bytes, or None when the payload does not decompress
+ * (the general path then reports it); an exception it raises propagates.
+ * It stops before a batch that needs the general path: anything unusual, and a batch of more
+ * than RECORDS_CHUNK records whose payloads go to Python (mode != 0), which the general path
+ * checks first and then summarizes chunk by chunk, so that `slow` stays bounded. */
+#define RECORDS_CHUNK 4096 /* kgtool.codec.batch.RECORDS_CHUNK */
+#define MIN_RECORD_SIZE 7  /* kgtool.codec.batch.MIN_RECORD_SIZE */
 static PyObject *py_summarize_segment(PyObject *self, PyObject *args) {
     PyObject *data_obj;
     Py_buffer buf;
@@ -662,6 +726,7 @@ static PyObject *py_summarize_segment(PyObject *self, PyObject *args) {
         int is_control = (attributes & 0x20) != 0;
         int32_t count = be32(h + 57);
         if (count < 0) break;
+        if (mode != 0 && !is_control && count > RECORDS_CHUNK) break;
         if (verify_crc) {
             uint32_t stored = (uint32_t)be32(h + 17);
             if (crc32c_compute(h + 21, (size_t)(size - 21)) != stored) break;
@@ -683,18 +748,16 @@ static PyObject *py_summarize_segment(PyObject *self, PyObject *args) {
             }
             PyObject *slice = PySequence_GetSlice(mv, i + 61, i + (Py_ssize_t)size);
             if (!slice) goto error;
-            plain = PyObject_CallFunction(decompress, "iO", codec, slice);
+            plain = PyObject_CallFunction(decompress, "iOn", codec, slice, i);
             Py_DECREF(slice);
-            if (!plain) {
-                PyErr_Clear(); /* the general path reports it, with position */
-                break;
-            }
+            if (!plain) goto error;
+            /* None: it does not decompress; the general path reports it, with position */
             if (!PyBytes_Check(plain)) { Py_DECREF(plain); break; }
             rp = (const uint8_t *)PyBytes_AS_STRING(plain);
             re = rp + PyBytes_GET_SIZE(plain);
         }
         int rc;
-        if (count > re - rp) rc = -1;
+        if (count > (re - rp) / MIN_RECORD_SIZE) rc = -1;
         else if (is_control) rc = summarize_control(rp, re, count, base_offset, base_ts, has_lat, max_ts, &t);
         else rc = summarize_records(rp, re, count, base_offset, base_ts, has_lat, max_ts, mode, slow, &t);
         Py_XDECREF(plain);
@@ -1739,6 +1802,7 @@ static PyObject *py_crc32c(PyObject *self, PyObject *args) {
 
 static PyMethodDef methods[] = {
     {"decode_records_v2", py_decode_records_v2, METH_VARARGS, "Decode the records of a v2 records section."},
+    {"index_records_v2", py_index_records_v2, METH_VARARGS, "Check the records of a v2 records section; chunk marks."},
     {"summarize_records_v2", py_summarize_records_v2, METH_VARARGS, "Summarize the records of a records section."},
     {"summarize_segment", py_summarize_segment, METH_VARARGS, "Summarize plain v2 batches from an index."},
     {"scan_markers", py_scan_markers, METH_VARARGS, "Transaction markers of a range, decoding only control batches."},

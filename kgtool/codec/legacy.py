@@ -34,9 +34,12 @@ from kgtool.codec.batch import (
     LOG_APPEND_TIME,
     LOG_OVERHEAD,
     NO_TIMESTAMP_TYPE,
+    RECORDS_CHUNK,
     CrcMismatch,
+    RecordStream,
     _as_record_fields,
     _b,
+    out_of_memory,
 )
 from kgtool.codec.model import (
     NO_PARTITION_LEADER_EPOCH,
@@ -192,37 +195,65 @@ def decode_legacy_entry(
         inner_data = _comp.decompress(codec, outer.value, magic=outer.magic, max_size=max_decompressed_size)
     except _comp.CompressionFailure as exc:
         raise DecodeError(str(exc), source=source, position=value_pos, context=ctx + ".value") from None
-    inner = []
+    except MemoryError:
+        raise out_of_memory(source, position, f"decompress its {batch.compression} message set") from None
+    try:
+        return _inner_records(batch, inner_data, outer, offset, ts_type, verify_crc, source, ctx, value_pos)
+    except MemoryError:
+        raise out_of_memory(source, position, "decode its inner messages") from None
+
+
+def _next_inner(ir: Reader, idx: int, verify_crc: bool, source: str | None, ctx: str, value_pos: int) -> _Message:
+    """The inner message at ``ir.pos`` (``AbstractLegacyRecordBatch.DeepRecordsIterator``)."""
+    ictx = f"{ctx}.records[{idx}]"
+    try:
+        if ir.remaining < LOG_OVERHEAD:
+            raise ir.error(f"{ir.remaining} bytes after the last inner message")
+        ioff = ir.read_int64()
+        isize = ir.read_int32()
+        if isize > ir.remaining:
+            raise ir.error(f"inner message size {isize} exceeds the {ir.remaining} bytes remaining",
+                           at=ir.pos - 4)
+        ir.context = ictx
+        m = _read_message(ir, ioff, isize, verify_crc, ictx)
+    except DecodeError as exc:
+        # Positions inside decompressed data are not file positions: name both.
+        raise DecodeError(
+            f"{exc.reason} (at byte {exc.position} of the decompressed message set)",
+            source=source, position=value_pos, context=exc.context or ictx,
+        ) from None
+    if m.attributes & COMPRESSION_CODEC_MASK:
+        raise DecodeError("inner messages must not be compressed", source=source, position=value_pos,
+                          context=ictx + ".attributes")
+    return m
+
+
+def _inner_records(batch: RecordBatch, inner_data: bytes, outer: _Message, offset: int, ts_type: str,
+                   verify_crc: bool, source: str | None, ctx: str, value_pos: int) -> RecordBatch:
+    """Check every inner message, then attach them as records: a list, or for more than
+    RECORDS_CHUNK of them a :class:`RecordStream` that reads them again chunk by chunk (the
+    absolute offsets of magic 1 depend on the last inner offset, known only at the end)."""
     ir = Reader(inner_data, 0, source=source, context=ctx)
+    kept: list[_Message] = []
+    marks = []
     idx = 0
+    first_inner = last_inner = 0
     while ir.remaining > 0:
-        ictx = f"{ctx}.records[{idx}]"
-        try:
-            if ir.remaining < LOG_OVERHEAD:
-                raise ir.error(f"{ir.remaining} bytes after the last inner message")
-            ioff = ir.read_int64()
-            isize = ir.read_int32()
-            if isize > ir.remaining:
-                raise ir.error(f"inner message size {isize} exceeds the {ir.remaining} bytes remaining",
-                               at=ir.pos - 4)
-            ir.context = ictx
-            m = _read_message(ir, ioff, isize, verify_crc, ictx)
-        except DecodeError as exc:
-            # Positions inside decompressed data are not file positions: name both.
-            raise DecodeError(
-                f"{exc.reason} (at byte {exc.position} of the decompressed message set)",
-                source=source, position=value_pos, context=exc.context or ictx,
-            ) from None
-        if m.attributes & COMPRESSION_CODEC_MASK:
-            raise DecodeError("inner messages must not be compressed", source=source, position=value_pos,
-                              context=ictx + ".attributes")
-        inner.append(m)
+        if idx % RECORDS_CHUNK == 0:
+            marks.append(ir.pos)
+        m = _next_inner(ir, idx, verify_crc, source, ctx, value_pos)
+        if idx == 0:
+            first_inner = m.offset
+        last_inner = m.offset
+        if idx < RECORDS_CHUNK:
+            kept.append(m)
         idx += 1
-    if not inner:
+    marks.append(ir.pos)
+    if not idx:
         raise DecodeError("compressed message set with no inner messages", source=source,
                           position=value_pos, context=ctx + ".value")
+    position = batch.position
     if outer.magic == 1:
-        last_inner = inner[-1].offset
         if offset == 0:
             abs_base = 0
         elif offset < last_inner:
@@ -234,8 +265,8 @@ def decode_legacy_entry(
             abs_base = offset - last_inner
     else:
         abs_base = None
-    records = []
-    for m in inner:
+
+    def record(m: _Message) -> Record:
         off = m.offset if abs_base is None else abs_base + m.offset
         if m.magic == 0:
             ts = NO_TIMESTAMP
@@ -243,10 +274,19 @@ def decode_legacy_entry(
             ts = outer.timestamp
         else:
             ts = m.timestamp
-        records.append(Record(off, ts, NO_SEQUENCE, m.key, m.value, [], m.attributes & 0xFF,
-                              m.size + LOG_OVERHEAD, None))
-    batch.records = records
-    batch.base_offset = records[0].offset
+        return Record(off, ts, NO_SEQUENCE, m.key, m.value, [], m.attributes & 0xFF, m.size + LOG_OVERHEAD, None)
+
+    def chunk(k: int) -> list[Record]:
+        cr = Reader(inner_data, marks[k], source=source, context=ctx)
+        n = min(RECORDS_CHUNK, idx - k * RECORDS_CHUNK)
+        return [record(_next_inner(cr, k * RECORDS_CHUNK + j, verify_crc, source, ctx, value_pos))
+                for j in range(n)]
+
+    if idx <= RECORDS_CHUNK:
+        batch.records = [record(m) for m in kept]
+    else:
+        batch.records = RecordStream(idx, chunk, source, position)
+    batch.base_offset = first_inner if abs_base is None else abs_base + first_inner
     return batch
 
 

@@ -37,7 +37,7 @@ from kgtool.codec.batch import (  # noqa: I001
 from kgtool.codec.legacy import RECORD_OVERHEAD_V0, decode_legacy_entry
 from kgtool.codec.model import RecordBatch, ScanProblem
 from kgtool.codec.primitives import crc32c
-from kgtool.errors import DecodeError
+from kgtool.errors import DecodeError, EnvironmentProblem
 from kgtool.inputs import input_error
 
 #: Offset + Length + PartitionLeaderEpoch/CRC + Magic: ``Records.HEADER_SIZE_UP_TO_MAGIC``.
@@ -162,6 +162,7 @@ def scan_segment(
     chain_from: int | None = None,
     max_decompressed_size: int = _comp.DEFAULT_MAX_DECOMPRESSED,
     record_sink=None,
+    decompress=None,
 ) -> Iterator[RecordBatch | ScanProblem]:
     """Yield the batches (and the problems) whose start position is in ``[start, end)``.
 
@@ -179,7 +180,7 @@ def scan_segment(
             yields exactly the batches that start in it; pass ``chain_from=start`` when
             ``start`` is itself a batch boundary (``--start-position``).
         max_decompressed_size: decompression bomb guard per batch.
-        record_sink: passed to :func:`~kgtool.codec.batch.decode_batch_v2` (summaries).
+        record_sink, decompress: passed to :func:`~kgtool.codec.batch.decode_batch_v2` (summaries).
 
     Yields:
         :class:`RecordBatch` and :class:`ScanProblem` in position order; together they cover
@@ -250,7 +251,7 @@ def scan_segment(
                 batch = decode_batch_v2(data, i, source=source, base_position=base_position,
                                         verify_crc=verify_crc, decode_records=decode_records,
                                         max_decompressed_size=max_decompressed_size,
-                                        record_sink=record_sink)
+                                        record_sink=record_sink, decompress=decompress)
             else:
                 batch = decode_legacy_entry(data, i, source=source, base_position=base_position,
                                             verify_crc=verify_crc, decode_records=decode_records,
@@ -297,9 +298,15 @@ def open_segment(path: str):
                 except OSError:  # pragma: no cover
                     pass
             return m, size
-        except (OSError, ValueError):  # not mappable (a pipe, /proc): read it
-            with os.fdopen(os.dup(fd), "rb") as fh:
-                data = fh.read()
+        except (OSError, ValueError):  # not mappable (a pipe, /proc, no address space left): read it
+            try:
+                with os.fdopen(os.dup(fd), "rb") as fh:
+                    data = fh.read()
+            except MemoryError:
+                raise EnvironmentProblem(
+                    f"{path}: not enough memory to map or read this {size}-byte file (MemoryError): "
+                    "give kgtool more memory (address space)"
+                ) from None
             return data, len(data)
     finally:
         os.close(fd)
