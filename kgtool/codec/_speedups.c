@@ -107,6 +107,23 @@ static uint32_t crc32c_compute(const uint8_t *p, size_t n) {
     return crc_sw(0xFFFFFFFFu, p, n) ^ 0xFFFFFFFFu;
 }
 
+/* CRC-32 (IEEE, zlib's), as the legacy formats use it (LegacyRecord.computeChecksum). */
+static uint32_t crc32_table[256];
+
+static void crc32_init(void) {
+    for (uint32_t n = 0; n < 256; n++) {
+        uint32_t c = n;
+        for (int k = 0; k < 8; k++) c = (c & 1) ? (c >> 1) ^ 0xEDB88320u : c >> 1;
+        crc32_table[n] = c;
+    }
+}
+
+static uint32_t crc32_ieee(const uint8_t *p, size_t n) {
+    uint32_t c = 0xFFFFFFFFu;
+    while (n--) c = crc32_table[(c ^ *p++) & 0xff] ^ (c >> 8);
+    return c ^ 0xFFFFFFFFu;
+}
+
 /* ------------------------------------------------------------------ readers */
 
 static inline int64_t be64(const uint8_t *p) {
@@ -470,6 +487,144 @@ fail:
     return NULL;
 }
 
+/* ------------------------------------------------------------------ legacy inner messages */
+/*
+ * The inner message set of a compressed magic 0/1 wrapper (kgtool.codec.legacy._next_inner is
+ * the Python twin and the one that words errors): Offset int64, MessageSize int32, then Crc
+ * uint32, Magic int8 (0 or 1), Attributes int8 (no compression bits), Timestamp int64 (magic
+ * 1), Key and Value as int32 length (< 0: null) + bytes; bytes after the value inside the
+ * message are ignored (LegacyRecord reads the fields it knows).
+ */
+typedef struct {
+    int64_t offset, timestamp;
+    int32_t size, klen, vlen;
+    int magic, attributes;
+    const uint8_t *key, *value;
+} inner_t;
+
+/* 0: a valid inner message at *pp (advanced); -1: anything wrong with it. */
+static int parse_inner(const uint8_t **pp, const uint8_t *e, int verify_crc, inner_t *m) {
+    const uint8_t *p = *pp;
+    if (e - p < 12) return -1;
+    m->offset = be64(p);
+    m->size = be32(p + 8);
+    p += 12;
+    if (m->size < 14 || m->size > e - p) return -1;
+    const uint8_t *end = p + m->size;
+    m->magic = (int8_t)p[4];
+    if (m->magic != 0 && m->magic != 1) return -1;
+    if (m->magic == 1 && m->size < 22) return -1;
+    if (verify_crc && crc32_ieee(p + 4, (size_t)m->size - 4) != (uint32_t)be32(p)) return -1;
+    m->attributes = (int8_t)p[5];
+    if (m->attributes & 0x07) return -1;
+    const uint8_t *q = p + 6;
+    m->timestamp = -1;
+    if (m->magic == 1) { m->timestamp = be64(q); q += 8; }
+    m->klen = be32(q);
+    q += 4;
+    m->key = NULL;
+    if (m->klen >= 0) {
+        if (m->klen > end - q) return -1;
+        m->key = q;
+        q += m->klen;
+    }
+    if (end - q < 4) return -1;
+    m->vlen = be32(q);
+    q += 4;
+    m->value = NULL;
+    if (m->vlen >= 0) {
+        if (m->vlen > end - q) return -1;
+        m->value = q;
+    }
+    *pp = end;
+    return 0;
+}
+
+/* index_legacy_inner(buf, start, end, verify_crc, step)
+ *   -> (bad index or -1, count, first offset, last offset, marks): marks = positions of
+ *   messages 0, step, ...; on a bad message, its index (its position is the last mark
+ *   followed...: the caller re-reads from marks[-1]) and nothing after. */
+static PyObject *py_index_legacy_inner(PyObject *self, PyObject *args) {
+    Py_buffer buf;
+    Py_ssize_t start, end, step;
+    int verify_crc;
+    if (!PyArg_ParseTuple(args, "y*nnpn", &buf, &start, &end, &verify_crc, &step)) return NULL;
+    if (start < 0 || end > buf.len || start > end || step <= 0) {
+        PyBuffer_Release(&buf);
+        PyErr_SetString(PyExc_ValueError, "bad range");
+        return NULL;
+    }
+    const uint8_t *base = (const uint8_t *)buf.buf;
+    const uint8_t *p = base + start, *e = base + end;
+    PyObject *marks = PyList_New(0);
+    if (!marks) { PyBuffer_Release(&buf); return NULL; }
+    Py_ssize_t n = 0, bad = -1;
+    long long first = 0, last = 0;
+    while (p < e) {
+        inner_t m;
+        if (n % step == 0) {
+            PyObject *o = PyLong_FromSsize_t(p - base);
+            if (!o || PyList_Append(marks, o)) { Py_XDECREF(o); Py_DECREF(marks); PyBuffer_Release(&buf); return NULL; }
+            Py_DECREF(o);
+        }
+        if (parse_inner(&p, e, verify_crc, &m)) { bad = n; break; }
+        if (n == 0) first = m.offset;
+        last = m.offset;
+        n++;
+    }
+    PyBuffer_Release(&buf);
+    return Py_BuildValue("(nnLLN)", bad, n, first, last, marks);
+}
+
+/* decode_legacy_inner(buf, start, n, verify_crc, abs_base|None, log_append_time|None)
+ *   -> [(offset, timestamp, -1, key, value, [], attributes, size_in_bytes)] (Record's field
+ *   order) of n messages already checked by index_legacy_inner: offset absolute (+ abs_base,
+ *   magic 1), timestamp -1 for magic 0, else log_append_time when given, else the message's. */
+static PyObject *py_decode_legacy_inner(PyObject *self, PyObject *args) {
+    Py_buffer buf;
+    Py_ssize_t start, count;
+    int verify_crc;
+    PyObject *base_obj, *lat_obj;
+    if (!PyArg_ParseTuple(args, "y*nnpOO", &buf, &start, &count, &verify_crc, &base_obj, &lat_obj)) return NULL;
+    long long abs_base = 0, lat = 0;
+    int has_base = base_obj != Py_None, has_lat = lat_obj != Py_None;
+    if (has_base) abs_base = PyLong_AsLongLong(base_obj);
+    if (has_lat) lat = PyLong_AsLongLong(lat_obj);
+    if (PyErr_Occurred()) { PyBuffer_Release(&buf); return NULL; }
+    if (start < 0 || start > buf.len || count < 0) {
+        PyBuffer_Release(&buf);
+        PyErr_SetString(PyExc_ValueError, "bad range");
+        return NULL;
+    }
+    const uint8_t *p = (const uint8_t *)buf.buf + start, *e = (const uint8_t *)buf.buf + buf.len;
+    PyObject *list = PyList_New(0);
+    if (!list) { PyBuffer_Release(&buf); return NULL; }
+    for (Py_ssize_t i = 0; i < count; i++) {
+        inner_t m;
+        if (parse_inner(&p, e, verify_crc, &m)) {
+            PyErr_SetString(PyExc_ValueError, "inner message not checked");
+            goto fail;
+        }
+        PyObject *k = bytes_or_none(m.key, m.klen);
+        PyObject *v = bytes_or_none(m.value, m.vlen);
+        PyObject *h = PyList_New(0);
+        if (!k || !v || !h) { Py_XDECREF(k); Py_XDECREF(v); Py_XDECREF(h); goto fail; }
+        int64_t off = has_base ? wrap_add(m.offset, abs_base) : m.offset;
+        int64_t ts = m.magic == 0 ? -1 : (has_lat ? lat : m.timestamp);
+        PyObject *t = Py_BuildValue("(LLiNNNin)", (long long)off, (long long)ts, -1, k, v, h, m.attributes & 0xFF,
+                                    (Py_ssize_t)m.size + 12);
+        if (!t) goto fail;
+        if (PyList_Append(list, t)) { Py_DECREF(t); goto fail; }
+        Py_DECREF(t);
+    }
+    PyBuffer_Release(&buf);
+    return list;
+fail:
+    PyBuffer_Release(&buf);
+    Py_DECREF(list);
+    return NULL;
+}
+
 /* ------------------------------------------------------------------ summaries */
 
 typedef struct {
@@ -657,6 +812,61 @@ static PyObject *py_summarize_records_v2(PyObject *self, PyObject *args) {
         if (PyList_SetSlice(slow, before, PyList_GET_SIZE(slow), NULL)) return NULL;
         Py_RETURN_NONE;
     }
+    return stats_tuple(&s);
+}
+
+/* summarize_legacy_inner(buf, start, n, verify_crc, abs_base|None, log_append_time|None, mode, slow)
+ *   -> stats (as summarize_records_v2) of n inner messages already checked by
+ *   index_legacy_inner, offsets and timestamps as decode_legacy_inner gives them; with a
+ *   payload decoder (mode != 0) every message goes to `slow` as (offset, key, value). */
+static PyObject *py_summarize_legacy_inner(PyObject *self, PyObject *args) {
+    Py_buffer buf;
+    Py_ssize_t start, count;
+    int verify_crc, mode;
+    PyObject *base_obj, *lat_obj, *slow;
+    if (!PyArg_ParseTuple(args, "y*nnpOOiO!", &buf, &start, &count, &verify_crc, &base_obj, &lat_obj, &mode,
+                          &PyList_Type, &slow))
+        return NULL;
+    long long abs_base = 0, lat = 0;
+    int has_base = base_obj != Py_None, has_lat = lat_obj != Py_None;
+    if (has_base) abs_base = PyLong_AsLongLong(base_obj);
+    if (has_lat) lat = PyLong_AsLongLong(lat_obj);
+    if (PyErr_Occurred() || start < 0 || start > buf.len || count < 0) {
+        PyBuffer_Release(&buf);
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "bad range");
+        return NULL;
+    }
+    const uint8_t *p = (const uint8_t *)buf.buf + start, *e = (const uint8_t *)buf.buf + buf.len;
+    stats_t s;
+    stats_init(&s);
+    for (Py_ssize_t i = 0; i < count; i++) {
+        inner_t m;
+        if (parse_inner(&p, e, verify_crc, &m)) {
+            PyBuffer_Release(&buf);
+            PyErr_SetString(PyExc_ValueError, "inner message not checked");
+            return NULL;
+        }
+        int64_t off = has_base ? wrap_add(m.offset, abs_base) : m.offset;
+        int64_t ts = m.magic == 0 ? -1 : (has_lat ? lat : m.timestamp);
+        s.records++;
+        if (ts >= 0) {
+            if (!s.have_ts) { s.min_ts = s.max_ts = ts; s.have_ts = 1; }
+            else { if (ts < s.min_ts) s.min_ts = ts; if (ts > s.max_ts) s.max_ts = ts; }
+        }
+        if (!s.have_offset) { s.first_offset = off; s.have_offset = 1; }
+        s.last_offset = off;
+        if (m.key) s.key_bytes += m.klen; else s.null_keys++;
+        if (m.value) s.value_bytes += m.vlen; else s.null_values++;
+        if (mode == 0) continue;
+        PyObject *k = bytes_or_none(m.key, m.klen);
+        PyObject *v = bytes_or_none(m.value, m.vlen);
+        PyObject *t = (k && v) ? Py_BuildValue("(LNN)", (long long)off, k, v) : NULL;
+        if (!t) { Py_XDECREF(k); Py_XDECREF(v); PyBuffer_Release(&buf); return NULL; }
+        if (PyList_Append(slow, t)) { Py_DECREF(t); PyBuffer_Release(&buf); return NULL; }
+        Py_DECREF(t);
+        s.slow++;
+    }
+    PyBuffer_Release(&buf);
     return stats_tuple(&s);
 }
 
@@ -1803,6 +2013,9 @@ static PyObject *py_crc32c(PyObject *self, PyObject *args) {
 static PyMethodDef methods[] = {
     {"decode_records_v2", py_decode_records_v2, METH_VARARGS, "Decode the records of a v2 records section."},
     {"index_records_v2", py_index_records_v2, METH_VARARGS, "Check the records of a v2 records section; chunk marks."},
+    {"index_legacy_inner", py_index_legacy_inner, METH_VARARGS, "Check an inner message set; chunk marks."},
+    {"decode_legacy_inner", py_decode_legacy_inner, METH_VARARGS, "Decode checked inner messages."},
+    {"summarize_legacy_inner", py_summarize_legacy_inner, METH_VARARGS, "Summarize checked inner messages."},
     {"summarize_records_v2", py_summarize_records_v2, METH_VARARGS, "Summarize the records of a records section."},
     {"summarize_segment", py_summarize_segment, METH_VARARGS, "Summarize plain v2 batches from an index."},
     {"scan_markers", py_scan_markers, METH_VARARGS, "Transaction markers of a range, decoding only control batches."},
@@ -1814,6 +2027,7 @@ static struct PyModuleDef moddef = {PyModuleDef_HEAD_INIT, "_speedups", "kgtool 
 
 PyMODINIT_FUNC PyInit__speedups(void) {
     crc_init();
+    crc32_init();
     if (PyType_Ready(&KeyIndexType) < 0 || PyType_Ready(&ColsType) < 0 || PyType_Ready(&BufType) < 0) return NULL;
     PyObject *m = PyModule_Create(&moddef);
     if (!m) return NULL;

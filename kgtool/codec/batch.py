@@ -349,28 +349,50 @@ def out_of_memory(source: str | None, position: int, what: str) -> EnvironmentPr
 
 class RecordStream(Sequence):
     """The records of a batch too large to hold as a list: checked when the batch was decoded,
-    decoded here :data:`RECORDS_CHUNK` at a time by ``chunk(k)`` (records ``k * RECORDS_CHUNK``..)
-    on each iteration; ``len`` and indexing work, nothing is kept."""
+    decoded here :data:`RECORDS_CHUNK` at a time on each iteration (``len`` and indexing work,
+    nothing is kept). ``chunk(k)`` gives the field tuples of records ``k * RECORDS_CHUNK``..
+    in :class:`Record` order; :meth:`tuples` hands them out without building records."""
 
-    __slots__ = ("_count", "_chunk", "_source", "_position")
+    __slots__ = ("_count", "_chunk", "_source", "_position", "_control", "summarize_chunk")
 
-    def __init__(self, count: int, chunk, source: str | None, position: int) -> None:
+    def __init__(self, count: int, chunk, source: str | None, position: int, control: bool = False,
+                 summarize_chunk=None) -> None:
         self._count = count
         self._chunk = chunk
         self._source = source
         self._position = position
+        self._control = control
+        #: Optional ``f(k, with_payloads, slow) -> stats`` counting chunk ``k`` in C (a summary's
+        #: counters, as ``_speedups.summarize_records_v2`` returns them; payloads to ``slow``).
+        self.summarize_chunk = summarize_chunk
+
+    @property
+    def chunks(self) -> int:
+        return (self._count + RECORDS_CHUNK - 1) // RECORDS_CHUNK
 
     def __len__(self) -> int:
         return self._count
 
-    def _records(self, k: int) -> list[Record]:
+    def _tuples(self, k: int) -> list[tuple]:
         try:
             return self._chunk(k)
         except MemoryError:
             raise out_of_memory(self._source, self._position, "decode its records") from None
 
+    def _records(self, k: int) -> list[Record]:
+        tuples = self._tuples(k)
+        if self._control:
+            return [Record(*t, parse_control_record(t[3], t[4])) for t in tuples]
+        return [Record(*t) for t in tuples]
+
+    def tuples(self):
+        """The records as field tuples (offset, timestamp, sequence, key, value, headers,
+        attributes, size_in_bytes), chunk by chunk: what a summary counts."""
+        for k in range(self.chunks):
+            yield from self._tuples(k)
+
     def __iter__(self):
-        for k in range((self._count + RECORDS_CHUNK - 1) // RECORDS_CHUNK):
+        for k in range(self.chunks):
             yield from self._records(k)
 
     def __getitem__(self, index):
@@ -386,15 +408,14 @@ class RecordStream(Sequence):
         return f"<RecordStream of {self._count} records of batch@{self._position}>"
 
 
-def _v2_chunk(buf, marks: list[int], count: int, args: tuple, control: bool, k: int) -> list[Record]:
-    """Records ``k * RECORDS_CHUNK``.. of checked v2 records (``marks`` from the index pass)."""
+def _v2_chunk(buf, marks: list[int], count: int, args: tuple, k: int) -> list[tuple]:
+    """Field tuples of records ``k * RECORDS_CHUNK``.. of checked v2 records (``marks`` from
+    the index pass)."""
     n = min(RECORDS_CHUNK, count - k * RECORDS_CHUNK)
     tuples, err = _decode_records(buf, marks[k], marks[k + 1], n, *args)
     if err is not None:  # pragma: no cover - the records were checked before
         raise DecodeError(f"record {err[1] + k * RECORDS_CHUNK}: {err[3]}")
-    if control:
-        return [Record(*t, parse_control_record(t[3], t[4])) for t in tuples]
-    return [Record(*t) for t in tuples]
+    return tuples
 
 
 def timestamp_type_name(magic: int, attributes: int) -> str:
@@ -626,23 +647,14 @@ def decode_batch_v2(
                 batch.records = [Record(*t) for t in tuples]
         else:
             if is_control:  # every control key is checked now, as for a list
-                idx = 0
-                for tuples in _tuple_chunks(buf, marks, count, args):
-                    for t in tuples:
-                        control(idx, t)
-                        idx += 1
-            batch.records = RecordStream(count, partial(_v2_chunk, buf, marks, count, args, is_control),
-                                         source, position)
+                for k in range(len(marks) - 1):
+                    for j, t in enumerate(_v2_chunk(buf, marks, count, args, k)):
+                        control(k * RECORDS_CHUNK + j, t)
+            batch.records = RecordStream(count, partial(_v2_chunk, buf, marks, count, args), source, position,
+                                         is_control)
     except MemoryError:
         raise out_of_memory(source, position, "decode its records") from None
     return batch
-
-
-def _tuple_chunks(buf, marks: list[int], count: int, args: tuple):
-    """The record tuples of checked v2 records, :data:`RECORDS_CHUNK` at a time."""
-    for k in range(len(marks) - 1):
-        n = min(RECORDS_CHUNK, count - k * RECORDS_CHUNK)
-        yield _decode_records(buf, marks[k], marks[k + 1], n, *args)[0]
 
 
 class CrcMismatch(DecodeError):

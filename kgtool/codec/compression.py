@@ -93,10 +93,11 @@ def _too_big(name: str, max_size: int) -> CompressionFailure:
     )
 
 
-#: First input piece fed to a streaming decoder for one gzip member or zstd frame; pieces
-#: double while the member goes on. What a decoder reads past the end of its member (and
-#: hands back as ``unused_data``) is at most one piece, no more than the member itself plus
-#: this: reading N members costs O(payload + N * piece), not O(N * payload).
+#: First input piece fed to a streaming decoder for a gzip member or zstd frame after the
+#: first; pieces double while the member goes on. What a decoder reads past the end of its
+#: member (and hands back as ``unused_data``) is at most one piece, no more than the member
+#: itself plus this: reading N members costs O(payload + N * piece), not O(N * payload).
+#: (The first member is fed the whole payload: one copy of the rest at most.)
 _FIRST_PIECE = 256
 _MAX_PIECE = 1 << 20
 
@@ -111,9 +112,10 @@ def _gunzip(data, max_size: int) -> bytes:
     parts = []
     total = 0
     pos = 0
+    # The first member (usually the only one) is given the whole payload in one call.
+    piece = n
     while True:
         d = zlib.decompressobj(wbits=31)
-        piece = _FIRST_PIECE
         while not d.eof:
             if pos >= n:
                 raise CompressionFailure("gzip data is truncated (no end of stream)")
@@ -138,6 +140,7 @@ def _gunzip(data, max_size: int) -> bytes:
         # GZIPInputStream reads a following member only if it starts with the gzip magic.
         if pos >= n or mv[pos:pos + 2] != b"\x1f\x8b":
             break
+        piece = _FIRST_PIECE
     return b"".join(parts)
 
 
@@ -430,15 +433,15 @@ def _unzstd(data, max_size: int) -> bytes:
     parts = []
     total = 0
     pos = 0
+    piece = n  # the first frame (usually the only one) in pieces as large as the cap allows
     while pos < n:
         dobj = _ZSTD.decompressobj()
-        piece = _FIRST_PIECE
         while not dobj.eof:
             if pos >= n:
                 raise CompressionFailure("zstd data is truncated (the frame does not end)")
             # No piece may inflate beyond the room left under the cap (+ one minimal piece).
             room = max(max_size - total, 0) // _ZSTD_MAX_RATIO
-            take = max(min(piece, room, _MAX_PIECE), 64)
+            take = max(min(piece, room), 64)
             buf = mv[pos:pos + take]
             pos += len(buf)
             piece *= 2
@@ -449,6 +452,7 @@ def _unzstd(data, max_size: int) -> bytes:
             if chunk:
                 parts.append(chunk)
         pos -= len(dobj.unused_data)
+        piece = _FIRST_PIECE
     return b"".join(parts)
 
 

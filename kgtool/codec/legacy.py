@@ -28,6 +28,7 @@ import struct
 from collections.abc import Iterable
 from typing import Any
 
+from kgtool.codec import batch as _batch
 from kgtool.codec import compression as _comp
 from kgtool.codec.batch import (
     CREATE_TIME,
@@ -203,6 +204,10 @@ def decode_legacy_entry(
         raise out_of_memory(source, position, "decode its inner messages") from None
 
 
+def _wrap64(v: int) -> int:
+    return ((v + (1 << 63)) % (1 << 64)) - (1 << 63)
+
+
 def _next_inner(ir: Reader, idx: int, verify_crc: bool, source: str | None, ctx: str, value_pos: int) -> _Message:
     """The inner message at ``ir.pos`` (``AbstractLegacyRecordBatch.DeepRecordsIterator``)."""
     ictx = f"{ctx}.records[{idx}]"
@@ -233,22 +238,33 @@ def _inner_records(batch: RecordBatch, inner_data: bytes, outer: _Message, offse
     """Check every inner message, then attach them as records: a list, or for more than
     RECORDS_CHUNK of them a :class:`RecordStream` that reads them again chunk by chunk (the
     absolute offsets of magic 1 depend on the last inner offset, known only at the end)."""
-    ir = Reader(inner_data, 0, source=source, context=ctx)
-    kept: list[_Message] = []
-    marks = []
-    idx = 0
-    first_inner = last_inner = 0
-    while ir.remaining > 0:
-        if idx % RECORDS_CHUNK == 0:
-            marks.append(ir.pos)
-        m = _next_inner(ir, idx, verify_crc, source, ctx, value_pos)
-        if idx == 0:
-            first_inner = m.offset
-        last_inner = m.offset
-        if idx < RECORDS_CHUNK:
-            kept.append(m)
-        idx += 1
-    marks.append(ir.pos)
+    sp = _batch._speedups
+    if sp is not None:
+        bad, idx, first_inner, last_inner, marks = sp.index_legacy_inner(inner_data, 0, len(inner_data),
+                                                                        verify_crc, RECORDS_CHUNK)
+        if bad >= 0:
+            # The Python reader words the error: re-read from the chunk the bad message is in.
+            k = len(marks) - 1
+            ir = Reader(inner_data, marks[k], source=source, context=ctx)
+            for j in range(k * RECORDS_CHUNK, bad + 1):
+                _next_inner(ir, j, verify_crc, source, ctx, value_pos)
+            raise DecodeError(f"inner message {bad} is malformed", source=source,  # pragma: no cover
+                              position=value_pos, context=f"{ctx}.records[{bad}]")
+        marks.append(len(inner_data))
+    else:
+        ir = Reader(inner_data, 0, source=source, context=ctx)
+        marks = []
+        idx = 0
+        first_inner = last_inner = 0
+        while ir.remaining > 0:
+            if idx % RECORDS_CHUNK == 0:
+                marks.append(ir.pos)
+            m = _next_inner(ir, idx, verify_crc, source, ctx, value_pos)
+            if idx == 0:
+                first_inner = m.offset
+            last_inner = m.offset
+            idx += 1
+        marks.append(ir.pos)
     if not idx:
         raise DecodeError("compressed message set with no inner messages", source=source,
                           position=value_pos, context=ctx + ".value")
@@ -262,31 +278,42 @@ def _inner_records(batch: RecordBatch, inner_data: bytes, outer: _Message, offse
                 source=source, position=position, context=ctx + ".offset",
             )
         else:
-            abs_base = offset - last_inner
+            abs_base = _wrap64(offset - last_inner)
     else:
         abs_base = None
 
-    def record(m: _Message) -> Record:
-        off = m.offset if abs_base is None else abs_base + m.offset
-        if m.magic == 0:
-            ts = NO_TIMESTAMP
-        elif ts_type == LOG_APPEND_TIME:
-            ts = outer.timestamp
-        else:
-            ts = m.timestamp
-        return Record(off, ts, NO_SEQUENCE, m.key, m.value, [], m.attributes & 0xFF, m.size + LOG_OVERHEAD, None)
+    lat = outer.timestamp if ts_type == LOG_APPEND_TIME else None
 
-    def chunk(k: int) -> list[Record]:
-        cr = Reader(inner_data, marks[k], source=source, context=ctx)
+    def fields(off: int, magic: int, attributes: int, timestamp: int, key, value, size: int) -> tuple:
+        """Record fields (as RecordStream hands them out; _speedups.decode_legacy_inner is the
+        C twin)."""
+        if abs_base is not None:
+            off = _wrap64(off + abs_base)  # Java long arithmetic
+        ts = NO_TIMESTAMP if magic == 0 else (timestamp if lat is None else lat)
+        return (off, ts, NO_SEQUENCE, key, value, [], attributes & 0xFF, size + LOG_OVERHEAD)
+
+    def chunk(k: int) -> list[tuple]:
         n = min(RECORDS_CHUNK, idx - k * RECORDS_CHUNK)
-        return [record(_next_inner(cr, k * RECORDS_CHUNK + j, verify_crc, source, ctx, value_pos))
-                for j in range(n)]
+        if _batch._speedups is not None:
+            return _batch._speedups.decode_legacy_inner(inner_data, marks[k], n, verify_crc, abs_base, lat)
+        cr = Reader(inner_data, marks[k], source=source, context=ctx)
+        out = []
+        for j in range(n):
+            m = _next_inner(cr, k * RECORDS_CHUNK + j, verify_crc, source, ctx, value_pos)
+            out.append(fields(m.offset, m.magic, m.attributes, m.timestamp, m.key, m.value, m.size))
+        return out
+
+    def summarize_chunk(k: int, with_payloads: bool, slow: list) -> dict:
+        n = min(RECORDS_CHUNK, idx - k * RECORDS_CHUNK)
+        return _batch._speedups.summarize_legacy_inner(inner_data, marks[k], n, verify_crc, abs_base, lat,
+                                                       2 if with_payloads else 0, slow)
 
     if idx <= RECORDS_CHUNK:
-        batch.records = [record(m) for m in kept]
+        batch.records = [Record(*t, None) for t in chunk(0)]
     else:
-        batch.records = RecordStream(idx, chunk, source, position)
-    batch.base_offset = first_inner if abs_base is None else abs_base + first_inner
+        batch.records = RecordStream(idx, chunk, source, position,
+                                     summarize_chunk=summarize_chunk if _batch._speedups is not None else None)
+    batch.base_offset = first_inner if abs_base is None else _wrap64(abs_base + first_inner)
     return batch
 
 

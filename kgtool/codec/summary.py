@@ -144,6 +144,19 @@ class ScanSummary:
             self.transactional_batches += 1
 
     def add_batch_records(self, b: RecordBatch, payload) -> None:
+        recs = b.records
+        if isinstance(recs, _batch.RecordStream) and not b.is_control:
+            # A big batch: counted chunk by chunk, in C when it can, without Record objects.
+            if recs.summarize_chunk is None:
+                self._add_record_tuples(recs.tuples(), payload, b.position)
+                return
+            slow: list = []
+            for k in range(recs.chunks):
+                self.add_c_stats(recs.summarize_chunk(k, payload is not None, slow), ("", ""))
+                for off, key, value in slow:
+                    self.add_payload(off, key, value, payload, b.position)
+                slow.clear()
+            return
         for r in b.records:
             self.records += 1
             if r.timestamp >= 0:
@@ -162,6 +175,24 @@ class ScanSummary:
                 self.control_markers[r.control.type_name] += 1
             elif payload is not None:
                 self.add_payload(r.offset, r.key, r.value, payload, b.position)
+
+    def _add_record_tuples(self, tuples, payload, position: int) -> None:
+        """Records of a big batch as field tuples (no Record built; see RecordStream)."""
+        for off, ts, _seq, key, value, _h, _a, _n in tuples:
+            self.records += 1
+            if ts >= 0:
+                self._ts(ts, ts)
+            self._offsets(off, off)
+            if key is None:
+                self.null_keys += 1
+            else:
+                self.key_bytes += len(key)
+            if value is None:
+                self.null_values += 1
+            else:
+                self.value_bytes += len(value)
+            if payload is not None:
+                self.add_payload(off, key, value, payload, position)
 
     def add_payload(self, offset: int, key, value, payload, position: int | None = None) -> None:
         try:
