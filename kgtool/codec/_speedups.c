@@ -100,12 +100,14 @@ static uint32_t crc_hw(uint32_t crc, const uint8_t *p, size_t n) {
 }
 #endif
 
-static uint32_t crc32c_compute(const uint8_t *p, size_t n) {
+static uint32_t crc32c_compute_from(uint32_t crc, const uint8_t *p, size_t n) {
 #if defined(__x86_64__) && defined(__GNUC__)
-    if (have_sse42) return crc_hw(0xFFFFFFFFu, p, n) ^ 0xFFFFFFFFu;
+    if (have_sse42) return crc_hw(crc ^ 0xFFFFFFFFu, p, n) ^ 0xFFFFFFFFu;
 #endif
-    return crc_sw(0xFFFFFFFFu, p, n) ^ 0xFFFFFFFFu;
+    return crc_sw(crc ^ 0xFFFFFFFFu, p, n) ^ 0xFFFFFFFFu;
 }
+
+static uint32_t crc32c_compute(const uint8_t *p, size_t n) { return crc32c_compute_from(0, p, n); }
 
 /* CRC-32 (IEEE, zlib's), as the legacy formats use it (LegacyRecord.computeChecksum). */
 static uint32_t crc32_table[256];
@@ -431,39 +433,58 @@ fail:
 
 /* ------------------------------------------------------------------ index_records_v2 */
 
-/* index_records_v2(buf, start, end, count, step) -> (err | None, marks): walk the `count`
- * records of [start, end) without building anything (the check that lets a huge batch be
- * decoded lazily, RECORDS_CHUNK records at a time); marks = the positions of records 0, step,
- * 2*step, ... and, when all is well, `end`. err as decode_records_v2 reports it. */
+/* index_records_v2(buf, start, end, count, step, step_bytes[, first, limit]) -> (err | None,
+ * marks, firsts): walk the `count` records of [start, end) (records `first`.. of the batch)
+ * without building anything (the check that lets a huge batch be decoded lazily, chunk by
+ * chunk); a chunk starts at the first record and wherever the previous one reached `step`
+ * records or `step_bytes` bytes: marks = their positions, firsts = their first record indices,
+ * closed by (end, first + count) when all is well. Past `limit` bytes it stops at a chunk
+ * start, left as the last mark (not closed: the caller resumes from it). err as
+ * decode_records_v2 reports it. */
+static int add_mark(PyObject *marks, PyObject *firsts, Py_ssize_t pos, Py_ssize_t idx) {
+    PyObject *a = PyLong_FromSsize_t(pos), *b = PyLong_FromSsize_t(idx);
+    int rc = (!a || !b || PyList_Append(marks, a) || PyList_Append(firsts, b)) ? -1 : 0;
+    Py_XDECREF(a);
+    Py_XDECREF(b);
+    return rc;
+}
+
 static PyObject *py_index_records_v2(PyObject *self, PyObject *args) {
     Py_buffer buf;
-    Py_ssize_t start, end, count, step;
-    if (!PyArg_ParseTuple(args, "y*nnnn", &buf, &start, &end, &count, &step)) return NULL;
-    if (start < 0 || end > buf.len || start > end || count < 0 || step <= 0) {
+    Py_ssize_t start, end, count, step, step_bytes, first = 0, limit = PY_SSIZE_T_MAX;
+    if (!PyArg_ParseTuple(args, "y*nnnnn|nn", &buf, &start, &end, &count, &step, &step_bytes, &first, &limit))
+        return NULL;
+    if (start < 0 || end > buf.len || start > end || count < 0 || step <= 0 || step_bytes <= 0) {
         PyBuffer_Release(&buf);
         PyErr_SetString(PyExc_ValueError, "bad range");
         return NULL;
     }
     const uint8_t *base = (const uint8_t *)buf.buf;
-    const uint8_t *p = base + start, *e = base + end;
-    PyObject *marks = PyList_New(0);
+    const uint8_t *p = base + start, *e = base + end, *mark_p = p;
+    PyObject *marks = PyList_New(0), *firsts = PyList_New(0);
     PyObject *err = NULL;
-    if (!marks) { PyBuffer_Release(&buf); return NULL; }
-    Py_ssize_t i;
+    if (!marks || !firsts) goto fail;
+    Py_ssize_t i, mark_i = 0;
     for (i = 0; i < count; i++) {
         rec_t r;
         rerr_t er;
-        if (i % step == 0) {
-            PyObject *m = PyLong_FromSsize_t(p - base);
-            if (!m || PyList_Append(marks, m)) { Py_XDECREF(m); goto fail; }
-            Py_DECREF(m);
+        if (i == 0 || i - mark_i >= step || p - mark_p >= step_bytes) {
+            if (add_mark(marks, firsts, p - base, first + i)) goto fail;
+            if (i > 0 && p - (base + start) >= limit) break; /* resume from this last mark */
+            mark_i = i;
+            mark_p = p;
         }
         if (parse_record(&p, e, &r, &er)) {
-            err = make_err(er.at - base, i, &er);
+            err = make_err(er.at - base, first + i, &er);
             if (!err) goto fail;
             break;
         }
     }
+    if (i < count && !err) {
+        PyBuffer_Release(&buf);
+        return Py_BuildValue("(ONN)", Py_None, marks, firsts);
+    }
+    count += first;
     if (!err && p != e) {
         char reason[160];
         snprintf(reason, sizeof reason, "%lld bytes remain after the %lld records the header declares",
@@ -472,17 +493,16 @@ static PyObject *py_index_records_v2(PyObject *self, PyObject *args) {
         if (!err) goto fail;
     }
     if (!err) {
-        PyObject *m = PyLong_FromSsize_t(end);
-        if (!m || PyList_Append(marks, m)) { Py_XDECREF(m); goto fail; }
-        Py_DECREF(m);
+        if (add_mark(marks, firsts, end, count)) goto fail;
         err = Py_None;
         Py_INCREF(err);
     }
     PyBuffer_Release(&buf);
-    return Py_BuildValue("(NN)", err, marks);
+    return Py_BuildValue("(NNN)", err, marks, firsts);
 fail:
     PyBuffer_Release(&buf);
-    Py_DECREF(marks);
+    Py_XDECREF(marks);
+    Py_XDECREF(firsts);
     Py_XDECREF(err);
     return NULL;
 }
@@ -540,32 +560,32 @@ static int parse_inner(const uint8_t **pp, const uint8_t *e, int verify_crc, inn
     return 0;
 }
 
-/* index_legacy_inner(buf, start, end, verify_crc, step)
- *   -> (bad index or -1, count, first offset, last offset, marks): marks = positions of
- *   messages 0, step, ...; on a bad message, its index (its position is the last mark
- *   followed...: the caller re-reads from marks[-1]) and nothing after. */
+/* index_legacy_inner(buf, start, end, verify_crc, step, step_bytes)
+ *   -> (bad index or -1, count, first offset, last offset, marks, firsts): chunks as
+ *   index_records_v2 makes them (marks/firsts not closed); on a bad message, its index and
+ *   nothing after (the caller re-reads it from the last mark, which is at or before it). */
 static PyObject *py_index_legacy_inner(PyObject *self, PyObject *args) {
     Py_buffer buf;
-    Py_ssize_t start, end, step;
+    Py_ssize_t start, end, step, step_bytes;
     int verify_crc;
-    if (!PyArg_ParseTuple(args, "y*nnpn", &buf, &start, &end, &verify_crc, &step)) return NULL;
-    if (start < 0 || end > buf.len || start > end || step <= 0) {
+    if (!PyArg_ParseTuple(args, "y*nnpnn", &buf, &start, &end, &verify_crc, &step, &step_bytes)) return NULL;
+    if (start < 0 || end > buf.len || start > end || step <= 0 || step_bytes <= 0) {
         PyBuffer_Release(&buf);
         PyErr_SetString(PyExc_ValueError, "bad range");
         return NULL;
     }
     const uint8_t *base = (const uint8_t *)buf.buf;
-    const uint8_t *p = base + start, *e = base + end;
-    PyObject *marks = PyList_New(0);
-    if (!marks) { PyBuffer_Release(&buf); return NULL; }
-    Py_ssize_t n = 0, bad = -1;
+    const uint8_t *p = base + start, *e = base + end, *mark_p = p;
+    PyObject *marks = PyList_New(0), *firsts = PyList_New(0);
+    if (!marks || !firsts) goto fail;
+    Py_ssize_t n = 0, bad = -1, mark_n = 0;
     long long first = 0, last = 0;
     while (p < e) {
         inner_t m;
-        if (n % step == 0) {
-            PyObject *o = PyLong_FromSsize_t(p - base);
-            if (!o || PyList_Append(marks, o)) { Py_XDECREF(o); Py_DECREF(marks); PyBuffer_Release(&buf); return NULL; }
-            Py_DECREF(o);
+        if (n == 0 || n - mark_n >= step || p - mark_p >= step_bytes) {
+            if (add_mark(marks, firsts, p - base, n)) goto fail;
+            mark_n = n;
+            mark_p = p;
         }
         if (parse_inner(&p, e, verify_crc, &m)) { bad = n; break; }
         if (n == 0) first = m.offset;
@@ -573,7 +593,12 @@ static PyObject *py_index_legacy_inner(PyObject *self, PyObject *args) {
         n++;
     }
     PyBuffer_Release(&buf);
-    return Py_BuildValue("(nnLLN)", bad, n, first, last, marks);
+    return Py_BuildValue("(nnLLNN)", bad, n, first, last, marks, firsts);
+fail:
+    PyBuffer_Release(&buf);
+    Py_XDECREF(marks);
+    Py_XDECREF(firsts);
+    return NULL;
 }
 
 /* decode_legacy_inner(buf, start, n, verify_crc, abs_base|None, log_append_time|None)
@@ -903,10 +928,13 @@ static int summarize_control(const uint8_t *p, const uint8_t *e, int64_t count, 
  * decompress(codec, memoryview, index) -> bytes, or None when the payload does not decompress
  * (the general path then reports it); an exception it raises propagates.
  * It stops before a batch that needs the general path: anything unusual, and a batch of more
- * than RECORDS_CHUNK records whose payloads go to Python (mode != 0), which the general path
- * checks first and then summarizes chunk by chunk, so that `slow` stays bounded. */
+ * than RECORDS_CHUNK records or RECORDS_CHUNK_BYTES bytes of records whose payloads go to
+ * Python (mode != 0), which the general path checks first and then summarizes chunk by
+ * chunk, so that `slow` stays bounded. */
 #define RECORDS_CHUNK 4096 /* kgtool.codec.batch.RECORDS_CHUNK */
+#define RECORDS_CHUNK_BYTES (16 << 20) /* kgtool.codec.batch.RECORDS_CHUNK_BYTES */
 #define MIN_RECORD_SIZE 7  /* kgtool.codec.batch.MIN_RECORD_SIZE */
+#define HUGE_BATCH (64 << 20) /* kgtool.codec.batch.HUGE_BATCH */
 static PyObject *py_summarize_segment(PyObject *self, PyObject *args) {
     PyObject *data_obj;
     Py_buffer buf;
@@ -936,7 +964,8 @@ static PyObject *py_summarize_segment(PyObject *self, PyObject *args) {
         int is_control = (attributes & 0x20) != 0;
         int32_t count = be32(h + 57);
         if (count < 0) break;
-        if (mode != 0 && !is_control && count > RECORDS_CHUNK) break;
+        if (mode != 0 && !is_control && count > RECORDS_CHUNK) break; /* before decompressing */
+        if (size > HUGE_BATCH) break; /* read by windows, pages released behind */
         if (verify_crc) {
             uint32_t stored = (uint32_t)be32(h + 17);
             if (crc32c_compute(h + 21, (size_t)(size - 21)) != stored) break;
@@ -965,6 +994,10 @@ static PyObject *py_summarize_segment(PyObject *self, PyObject *args) {
             if (!PyBytes_Check(plain)) { Py_DECREF(plain); break; }
             rp = (const uint8_t *)PyBytes_AS_STRING(plain);
             re = rp + PyBytes_GET_SIZE(plain);
+        }
+        if (mode != 0 && !is_control && (count > RECORDS_CHUNK || re - rp > RECORDS_CHUNK_BYTES)) {
+            Py_XDECREF(plain); /* the general path takes it chunk by chunk (and reuses `plain`) */
+            break;
         }
         int rc;
         if (count > (re - rp) / MIN_RECORD_SIZE) rc = -1;
@@ -2002,10 +2035,12 @@ error:
     return NULL;
 }
 
+/* crc32c(data[, crc]): CRC-32C of data, continuing from a previous result `crc`. */
 static PyObject *py_crc32c(PyObject *self, PyObject *args) {
     Py_buffer buf;
-    if (!PyArg_ParseTuple(args, "y*", &buf)) return NULL;
-    uint32_t c = crc32c_compute((const uint8_t *)buf.buf, (size_t)buf.len);
+    unsigned int init = 0;
+    if (!PyArg_ParseTuple(args, "y*|I", &buf, &init)) return NULL;
+    uint32_t c = crc32c_compute_from(init, (const uint8_t *)buf.buf, (size_t)buf.len);
     PyBuffer_Release(&buf);
     return PyLong_FromUnsignedLong(c);
 }

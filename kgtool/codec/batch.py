@@ -45,6 +45,7 @@ from __future__ import annotations
 import mmap
 import os
 import struct
+from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from functools import partial
 from typing import Any
@@ -149,9 +150,11 @@ def _varint_slow(data, i: int, lim: int, bits: int, field: str) -> tuple[int, in
 
 
 def _walk_records_py(data, i: int, end: int, count: int, base_offset: int, base_timestamp: int,
-                     base_sequence: int, log_append_time: int | None, out: list, first: int = 0):
+                     base_sequence: int, log_append_time: int | None, out: list, first: int = 0,
+                     max_bytes: int = 1 << 62):
     """Decode ``count`` records from index ``i`` (records ``first``.. of the batch), appending
-    tuples to ``out``: returns ``(index after the last, None)`` or ``(index, error)``.
+    tuples to ``out``: returns ``(index after the last, None)`` or ``(index, error)``; stops
+    early, before a record, once ``max_bytes`` were read (``len(out)`` tells how many).
 
     ``data`` is bytes, an mmap or a memoryview (never copied: slices of a memoryview are turned
     into bytes one key or value at a time). One-byte varints (the common case) are decoded
@@ -161,8 +164,11 @@ def _walk_records_py(data, i: int, end: int, count: int, base_offset: int, base_
     append = out.append
     slow = _varint_slow
     idx = first
+    stop = i + max_bytes
     try:
         for idx in range(first, first + count):
+            if i >= stop:
+                break
             rec_start = i
             # Length (varint)
             if i < end and data[i] < 0x80:
@@ -298,23 +304,31 @@ def _decode_records_py(data, start: int, end: int, count: int, base_offset: int,
     return out, err
 
 
-def _index_records_py(data, start: int, end: int, count: int, step: int):
-    """Pure-Python twin of ``_speedups.index_records_v2``: ``(error or None, marks)``."""
+def _index_records_py(data, start: int, end: int, count: int, step: int, step_bytes: int, first: int = 0,
+                      limit: int = 1 << 62):
+    """Pure-Python twin of ``_speedups.index_records_v2``: ``(error or None, marks, firsts)``."""
     data = _as_view(data)
-    marks = []
+    marks: list[int] = []
+    firsts: list[int] = []
     i = start
     done = 0
     while done < count:
         marks.append(i)
-        n = min(step, count - done)
-        i, err = _walk_records_py(data, i, end, n, 0, 0, NO_SEQUENCE, None, [], done)
+        firsts.append(first + done)
+        if done and i - start >= limit:
+            return None, marks, firsts  # resume from this last mark
+        # Up to `step` records, fewer when they pass `step_bytes` (one at least).
+        out: list = []
+        i, err = _walk_records_py(data, i, end, min(step, count - done), 0, 0, NO_SEQUENCE, None, out,
+                                  first + done, step_bytes)
         if err is not None:
-            return err, marks
-        done += n
+            return err, marks, firsts
+        done += len(out)
     if i != end:
-        return _trailing(i, end, count), marks
+        return _trailing(i, end, first + count), marks, firsts
     marks.append(end)
-    return None, marks
+    firsts.append(first + count)
+    return None, marks, firsts
 
 
 def _decode_records(*args):
@@ -329,10 +343,54 @@ def _index_records(*args):
     return _index_records_py(*args)
 
 
-#: Records decoded at a time from a batch that holds more: a batch's records are checked
-#: first (nothing built), then decoded lazily by chunks (:class:`RecordStream`), so that no
-#: batch holds a list of millions of records (a 390 KB gzip batch can hold 38 million).
+#: Records decoded at a time from a batch that holds more (or more than RECORDS_CHUNK_BYTES
+#: of them): a batch's records are checked first (nothing built), then decoded lazily by
+#: chunks (:class:`RecordStream`), so that no batch holds a list of millions of records (a
+#: 390 KB gzip batch can hold 38 million) or gigabytes of values.
 RECORDS_CHUNK = 4096
+RECORDS_CHUNK_BYTES = 16 << 20
+#: A batch larger than this in a memory-mapped file is read by windows of this size, the
+#: pages behind released (:class:`~kgtool.codec.segment.PageReleaser`): a 2 GiB batch is
+#: checked and decoded with tens of MB resident, not 2 GiB.
+HUGE_BATCH = 64 << 20
+
+
+def _page_releaser(data, start: int):
+    """A PageReleaser for ``data`` when it is a memory-mapped file, else None."""
+    if not isinstance(data, mmap.mmap):
+        return None
+    from kgtool.codec.segment import PageReleaser  # segment imports this module
+
+    return PageReleaser(data, start)
+
+
+def _crc32c_by_windows(data, start: int, end: int, releaser) -> int:
+    mv = memoryview(data)
+    crc = 0
+    for i in range(start, end, HUGE_BATCH):
+        j = min(end, i + HUGE_BATCH)
+        crc = crc32c(mv[i:j], crc)
+        releaser.advance(j)
+    return crc
+
+
+def _index_by_windows(buf, start: int, end: int, count: int, releaser):
+    """_index_records over a huge records section, HUGE_BATCH bytes at a time, releasing the
+    pages behind (``releaser`` None: in one go)."""
+    if releaser is None:
+        return _index_records(buf, start, end, count, RECORDS_CHUNK, RECORDS_CHUNK_BYTES)
+    marks: list[int] = []
+    firsts: list[int] = []
+    pos, first = start, 0
+    while True:
+        err, m, f = _index_records(buf, pos, end, count - first, RECORDS_CHUNK, RECORDS_CHUNK_BYTES, first,
+                                   HUGE_BATCH)
+        marks += m
+        firsts += f
+        if err is not None or firsts[-1] == count:
+            return err, marks, firsts
+        pos, first = marks.pop(), firsts.pop()
+        releaser.advance(pos)
 #: The smallest v2 record (``DefaultRecord``): length, attributes, timestamp delta, offset
 #: delta, key length, value length, header count, one byte each.
 MIN_RECORD_SIZE = 7
@@ -349,15 +407,17 @@ def out_of_memory(source: str | None, position: int, what: str) -> EnvironmentPr
 
 class RecordStream(Sequence):
     """The records of a batch too large to hold as a list: checked when the batch was decoded,
-    decoded here :data:`RECORDS_CHUNK` at a time on each iteration (``len`` and indexing work,
-    nothing is kept). ``chunk(k)`` gives the field tuples of records ``k * RECORDS_CHUNK``..
-    in :class:`Record` order; :meth:`tuples` hands them out without building records."""
+    decoded here chunk by chunk (at most :data:`RECORDS_CHUNK` records, or one record past
+    :data:`RECORDS_CHUNK_BYTES`) on each iteration; ``len`` and indexing work, nothing is kept.
+    ``firsts`` are the chunks' first record indices, closed by the count; ``chunk(k)`` gives
+    the field tuples of chunk ``k`` in :class:`Record` order; :meth:`tuples` hands them out
+    without building records."""
 
-    __slots__ = ("_count", "_chunk", "_source", "_position", "_control", "summarize_chunk")
+    __slots__ = ("_firsts", "_chunk", "_source", "_position", "_control", "summarize_chunk")
 
-    def __init__(self, count: int, chunk, source: str | None, position: int, control: bool = False,
+    def __init__(self, firsts: list[int], chunk, source: str | None, position: int, control: bool = False,
                  summarize_chunk=None) -> None:
-        self._count = count
+        self._firsts = firsts
         self._chunk = chunk
         self._source = source
         self._position = position
@@ -368,10 +428,10 @@ class RecordStream(Sequence):
 
     @property
     def chunks(self) -> int:
-        return (self._count + RECORDS_CHUNK - 1) // RECORDS_CHUNK
+        return len(self._firsts) - 1
 
     def __len__(self) -> int:
-        return self._count
+        return self._firsts[-1]
 
     def _tuples(self, k: int) -> list[tuple]:
         try:
@@ -396,25 +456,28 @@ class RecordStream(Sequence):
             yield from self._records(k)
 
     def __getitem__(self, index):
+        n = len(self)
         if isinstance(index, slice):
-            return [self[j] for j in range(*index.indices(self._count))]
+            return [self[j] for j in range(*index.indices(n))]
         if index < 0:
-            index += self._count
-        if not 0 <= index < self._count:
+            index += n
+        if not 0 <= index < n:
             raise IndexError("record index out of range")
-        return self._records(index // RECORDS_CHUNK)[index % RECORDS_CHUNK]
+        k = bisect_right(self._firsts, index) - 1
+        return self._records(k)[index - self._firsts[k]]
 
     def __repr__(self) -> str:
-        return f"<RecordStream of {self._count} records of batch@{self._position}>"
+        return f"<RecordStream of {len(self)} records of batch@{self._position}>"
 
 
-def _v2_chunk(buf, marks: list[int], count: int, args: tuple, k: int) -> list[tuple]:
-    """Field tuples of records ``k * RECORDS_CHUNK``.. of checked v2 records (``marks`` from
-    the index pass)."""
-    n = min(RECORDS_CHUNK, count - k * RECORDS_CHUNK)
-    tuples, err = _decode_records(buf, marks[k], marks[k + 1], n, *args)
+def _v2_chunk(buf, marks: list[int], firsts: list[int], args: tuple, release, k: int) -> list[tuple]:
+    """Field tuples of chunk ``k`` of checked v2 records (``marks``, ``firsts`` from the
+    index pass); ``release(start, end)``, if given, drops the pages read."""
+    tuples, err = _decode_records(buf, marks[k], marks[k + 1], firsts[k + 1] - firsts[k], *args)
     if err is not None:  # pragma: no cover - the records were checked before
-        raise DecodeError(f"record {err[1] + k * RECORDS_CHUNK}: {err[3]}")
+        raise DecodeError(f"record {err[1] + firsts[k]}: {err[3]}")
+    if release is not None:
+        release(marks[k], marks[k + 1])
     return tuples
 
 
@@ -488,7 +551,8 @@ def decode_batch_v2(
 
     Returns:
         The batch with absolute ``position``; ``records`` is a list, or for more than
-        :data:`RECORDS_CHUNK` records a :class:`RecordStream` (decoded as it is iterated).
+        :data:`RECORDS_CHUNK` records (or :data:`RECORDS_CHUNK_BYTES` bytes of them) a
+        :class:`RecordStream` (decoded as it is iterated).
 
     Raises:
         CrcMismatch: stored CRC != computed.
@@ -524,8 +588,13 @@ def decode_batch_v2(
         )
     end = pos + size
     crc_valid = None
+    huge = size > HUGE_BATCH
     if verify_crc:
-        computed = crc32c(memoryview(data)[pos + ATTRIBUTES_OFFSET:end])
+        releaser = _page_releaser(data, pos) if huge else None
+        if releaser is None:
+            computed = crc32c(memoryview(data)[pos + ATTRIBUTES_OFFSET:end])
+        else:
+            computed = _crc32c_by_windows(data, pos + ATTRIBUTES_OFFSET, end, releaser)
         crc_valid = computed == crc
         if not crc_valid:
             raise CrcMismatch(
@@ -591,6 +660,8 @@ def decode_batch_v2(
             raise out_of_memory(source, position, f"decompress its {batch.compression} records") from None
         finally:
             payload = None  # noqa: F841 - release the view on data
+        if huge and (releaser := _page_releaser(data, pos)) is not None:
+            releaser.advance(end)  # the compressed bytes are read
         rstart, rend = 0, len(buf)
         rbase = None
         where = position + RECORDS_OFFSET
@@ -621,11 +692,16 @@ def decode_batch_v2(
 
     try:
         marks = None
-        if count > RECORDS_CHUNK:
+        release = None  # drops the pages of a huge plain batch behind each chunk read
+        if count > RECORDS_CHUNK or rend - rstart > RECORDS_CHUNK_BYTES:
             # Too many to hold: check them all now (nothing built), decode them later by chunks.
-            err, marks = _index_records(buf, rstart, rend, count, RECORDS_CHUNK)
+            plain_huge = huge and buf is data
+            err, marks, firsts = _index_by_windows(buf, rstart, rend, count,
+                                                   _page_releaser(data, rstart) if plain_huge else None)
             if err is not None:
                 raise located(err)
+            if plain_huge and (releaser := _page_releaser(data, rstart)) is not None:
+                release = releaser.release
         if record_sink is not None and not is_control:
             if marks is None:
                 if record_sink(buf, rstart, rend, count, base_offset, base_ts, log_append_time, batch):
@@ -633,8 +709,10 @@ def decode_batch_v2(
             else:
                 # Checked records: the sink takes them chunk by chunk.
                 for k in range(len(marks) - 1):
-                    n = min(RECORDS_CHUNK, count - k * RECORDS_CHUNK)
-                    record_sink(buf, marks[k], marks[k + 1], n, base_offset, base_ts, log_append_time, batch)
+                    record_sink(buf, marks[k], marks[k + 1], firsts[k + 1] - firsts[k], base_offset, base_ts,
+                                log_append_time, batch)
+                    if release is not None:
+                        release(marks[k], marks[k + 1])
                 return batch
         args = (base_offset, base_ts, base_sequence, log_append_time)
         if marks is None:
@@ -648,10 +726,12 @@ def decode_batch_v2(
         else:
             if is_control:  # every control key is checked now, as for a list
                 for k in range(len(marks) - 1):
-                    for j, t in enumerate(_v2_chunk(buf, marks, count, args, k)):
-                        control(k * RECORDS_CHUNK + j, t)
-            batch.records = RecordStream(count, partial(_v2_chunk, buf, marks, count, args), source, position,
-                                         is_control)
+                    for j, t in enumerate(_v2_chunk(buf, marks, firsts, args, None, k)):
+                        control(firsts[k] + j, t)
+            # A view keeps a mapped file open (scan_file cannot close it under the stream).
+            held = buf if type(buf) is bytes else memoryview(buf)
+            batch.records = RecordStream(firsts, partial(_v2_chunk, held, marks, firsts, args, release), source,
+                                         position, is_control)
     except MemoryError:
         raise out_of_memory(source, position, "decode its records") from None
     return batch

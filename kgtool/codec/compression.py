@@ -100,6 +100,7 @@ def _too_big(name: str, max_size: int) -> CompressionFailure:
 #: (The first member is fed the whole payload: one copy of the rest at most.)
 _FIRST_PIECE = 256
 _MAX_PIECE = 1 << 20
+_MAX_OUTPUT = 16 << 20
 
 
 def _gunzip(data, max_size: int) -> bytes:
@@ -124,8 +125,9 @@ def _gunzip(data, max_size: int) -> bytes:
             piece = min(piece * 2, _MAX_PIECE)
             while buf:
                 try:
-                    # max_length bounds the output of this call: at most one byte past the cap.
-                    chunk = d.decompress(buf, max_size - total + 1)
+                    # max_length bounds the output of this call: at most one byte past the cap,
+                    # in steps of _MAX_OUTPUT (no single buffer regrown up to the cap).
+                    chunk = d.decompress(buf, min(max_size - total + 1, _MAX_OUTPUT))
                 except zlib.error as exc:
                     raise CompressionFailure(f"gzip data is corrupt: {exc}") from None
                 total += len(chunk)

@@ -36,6 +36,7 @@ from kgtool.codec.batch import (
     LOG_OVERHEAD,
     NO_TIMESTAMP_TYPE,
     RECORDS_CHUNK,
+    RECORDS_CHUNK_BYTES,
     CrcMismatch,
     RecordStream,
     _as_record_fields,
@@ -240,31 +241,31 @@ def _inner_records(batch: RecordBatch, inner_data: bytes, outer: _Message, offse
     absolute offsets of magic 1 depend on the last inner offset, known only at the end)."""
     sp = _batch._speedups
     if sp is not None:
-        bad, idx, first_inner, last_inner, marks = sp.index_legacy_inner(inner_data, 0, len(inner_data),
-                                                                        verify_crc, RECORDS_CHUNK)
+        bad, idx, first_inner, last_inner, marks, firsts = sp.index_legacy_inner(
+            inner_data, 0, len(inner_data), verify_crc, RECORDS_CHUNK, RECORDS_CHUNK_BYTES)
         if bad >= 0:
             # The Python reader words the error: re-read from the chunk the bad message is in.
-            k = len(marks) - 1
-            ir = Reader(inner_data, marks[k], source=source, context=ctx)
-            for j in range(k * RECORDS_CHUNK, bad + 1):
+            ir = Reader(inner_data, marks[-1], source=source, context=ctx)
+            for j in range(firsts[-1], bad + 1):
                 _next_inner(ir, j, verify_crc, source, ctx, value_pos)
             raise DecodeError(f"inner message {bad} is malformed", source=source,  # pragma: no cover
                               position=value_pos, context=f"{ctx}.records[{bad}]")
-        marks.append(len(inner_data))
     else:
         ir = Reader(inner_data, 0, source=source, context=ctx)
-        marks = []
+        marks, firsts = [], []
         idx = 0
         first_inner = last_inner = 0
         while ir.remaining > 0:
-            if idx % RECORDS_CHUNK == 0:
+            if not idx or idx - firsts[-1] >= RECORDS_CHUNK or ir.pos - marks[-1] >= RECORDS_CHUNK_BYTES:
                 marks.append(ir.pos)
+                firsts.append(idx)
             m = _next_inner(ir, idx, verify_crc, source, ctx, value_pos)
             if idx == 0:
                 first_inner = m.offset
             last_inner = m.offset
             idx += 1
-        marks.append(ir.pos)
+    marks.append(len(inner_data))
+    firsts.append(idx)
     if not idx:
         raise DecodeError("compressed message set with no inner messages", source=source,
                           position=value_pos, context=ctx + ".value")
@@ -293,25 +294,24 @@ def _inner_records(batch: RecordBatch, inner_data: bytes, outer: _Message, offse
         return (off, ts, NO_SEQUENCE, key, value, [], attributes & 0xFF, size + LOG_OVERHEAD)
 
     def chunk(k: int) -> list[tuple]:
-        n = min(RECORDS_CHUNK, idx - k * RECORDS_CHUNK)
+        n = firsts[k + 1] - firsts[k]
         if _batch._speedups is not None:
             return _batch._speedups.decode_legacy_inner(inner_data, marks[k], n, verify_crc, abs_base, lat)
         cr = Reader(inner_data, marks[k], source=source, context=ctx)
         out = []
         for j in range(n):
-            m = _next_inner(cr, k * RECORDS_CHUNK + j, verify_crc, source, ctx, value_pos)
+            m = _next_inner(cr, firsts[k] + j, verify_crc, source, ctx, value_pos)
             out.append(fields(m.offset, m.magic, m.attributes, m.timestamp, m.key, m.value, m.size))
         return out
 
     def summarize_chunk(k: int, with_payloads: bool, slow: list) -> dict:
-        n = min(RECORDS_CHUNK, idx - k * RECORDS_CHUNK)
-        return _batch._speedups.summarize_legacy_inner(inner_data, marks[k], n, verify_crc, abs_base, lat,
-                                                       2 if with_payloads else 0, slow)
+        return _batch._speedups.summarize_legacy_inner(inner_data, marks[k], firsts[k + 1] - firsts[k],
+                                                       verify_crc, abs_base, lat, 2 if with_payloads else 0, slow)
 
-    if idx <= RECORDS_CHUNK:
+    if len(firsts) == 2:  # one chunk
         batch.records = [Record(*t, None) for t in chunk(0)]
     else:
-        batch.records = RecordStream(idx, chunk, source, position,
+        batch.records = RecordStream(firsts, chunk, source, position,
                                      summarize_chunk=summarize_chunk if _batch._speedups is not None else None)
     batch.base_offset = first_inner if abs_base is None else _wrap64(abs_base + first_inner)
     return batch

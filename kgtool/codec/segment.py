@@ -97,12 +97,20 @@ class PageReleaser:
         if self.data is None or index - self.done < _RELEASE_STEP:
             return
         upto = index - index % _PAGE
+        self.release(self.done, upto)
+        self.done = upto
+
+    def release(self, start: int, end: int) -> None:
+        """Drop the whole pages of ``[start, end)`` now (whatever was released before: a range
+        read again, as the chunks of a huge batch iterated twice, is dropped again)."""
+        lo = start - start % _PAGE
+        hi = end - end % _PAGE
+        if self.data is None or hi <= lo:
+            return
         try:
-            self.data.madvise(mmap.MADV_DONTNEED, self.done, upto - self.done)
+            self.data.madvise(mmap.MADV_DONTNEED, lo, hi - lo)
         except (OSError, ValueError):  # pragma: no cover - not supported here: keep going
             self.data = None
-            return
-        self.done = upto
 
 
 def _find(data, needle: bytes, lo: int, hi: int) -> int:

@@ -223,3 +223,63 @@ def _outcome_v(data: bytes, verify: bool):
     except DecodeError as exc:
         return str(exc)
     return [(r.offset, r.timestamp, r.key, r.value, r.attributes, r.size_in_bytes) for r in b.records]
+
+
+def test_a_batch_of_big_records_streams_in_chunks_bounded_in_bytes(impl, tmp_path, monkeypatch):
+    from kgtool.codec import scan_file
+    from tests.codec.bombs import write_plain_batch
+
+    path = str(tmp_path / "00000000000000000000.log")
+    count = write_plain_batch(path, 40 << 20, value_size=1 << 20)
+    spans = []
+    real = B._decode_records
+    monkeypatch.setattr(B, "_decode_records", lambda *a: spans.append(a[2] - a[1]) or real(*a))
+    (b,) = list(scan_file(path))
+    assert isinstance(b.records, RecordStream) and len(b.records) == count == 39
+    assert sum(len(r.value) for r in b.records) == count << 20
+    assert len(spans) > 2 and max(spans) <= B.RECORDS_CHUNK_BYTES + (1 << 20) + 16
+    s = summarize_segment(open(path, "rb").read(), payload=lambda k, v: type(
+        "P", (), {"kind": "x", "tombstone": False, "warnings": []})()).to_json()
+    assert s["records"] == count and s["value_bytes"] == count << 20 and s["payload"]["kinds"] == {"x": count}
+
+
+def test_a_huge_mapped_batch_is_read_by_windows_with_pages_released(impl, tmp_path, monkeypatch):
+    from kgtool.codec import scan_file
+    from kgtool.codec.segment import PageReleaser
+    from tests.codec.bombs import write_plain_batch
+
+    monkeypatch.setattr(B, "HUGE_BATCH", 1 << 20)  # windows of 1 MiB, chunks of 256 KiB
+    monkeypatch.setattr(B, "RECORDS_CHUNK_BYTES", 256 << 10)
+    path = str(tmp_path / "00000000000000000000.log")
+    count = write_plain_batch(path, 6 << 20, value_size=100_000)
+    dropped = []
+    real = PageReleaser.release
+    monkeypatch.setattr(PageReleaser, "release", lambda self, a, b: dropped.append((a, b)) or real(self, a, b))
+    advanced = []
+    real_adv = PageReleaser.advance
+    monkeypatch.setattr(PageReleaser, "advance", lambda self, i: advanced.append(i) or real_adv(self, i))
+    (b,) = list(scan_file(path))
+    assert b.crc_valid is True and len(advanced) >= 2 * 6  # CRC and check, window by window
+    dropped.clear()
+    assert sum(len(r.value) for r in b.records) == count * 100_000
+    assert len(dropped) == b.records.chunks and dropped[-1][1] == b.end_position
+    # the chunks of a second pass are dropped again
+    dropped.clear()
+    assert len(list(b.records)) == count and len(dropped) == b.records.chunks
+
+
+def test_checking_records_window_by_window_is_the_same_check(impl, monkeypatch):
+    section = bytearray(empty_records_v2(N))
+    whole = B._index_records(bytes(section), 0, len(section), N, B.RECORDS_CHUNK, 1000)
+
+    class Releaser:
+        def advance(self, i):
+            pass
+
+    monkeypatch.setattr(B, "HUGE_BATCH", 3000)
+    monkeypatch.setattr(B, "RECORDS_CHUNK_BYTES", 1000)
+    assert B._index_by_windows(bytes(section), 0, len(section), N, Releaser()) == whole
+    section[7 * (N - 3) + 6] = 0x02  # a bad record in the last window
+    whole = B._index_records(bytes(section), 0, len(section), N, B.RECORDS_CHUNK, 1000)
+    err = B._index_by_windows(bytes(section), 0, len(section), N, Releaser())[0]
+    assert err == whole[0] and err[1] == N - 3
