@@ -15,6 +15,7 @@ from typing import Any, Optional
 import typer
 
 from kgtool.cli import render
+from kgtool.codec.batch import out_of_memory
 from kgtool.codec.model import Record, RecordBatch, ScanProblem
 from kgtool.codec.segment import open_segment, scan_segment
 from kgtool.codec.summary import TAIL_KINDS, ScanSummary, summarize_segment
@@ -356,7 +357,10 @@ def command(
                     run.problem(item)
                     continue
                 run.total.add_batch_header(item)
-                writer.batch(inp.name, item, decoder, batches_only)
+                try:
+                    writer.batch(inp.name, item, decoder, batches_only)
+                except MemoryError:
+                    raise out_of_memory(inp.name, item.position, "print its records") from None
                 if progress is not None:
                     progress.update(item.end_position)
         if summary:

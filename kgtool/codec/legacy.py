@@ -150,7 +150,10 @@ def decode_legacy_entry(
     if size > r.remaining:
         raise r.error(f"message size {size} exceeds the {r.remaining} bytes remaining", at=pos + 8,
                       field="message_size")
-    outer = _read_message(r, offset, size, verify_crc, ctx)
+    try:
+        outer = _read_message(r, offset, size, verify_crc, ctx)
+    except MemoryError:
+        raise out_of_memory(source, position, f"read its {size}-byte message") from None
     codec = outer.attributes & COMPRESSION_CODEC_MASK
     if codec not in _comp.COMPRESSION_NAMES:
         raise DecodeError(f"unknown compression type id {codec}", source=source,

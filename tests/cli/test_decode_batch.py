@@ -349,3 +349,24 @@ def test_pure_python_env_var_gives_the_same_output():
     p = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                        env=dict(env, KGTOOL_PURE_PYTHON="1"), timeout=60)
     assert p.stdout.strip() == "False"
+
+
+def test_out_of_memory_is_one_line_naming_the_batch(tmp_path, monkeypatch):
+    # fuzz defect 5: a failed allocation (a huge batch under a memory limit) is exit 2 with
+    # the file and the batch, not an internal error
+    from kgtool.codec import compression
+
+    seg = tmp_path / "00000000000000000000.log"
+    first = encode_batch_v2([(b"k", b"v")])
+    seg.write_bytes(first + encode_batch_v2([(b"k", b"v")], base_offset=1, compression="gzip"))
+
+    def no_memory(*a, **k):
+        raise MemoryError
+
+    monkeypatch.setattr(compression, "decompress", no_memory)
+    for extra in ([], ["--summary"]):
+        r = run(seg, "--format", "jsonl", *extra)
+        assert r.exit_code == 2, r.output
+        p = len(first)
+        msg = f"{seg}: byte {p} (batch@{p}): not enough memory to decompress its gzip records"
+        assert msg in " ".join(r.output.split()) and "internal error" not in r.output
