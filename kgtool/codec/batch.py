@@ -410,8 +410,8 @@ class RecordStream(Sequence):
     decoded here chunk by chunk (at most :data:`RECORDS_CHUNK` records, or one record past
     :data:`RECORDS_CHUNK_BYTES`) on each iteration; ``len`` and indexing work, nothing is kept.
     ``firsts`` are the chunks' first record indices, closed by the count; ``chunk(k)`` gives
-    the field tuples of chunk ``k`` in :class:`Record` order; :meth:`tuples` hands them out
-    without building records."""
+    the field tuples of chunk ``k`` in :class:`Record` order; :meth:`chunk_tuples` hands them
+    out without building records."""
 
     __slots__ = ("_firsts", "_chunk", "_source", "_position", "_control", "summarize_chunk")
 
@@ -445,11 +445,10 @@ class RecordStream(Sequence):
             return [Record(*t, parse_control_record(t[3], t[4])) for t in tuples]
         return [Record(*t) for t in tuples]
 
-    def tuples(self):
-        """The records as field tuples (offset, timestamp, sequence, key, value, headers,
-        attributes, size_in_bytes), chunk by chunk: what a summary counts."""
-        for k in range(self.chunks):
-            yield from self._tuples(k)
+    def chunk_tuples(self, k: int) -> list[tuple]:
+        """Chunk ``k`` as field tuples (offset, timestamp, sequence, key, value, headers,
+        attributes, size_in_bytes): what a summary counts, no Record built."""
+        return self._tuples(k)
 
     def __iter__(self):
         for k in range(self.chunks):

@@ -147,12 +147,13 @@ class ScanSummary:
         recs = b.records
         if isinstance(recs, _batch.RecordStream) and not b.is_control:
             # A big batch: counted chunk by chunk, in C when it can, without Record objects.
-            if recs.summarize_chunk is None:
-                self._add_record_tuples(recs.tuples(), payload, b.position)
-                return
             slow: list = []
             for k in range(recs.chunks):
-                self.add_c_stats(recs.summarize_chunk(k, payload is not None, slow), ("", ""))
+                if recs.summarize_chunk is not None:
+                    st = recs.summarize_chunk(k, payload is not None, slow)
+                else:
+                    st = _record_stats(recs.chunk_tuples(k), payload is not None, slow)
+                self.add_c_stats(st, ("", ""))
                 for off, key, value in slow:
                     self.add_payload(off, key, value, payload, b.position)
                 slow.clear()
@@ -175,24 +176,6 @@ class ScanSummary:
                 self.control_markers[r.control.type_name] += 1
             elif payload is not None:
                 self.add_payload(r.offset, r.key, r.value, payload, b.position)
-
-    def _add_record_tuples(self, tuples, payload, position: int) -> None:
-        """Records of a big batch as field tuples (no Record built; see RecordStream)."""
-        for off, ts, _seq, key, value, _h, _a, _n in tuples:
-            self.records += 1
-            if ts >= 0:
-                self._ts(ts, ts)
-            self._offsets(off, off)
-            if key is None:
-                self.null_keys += 1
-            else:
-                self.key_bytes += len(key)
-            if value is None:
-                self.null_values += 1
-            else:
-                self.value_bytes += len(value)
-            if payload is not None:
-                self.add_payload(off, key, value, payload, position)
 
     def add_payload(self, offset: int, key, value, payload, position: int | None = None) -> None:
         try:
@@ -269,15 +252,9 @@ class ScanSummary:
         self.payload_messages.extend(other.payload_messages[: max(0, MAX_KEPT_PROBLEMS - len(self.payload_messages))])
 
 
-def summarize_records_py(buf, start: int, end: int, count: int, base_offset: int, base_ts: int,
-                         lat: int | None, mode: int, slow: list) -> dict | None:
-    """Pure-Python twin of ``_speedups.summarize_records_v2``: the counters of ``count`` records
-    of ``buf[start:end]`` (at most :data:`~kgtool.codec.batch.RECORDS_CHUNK` at a time when
-    called by the batch decoder), no :class:`Record` built; with a payload decoder (``mode`` 1
-    or 2) every record goes to ``slow`` as (offset, key, value). None: malformed records."""
-    tuples, err = _batch._decode_records_py(buf, start, end, count, base_offset, base_ts, -1, lat)
-    if err is not None:
-        return None
+def _record_stats(tuples: list, with_payloads: bool, slow: list) -> dict:
+    """The counters of record field tuples (Record order), as ``_speedups.summarize_records_v2``
+    returns them; with payloads every record goes to ``slow`` as (offset, key, value)."""
     st = dict.fromkeys(("batches", "records", "bytes", "key_bytes", "value_bytes", "null_keys",
                         "null_values", "offset_commits_0", "offset_commits_1", "offset_tombstones_0",
                         "offset_tombstones_1", "transactional_batches", "control_records",
@@ -298,14 +275,26 @@ def summarize_records_py(buf, start: int, end: int, count: int, base_offset: int
             st["null_values"] += 1
         else:
             st["value_bytes"] += len(value)
-        if mode:
+        if with_payloads:
             slow.append((off, key, value))
     st["records"] = len(tuples)
-    st["slow"] = len(tuples) if mode else 0
+    st["slow"] = len(tuples) if with_payloads else 0
     st["min_ts"], st["max_ts"] = lo, hi
     st["first_offset"] = tuples[0][0] if tuples else -1
     st["last_offset"] = tuples[-1][0] if tuples else -1
     return st
+
+
+def summarize_records_py(buf, start: int, end: int, count: int, base_offset: int, base_ts: int,
+                         lat: int | None, mode: int, slow: list) -> dict | None:
+    """Pure-Python twin of ``_speedups.summarize_records_v2``: the counters of ``count`` records
+    of ``buf[start:end]`` (one chunk at a time when called by the batch decoder), no
+    :class:`Record` built; with a payload decoder (``mode`` 1 or 2) every record goes to
+    ``slow``. None: malformed records."""
+    tuples, err = _batch._decode_records_py(buf, start, end, count, base_offset, base_ts, -1, lat)
+    if err is not None:
+        return None
+    return _record_stats(tuples, mode != 0, slow)
 
 
 PayloadDecoder = Callable[[Any, Any], Any]
