@@ -445,6 +445,10 @@ class RecordStream(Sequence):
             return [Record(*t, parse_control_record(t[3], t[4])) for t in tuples]
         return [Record(*t) for t in tuples]
 
+    def chunk_records(self, k: int) -> list[Record]:
+        """Chunk ``k`` as records."""
+        return self._records(k)
+
     def chunk_tuples(self, k: int) -> list[tuple]:
         """Chunk ``k`` as field tuples (offset, timestamp, sequence, key, value, headers,
         attributes, size_in_bytes): what a summary counts, no Record built."""

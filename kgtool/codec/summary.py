@@ -158,7 +158,11 @@ class ScanSummary:
                     self.add_payload(off, key, value, payload, b.position)
                 slow.clear()
             return
-        for r in b.records:
+        self.add_records(b.records, payload, b.position)
+
+    def add_records(self, records, payload, position: int) -> None:
+        """Records (objects) of the batch at ``position``."""
+        for r in records:
             self.records += 1
             if r.timestamp >= 0:
                 self._ts(r.timestamp, r.timestamp)
@@ -175,7 +179,7 @@ class ScanSummary:
                 self.control_records += 1
                 self.control_markers[r.control.type_name] += 1
             elif payload is not None:
-                self.add_payload(r.offset, r.key, r.value, payload, b.position)
+                self.add_payload(r.offset, r.key, r.value, payload, position)
 
     def add_payload(self, offset: int, key, value, payload, position: int | None = None) -> None:
         try:
