@@ -15,6 +15,7 @@ from typing import Any, Optional
 import typer
 
 from kgtool.cli import render
+from kgtool.codec.batch import RecordStream, out_of_memory
 from kgtool.codec.model import Record, RecordBatch, ScanProblem
 from kgtool.codec.legacy import RECORD_OVERHEAD_V0
 from kgtool.codec.segment import DEFAULT_MAX_MESSAGE_SIZE, open_segment, scan_segment
@@ -381,7 +382,10 @@ def command(
                     run.problem(item)
                     continue
                 run.total.add_batch_header(item)
-                writer.batch(inp.name, item, decoder, batches_only)
+                try:
+                    writer.batch(inp.name, item, decoder, batches_only)
+                except MemoryError:
+                    raise out_of_memory(inp.name, item.position, "print its records") from None
                 if progress is not None:
                     progress.update(item.end_position)
         if summary:
@@ -468,8 +472,9 @@ class _Writer:
     def batch(self, source: str, b: RecordBatch, decoder, batches_only: bool) -> None:
         run = self.run
         total = run.total
-        total.add_batch_records(b, None)
         rb = run.render_bytes
+        if batches_only or not b.records:
+            total.add_batch_records(b, None)
         if self.fmt is render.OutputFormat.table:
             self._table(source, b, decoder, batches_only)
             return
@@ -478,7 +483,7 @@ class _Writer:
             self._emit({"source": source, **bj})
             return
         batch_text = json.dumps(bj, ensure_ascii=False, separators=self.seps)
-        for r in b.records:
+        for r in _counted_records(total, b):
             obj = {
                 "source": source,
                 "position": b.position,
@@ -538,8 +543,17 @@ class _Writer:
             _print(con, head)
             return
         rb = self.run.render_bytes
+        for records in _record_chunks(b):
+            # A big batch (RecordStream) prints one table per chunk of records.
+            self.run.total.add_records(records, None, b.position)
+            self._table_rows(con, head, records, b, decoder, source, rb)
+            head = None
+
+    def _table_rows(self, con, head, records, b: RecordBatch, decoder, source: str, rb) -> None:
+        from rich.markup import escape
+
         rows = []
-        for r in b.records:
+        for r in records:
             if r.control is not None:
                 c = r.control
                 val = f"{c.type_name} (type {c.type}, version {c.version}"
@@ -563,7 +577,25 @@ class _Writer:
             if r.headers:
                 val += "  headers: " + json.dumps({k: rb(v) for k, v in r.headers}, ensure_ascii=False)
             rows.append([str(r.offset), str(r.timestamp), escape(key), escape(val)])
-        _print(con, head, render.table([("offset", "right"), ("timestamp", "right"), "key", "value"], rows))
+        table = render.table([("offset", "right"), ("timestamp", "right"), "key", "value"], rows)
+        _print(con, *((table,) if head is None else (head, table)))
+
+
+def _record_chunks(b: RecordBatch):
+    """The records of a batch as lists: the list itself, or a RecordStream's chunks."""
+    if isinstance(b.records, RecordStream):
+        for k in range(b.records.chunks):
+            yield b.records.chunk_records(k)
+    else:
+        yield b.records
+
+
+def _counted_records(total: ScanSummary, b: RecordBatch):
+    """The records of a batch, each chunk added to the run's counters as it is read (a big
+    batch is decoded once)."""
+    for records in _record_chunks(b):
+        total.add_records(records, None, b.position)
+        yield from records
 
 
 def _print(con, *renderables) -> None:

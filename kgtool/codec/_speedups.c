@@ -188,6 +188,23 @@ static inline uint32_t crc32c_shift(uint32_t crc, uint32_t n) {
     return gf_mul(w, crc);
 }
 
+/* CRC-32 (IEEE, zlib's), as the legacy formats use it (LegacyRecord.computeChecksum). */
+static uint32_t crc32_table[256];
+
+static void crc32_init(void) {
+    for (uint32_t n = 0; n < 256; n++) {
+        uint32_t c = n;
+        for (int k = 0; k < 8; k++) c = (c & 1) ? (c >> 1) ^ 0xEDB88320u : c >> 1;
+        crc32_table[n] = c;
+    }
+}
+
+static uint32_t crc32_ieee(const uint8_t *p, size_t n) {
+    uint32_t c = 0xFFFFFFFFu;
+    while (n--) c = crc32_table[(c ^ *p++) & 0xff] ^ (c >> 8);
+    return c ^ 0xFFFFFFFFu;
+}
+
 /* ------------------------------------------------------------------ readers */
 
 static inline int64_t be64(const uint8_t *p) {
@@ -493,6 +510,225 @@ fail:
     return NULL;
 }
 
+/* ------------------------------------------------------------------ index_records_v2 */
+
+/* index_records_v2(buf, start, end, count, step, step_bytes[, first, limit]) -> (err | None,
+ * marks, firsts): walk the `count` records of [start, end) (records `first`.. of the batch)
+ * without building anything (the check that lets a huge batch be decoded lazily, chunk by
+ * chunk); a chunk starts at the first record and wherever the previous one reached `step`
+ * records or `step_bytes` bytes: marks = their positions, firsts = their first record indices,
+ * closed by (end, first + count) when all is well. Past `limit` bytes it stops at a chunk
+ * start, left as the last mark (not closed: the caller resumes from it). err as
+ * decode_records_v2 reports it. */
+static int add_mark(PyObject *marks, PyObject *firsts, Py_ssize_t pos, Py_ssize_t idx) {
+    PyObject *a = PyLong_FromSsize_t(pos), *b = PyLong_FromSsize_t(idx);
+    int rc = (!a || !b || PyList_Append(marks, a) || PyList_Append(firsts, b)) ? -1 : 0;
+    Py_XDECREF(a);
+    Py_XDECREF(b);
+    return rc;
+}
+
+static PyObject *py_index_records_v2(PyObject *self, PyObject *args) {
+    Py_buffer buf;
+    Py_ssize_t start, end, count, step, step_bytes, first = 0, limit = PY_SSIZE_T_MAX;
+    if (!PyArg_ParseTuple(args, "y*nnnnn|nn", &buf, &start, &end, &count, &step, &step_bytes, &first, &limit))
+        return NULL;
+    if (start < 0 || end > buf.len || start > end || count < 0 || step <= 0 || step_bytes <= 0) {
+        PyBuffer_Release(&buf);
+        PyErr_SetString(PyExc_ValueError, "bad range");
+        return NULL;
+    }
+    const uint8_t *base = (const uint8_t *)buf.buf;
+    const uint8_t *p = base + start, *e = base + end, *mark_p = p;
+    PyObject *marks = PyList_New(0), *firsts = PyList_New(0);
+    PyObject *err = NULL;
+    if (!marks || !firsts) goto fail;
+    Py_ssize_t i, mark_i = 0;
+    for (i = 0; i < count; i++) {
+        rec_t r;
+        rerr_t er;
+        if (i == 0 || i - mark_i >= step || p - mark_p >= step_bytes) {
+            if (add_mark(marks, firsts, p - base, first + i)) goto fail;
+            if (i > 0 && p - (base + start) >= limit) break; /* resume from this last mark */
+            mark_i = i;
+            mark_p = p;
+        }
+        if (parse_record(&p, e, &r, &er)) {
+            err = make_err(er.at - base, first + i, &er);
+            if (!err) goto fail;
+            break;
+        }
+    }
+    if (i < count && !err) {
+        PyBuffer_Release(&buf);
+        return Py_BuildValue("(ONN)", Py_None, marks, firsts);
+    }
+    count += first;
+    if (!err && p != e) {
+        char reason[160];
+        snprintf(reason, sizeof reason, "%lld bytes remain after the %lld records the header declares",
+                 (long long)(e - p), (long long)count);
+        err = Py_BuildValue("(nnss)", (Py_ssize_t)(p - base), count, "records", reason);
+        if (!err) goto fail;
+    }
+    if (!err) {
+        if (add_mark(marks, firsts, end, count)) goto fail;
+        err = Py_None;
+        Py_INCREF(err);
+    }
+    PyBuffer_Release(&buf);
+    return Py_BuildValue("(NNN)", err, marks, firsts);
+fail:
+    PyBuffer_Release(&buf);
+    Py_XDECREF(marks);
+    Py_XDECREF(firsts);
+    Py_XDECREF(err);
+    return NULL;
+}
+
+/* ------------------------------------------------------------------ legacy inner messages */
+/*
+ * The inner message set of a compressed magic 0/1 wrapper (kgtool.codec.legacy._next_inner is
+ * the Python twin and the one that words errors): Offset int64, MessageSize int32, then Crc
+ * uint32, Magic int8 (0 or 1), Attributes int8 (no compression bits), Timestamp int64 (magic
+ * 1), Key and Value as int32 length (< 0: null) + bytes; bytes after the value inside the
+ * message are ignored (LegacyRecord reads the fields it knows).
+ */
+typedef struct {
+    int64_t offset, timestamp;
+    int32_t size, klen, vlen;
+    int magic, attributes;
+    const uint8_t *key, *value;
+} inner_t;
+
+/* 0: a valid inner message at *pp (advanced); -1: anything wrong with it. */
+static int parse_inner(const uint8_t **pp, const uint8_t *e, int verify_crc, inner_t *m) {
+    const uint8_t *p = *pp;
+    if (e - p < 12) return -1;
+    m->offset = be64(p);
+    m->size = be32(p + 8);
+    p += 12;
+    if (m->size < 14 || m->size > e - p) return -1;
+    const uint8_t *end = p + m->size;
+    m->magic = (int8_t)p[4];
+    if (m->magic != 0 && m->magic != 1) return -1;
+    if (m->magic == 1 && m->size < 22) return -1;
+    if (verify_crc && crc32_ieee(p + 4, (size_t)m->size - 4) != (uint32_t)be32(p)) return -1;
+    m->attributes = (int8_t)p[5];
+    if (m->attributes & 0x07) return -1;
+    const uint8_t *q = p + 6;
+    m->timestamp = -1;
+    if (m->magic == 1) { m->timestamp = be64(q); q += 8; }
+    m->klen = be32(q);
+    q += 4;
+    m->key = NULL;
+    if (m->klen >= 0) {
+        if (m->klen > end - q) return -1;
+        m->key = q;
+        q += m->klen;
+    }
+    if (end - q < 4) return -1;
+    m->vlen = be32(q);
+    q += 4;
+    m->value = NULL;
+    if (m->vlen >= 0) {
+        if (m->vlen > end - q) return -1;
+        m->value = q;
+    }
+    *pp = end;
+    return 0;
+}
+
+/* index_legacy_inner(buf, start, end, verify_crc, step, step_bytes)
+ *   -> (bad index or -1, count, first offset, last offset, marks, firsts): chunks as
+ *   index_records_v2 makes them (marks/firsts not closed); on a bad message, its index and
+ *   nothing after (the caller re-reads it from the last mark, which is at or before it). */
+static PyObject *py_index_legacy_inner(PyObject *self, PyObject *args) {
+    Py_buffer buf;
+    Py_ssize_t start, end, step, step_bytes;
+    int verify_crc;
+    if (!PyArg_ParseTuple(args, "y*nnpnn", &buf, &start, &end, &verify_crc, &step, &step_bytes)) return NULL;
+    if (start < 0 || end > buf.len || start > end || step <= 0 || step_bytes <= 0) {
+        PyBuffer_Release(&buf);
+        PyErr_SetString(PyExc_ValueError, "bad range");
+        return NULL;
+    }
+    const uint8_t *base = (const uint8_t *)buf.buf;
+    const uint8_t *p = base + start, *e = base + end, *mark_p = p;
+    PyObject *marks = PyList_New(0), *firsts = PyList_New(0);
+    if (!marks || !firsts) goto fail;
+    Py_ssize_t n = 0, bad = -1, mark_n = 0;
+    long long first = 0, last = 0;
+    while (p < e) {
+        inner_t m;
+        if (n == 0 || n - mark_n >= step || p - mark_p >= step_bytes) {
+            if (add_mark(marks, firsts, p - base, n)) goto fail;
+            mark_n = n;
+            mark_p = p;
+        }
+        if (parse_inner(&p, e, verify_crc, &m)) { bad = n; break; }
+        if (n == 0) first = m.offset;
+        last = m.offset;
+        n++;
+    }
+    PyBuffer_Release(&buf);
+    return Py_BuildValue("(nnLLNN)", bad, n, first, last, marks, firsts);
+fail:
+    PyBuffer_Release(&buf);
+    Py_XDECREF(marks);
+    Py_XDECREF(firsts);
+    return NULL;
+}
+
+/* decode_legacy_inner(buf, start, n, verify_crc, abs_base|None, log_append_time|None)
+ *   -> [(offset, timestamp, -1, key, value, [], attributes, size_in_bytes)] (Record's field
+ *   order) of n messages already checked by index_legacy_inner: offset absolute (+ abs_base,
+ *   magic 1), timestamp -1 for magic 0, else log_append_time when given, else the message's. */
+static PyObject *py_decode_legacy_inner(PyObject *self, PyObject *args) {
+    Py_buffer buf;
+    Py_ssize_t start, count;
+    int verify_crc;
+    PyObject *base_obj, *lat_obj;
+    if (!PyArg_ParseTuple(args, "y*nnpOO", &buf, &start, &count, &verify_crc, &base_obj, &lat_obj)) return NULL;
+    long long abs_base = 0, lat = 0;
+    int has_base = base_obj != Py_None, has_lat = lat_obj != Py_None;
+    if (has_base) abs_base = PyLong_AsLongLong(base_obj);
+    if (has_lat) lat = PyLong_AsLongLong(lat_obj);
+    if (PyErr_Occurred()) { PyBuffer_Release(&buf); return NULL; }
+    if (start < 0 || start > buf.len || count < 0) {
+        PyBuffer_Release(&buf);
+        PyErr_SetString(PyExc_ValueError, "bad range");
+        return NULL;
+    }
+    const uint8_t *p = (const uint8_t *)buf.buf + start, *e = (const uint8_t *)buf.buf + buf.len;
+    PyObject *list = PyList_New(0);
+    if (!list) { PyBuffer_Release(&buf); return NULL; }
+    for (Py_ssize_t i = 0; i < count; i++) {
+        inner_t m;
+        if (parse_inner(&p, e, verify_crc, &m)) {
+            PyErr_SetString(PyExc_ValueError, "inner message not checked");
+            goto fail;
+        }
+        PyObject *k = bytes_or_none(m.key, m.klen);
+        PyObject *v = bytes_or_none(m.value, m.vlen);
+        PyObject *h = PyList_New(0);
+        if (!k || !v || !h) { Py_XDECREF(k); Py_XDECREF(v); Py_XDECREF(h); goto fail; }
+        int64_t off = has_base ? wrap_add(m.offset, abs_base) : m.offset;
+        int64_t ts = m.magic == 0 ? -1 : (has_lat ? lat : m.timestamp);
+        PyObject *t = Py_BuildValue("(LLiNNNin)", (long long)off, (long long)ts, -1, k, v, h, m.attributes & 0xFF,
+                                    (Py_ssize_t)m.size + 12);
+        if (!t) goto fail;
+        if (PyList_Append(list, t)) { Py_DECREF(t); goto fail; }
+        Py_DECREF(t);
+    }
+    PyBuffer_Release(&buf);
+    return list;
+fail:
+    PyBuffer_Release(&buf);
+    Py_DECREF(list);
+    return NULL;
+}
+
 /* ------------------------------------------------------------------ summaries */
 
 typedef struct {
@@ -686,6 +922,61 @@ static PyObject *py_summarize_records_v2(PyObject *self, PyObject *args) {
     return stats_tuple(&s);
 }
 
+/* summarize_legacy_inner(buf, start, n, verify_crc, abs_base|None, log_append_time|None, mode, slow)
+ *   -> stats (as summarize_records_v2) of n inner messages already checked by
+ *   index_legacy_inner, offsets and timestamps as decode_legacy_inner gives them; with a
+ *   payload decoder (mode != 0) every message goes to `slow` as (offset, key, value). */
+static PyObject *py_summarize_legacy_inner(PyObject *self, PyObject *args) {
+    Py_buffer buf;
+    Py_ssize_t start, count;
+    int verify_crc, mode;
+    PyObject *base_obj, *lat_obj, *slow;
+    if (!PyArg_ParseTuple(args, "y*nnpOOiO!", &buf, &start, &count, &verify_crc, &base_obj, &lat_obj, &mode,
+                          &PyList_Type, &slow))
+        return NULL;
+    long long abs_base = 0, lat = 0;
+    int has_base = base_obj != Py_None, has_lat = lat_obj != Py_None;
+    if (has_base) abs_base = PyLong_AsLongLong(base_obj);
+    if (has_lat) lat = PyLong_AsLongLong(lat_obj);
+    if (PyErr_Occurred() || start < 0 || start > buf.len || count < 0) {
+        PyBuffer_Release(&buf);
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "bad range");
+        return NULL;
+    }
+    const uint8_t *p = (const uint8_t *)buf.buf + start, *e = (const uint8_t *)buf.buf + buf.len;
+    stats_t s;
+    stats_init(&s);
+    for (Py_ssize_t i = 0; i < count; i++) {
+        inner_t m;
+        if (parse_inner(&p, e, verify_crc, &m)) {
+            PyBuffer_Release(&buf);
+            PyErr_SetString(PyExc_ValueError, "inner message not checked");
+            return NULL;
+        }
+        int64_t off = has_base ? wrap_add(m.offset, abs_base) : m.offset;
+        int64_t ts = m.magic == 0 ? -1 : (has_lat ? lat : m.timestamp);
+        s.records++;
+        if (ts >= 0) {
+            if (!s.have_ts) { s.min_ts = s.max_ts = ts; s.have_ts = 1; }
+            else { if (ts < s.min_ts) s.min_ts = ts; if (ts > s.max_ts) s.max_ts = ts; }
+        }
+        if (!s.have_offset) { s.first_offset = off; s.have_offset = 1; }
+        s.last_offset = off;
+        if (m.key) s.key_bytes += m.klen; else s.null_keys++;
+        if (m.value) s.value_bytes += m.vlen; else s.null_values++;
+        if (mode == 0) continue;
+        PyObject *k = bytes_or_none(m.key, m.klen);
+        PyObject *v = bytes_or_none(m.value, m.vlen);
+        PyObject *t = (k && v) ? Py_BuildValue("(LNN)", (long long)off, k, v) : NULL;
+        if (!t) { Py_XDECREF(k); Py_XDECREF(v); PyBuffer_Release(&buf); return NULL; }
+        if (PyList_Append(slow, t)) { Py_DECREF(t); PyBuffer_Release(&buf); return NULL; }
+        Py_DECREF(t);
+        s.slow++;
+    }
+    PyBuffer_Release(&buf);
+    return stats_tuple(&s);
+}
+
 /* Control records of an end-transaction-marker batch (ControlRecordType.parse,
  * EndTransactionMarker.deserializeValue): 0 ok (markers counted), -1 anything else. */
 static int summarize_control(const uint8_t *p, const uint8_t *e, int64_t count, int64_t base_offset, int64_t base_ts,
@@ -716,8 +1007,17 @@ static int summarize_control(const uint8_t *p, const uint8_t *e, int64_t count, 
 }
 
 /* summarize_segment(data, i, hi, base_position, verify_crc, mode, slow, producers, decompress|None)
- * decompress(codec, memoryview) -> bytes: the Python codec (with its size cap). base_position:
- * the absolute position of data[0] (the batch positions in `slow`). */
+ * decompress(codec, memoryview, index) -> bytes, or None when the payload does not decompress
+ * (the general path then reports it); an exception it raises propagates. base_position: the
+ * absolute position of data[0] (the batch positions in `slow`).
+ * It stops before a batch that needs the general path: anything unusual, and a batch of more
+ * than RECORDS_CHUNK records or RECORDS_CHUNK_BYTES bytes of records whose payloads go to
+ * Python (mode != 0), which the general path checks first and then summarizes chunk by
+ * chunk, so that `slow` stays bounded. */
+#define RECORDS_CHUNK 4096 /* kgtool.codec.batch.RECORDS_CHUNK */
+#define RECORDS_CHUNK_BYTES (16 << 20) /* kgtool.codec.batch.RECORDS_CHUNK_BYTES */
+#define MIN_RECORD_SIZE 7  /* kgtool.codec.batch.MIN_RECORD_SIZE */
+#define HUGE_BATCH (64 << 20) /* kgtool.codec.batch.HUGE_BATCH */
 static PyObject *py_summarize_segment(PyObject *self, PyObject *args) {
     PyObject *data_obj;
     Py_buffer buf;
@@ -748,6 +1048,8 @@ static PyObject *py_summarize_segment(PyObject *self, PyObject *args) {
         int is_control = (attributes & 0x20) != 0;
         int32_t count = be32(h + 57);
         if (count < 0) break;
+        if (mode != 0 && !is_control && count > RECORDS_CHUNK) break; /* before decompressing */
+        if (size > HUGE_BATCH) break; /* read by windows, pages released behind */
         if (verify_crc) {
             uint32_t stored = (uint32_t)be32(h + 17);
             if (crc32c_compute(h + 21, (size_t)(size - 21)) != stored) break;
@@ -769,18 +1071,20 @@ static PyObject *py_summarize_segment(PyObject *self, PyObject *args) {
             }
             PyObject *slice = PySequence_GetSlice(mv, i + 61, i + (Py_ssize_t)size);
             if (!slice) goto error;
-            plain = PyObject_CallFunction(decompress, "iO", codec, slice);
+            plain = PyObject_CallFunction(decompress, "iOn", codec, slice, i);
             Py_DECREF(slice);
-            if (!plain) {
-                PyErr_Clear(); /* the general path reports it, with position */
-                break;
-            }
+            if (!plain) goto error;
+            /* None: it does not decompress; the general path reports it, with position */
             if (!PyBytes_Check(plain)) { Py_DECREF(plain); break; }
             rp = (const uint8_t *)PyBytes_AS_STRING(plain);
             re = rp + PyBytes_GET_SIZE(plain);
         }
+        if (mode != 0 && !is_control && (count > RECORDS_CHUNK || re - rp > RECORDS_CHUNK_BYTES)) {
+            Py_XDECREF(plain); /* the general path takes it chunk by chunk (and reuses `plain`) */
+            break;
+        }
         int rc;
-        if (count > re - rp) rc = -1;
+        if (count > (re - rp) / MIN_RECORD_SIZE) rc = -1;
         else if (is_control) rc = summarize_control(rp, re, count, base_offset, base_ts, has_lat, max_ts, &t);
         else rc = summarize_records(rp, re, count, base_offset, base_ts, has_lat, max_ts, mode, slow,
                                     (int64_t)base_position + i, &t);
@@ -1985,16 +2289,22 @@ static PyObject *py_crc32c_shift(PyObject *self, PyObject *args) {
     return PyLong_FromUnsignedLong(crc32c_shift((uint32_t)crc, (uint32_t)n));
 }
 
+/* crc32c(data[, crc]): CRC-32C of data, continuing from a previous result `crc`. */
 static PyObject *py_crc32c(PyObject *self, PyObject *args) {
     Py_buffer buf;
-    if (!PyArg_ParseTuple(args, "y*", &buf)) return NULL;
-    uint32_t c = crc32c_compute((const uint8_t *)buf.buf, (size_t)buf.len);
+    unsigned int init = 0;
+    if (!PyArg_ParseTuple(args, "y*|I", &buf, &init)) return NULL;
+    uint32_t c = crc32c_extend(init, (const uint8_t *)buf.buf, (size_t)buf.len);
     PyBuffer_Release(&buf);
     return PyLong_FromUnsignedLong(c);
 }
 
 static PyMethodDef methods[] = {
     {"decode_records_v2", py_decode_records_v2, METH_VARARGS, "Decode the records of a v2 records section."},
+    {"index_records_v2", py_index_records_v2, METH_VARARGS, "Check the records of a v2 records section; chunk marks."},
+    {"index_legacy_inner", py_index_legacy_inner, METH_VARARGS, "Check an inner message set; chunk marks."},
+    {"decode_legacy_inner", py_decode_legacy_inner, METH_VARARGS, "Decode checked inner messages."},
+    {"summarize_legacy_inner", py_summarize_legacy_inner, METH_VARARGS, "Summarize checked inner messages."},
     {"summarize_records_v2", py_summarize_records_v2, METH_VARARGS, "Summarize the records of a records section."},
     {"summarize_segment", py_summarize_segment, METH_VARARGS, "Summarize plain v2 batches from an index."},
     {"scan_markers", py_scan_markers, METH_VARARGS, "Transaction markers of a range, decoding only control batches."},
@@ -2008,6 +2318,7 @@ static struct PyModuleDef moddef = {PyModuleDef_HEAD_INIT, "_speedups", "kgtool 
 
 PyMODINIT_FUNC PyInit__speedups(void) {
     crc_init();
+    crc32_init();
     if (PyType_Ready(&KeyIndexType) < 0 || PyType_Ready(&ColsType) < 0 || PyType_Ready(&BufType) < 0) return NULL;
     PyObject *m = PyModule_Create(&moddef);
     if (!m) return NULL;

@@ -42,9 +42,12 @@ and for COMMIT/ABORT the value = version Int16 + CoordinatorEpoch Int32 (``EndTx
 
 from __future__ import annotations
 
+import mmap
 import os
 import struct
+from bisect import bisect_right
 from collections.abc import Iterable, Sequence
+from functools import partial
 from typing import Any
 
 from kgtool.codec import compression as _comp
@@ -61,7 +64,7 @@ from kgtool.codec.model import (
     increment_sequence,
 )
 from kgtool.codec.primitives import crc32c, write_varint, write_varlong
-from kgtool.errors import DecodeError
+from kgtool.errors import DecodeError, EnvironmentProblem
 
 # Byte offsets inside a v2 batch, chained as in DefaultRecordBatch.
 BASE_OFFSET_OFFSET = 0
@@ -146,27 +149,26 @@ def _varint_slow(data, i: int, lim: int, bits: int, field: str) -> tuple[int, in
                          f"(at most {max_bytes} bytes)")
 
 
-def _decode_records_py(data, start: int, end: int, count: int, base_offset: int,
-                       base_timestamp: int, base_sequence: int, log_append_time: int | None):
-    """Pure-Python twin of ``_speedups.decode_records_v2`` (same results, same errors).
+def _walk_records_py(data, i: int, end: int, count: int, base_offset: int, base_timestamp: int,
+                     base_sequence: int, log_append_time: int | None, out: list, first: int = 0,
+                     max_bytes: int = 1 << 62):
+    """Decode ``count`` records from index ``i`` (records ``first``.. of the batch), appending
+    tuples to ``out``: returns ``(index after the last, None)`` or ``(index, error)``; stops
+    early, before a record, once ``max_bytes`` were read (``len(out)`` tells how many).
 
-    Returns ``(records, error)``: a list of tuples (offset, timestamp, sequence, key, value,
-    headers, attributes, size_in_bytes) and None, or the records read so far and
-    ``(index in data, record index, field, reason)``. One-byte varints (the common case)
-    are decoded inline; longer ones by :func:`_varint_slow`.
+    ``data`` is bytes, an mmap or a memoryview (never copied: slices of a memoryview are turned
+    into bytes one key or value at a time). One-byte varints (the common case) are decoded
+    inline; longer ones by :func:`_varint_slow`.
     """
-    shift = 0
-    if type(data) is not bytes:
-        # mmap / memoryview / bytearray: work on a copy of the records section only.
-        data = bytes(memoryview(data)[start:end])
-        shift, start, end = start, 0, end - start
-    out = []
+    view = type(data) is memoryview
     append = out.append
     slow = _varint_slow
-    i = start
-    idx = 0
+    idx = first
+    stop = i + max_bytes
     try:
-        for idx in range(count):
+        for idx in range(first, first + count):
+            if i >= stop:
+                break
             rec_start = i
             # Length (varint)
             if i < end and data[i] < 0x80:
@@ -208,7 +210,7 @@ def _decode_records_py(data, start: int, end: int, count: int, base_offset: int,
             if n >= 0:
                 if n > lim - i:
                     raise _Bad(i, "key", f"length {n} exceeds {lim - i} bytes remaining")
-                key = data[i:i + n]
+                key = data[i:i + n].tobytes() if view else data[i:i + n]
                 i += n
             else:
                 key = None
@@ -221,7 +223,7 @@ def _decode_records_py(data, start: int, end: int, count: int, base_offset: int,
             if n >= 0:
                 if n > lim - i:
                     raise _Bad(i, "value", f"length {n} exceeds {lim - i} bytes remaining")
-                value = data[i:i + n]
+                value = data[i:i + n].tobytes() if view else data[i:i + n]
                 i += n
             else:
                 value = None
@@ -242,13 +244,13 @@ def _decode_records_py(data, start: int, end: int, count: int, base_offset: int,
                     raise _Bad(i, f"headers[{h}].key_length", f"invalid negative header key size {hk}")
                 if hk > lim - i:
                     raise _Bad(i, f"headers[{h}].key", f"length {hk} exceeds {lim - i} bytes remaining")
-                hkey = data[i:i + hk].decode("utf-8", "replace")
+                hkey = str(data[i:i + hk], "utf-8", "replace")
                 i += hk
                 hv, i = slow(data, i, lim, 32, f"headers[{h}].value_length")
                 if hv >= 0:
                     if hv > lim - i:
                         raise _Bad(i, f"headers[{h}].value", f"length {hv} exceeds {lim - i} bytes remaining")
-                    hval = data[i:i + hv]
+                    hval = data[i:i + hv].tobytes() if view else data[i:i + hv]
                     i += hv
                 else:
                     hval = None
@@ -268,19 +270,218 @@ def _decode_records_py(data, start: int, end: int, count: int, base_offset: int,
             append((off, ts, seq, key, value, headers, attributes, lim - rec_start))
     except _Bad as exc:
         at, fld, reason = exc.args
-        return out, (at + shift, idx, fld, reason)
+        return at, (at, idx, fld, reason)
+    return i, None
+
+
+def _as_view(data):
+    """bytes and mmap are indexed as they are; anything else through a memoryview (no copy)."""
+    if type(data) is bytes or isinstance(data, mmap.mmap):
+        return data
+    mv = memoryview(data)
+    return mv if mv.format == "B" else mv.cast("B")
+
+
+def _trailing(i: int, end: int, count: int):
+    # DefaultRecordBatch.RecordIterator: "Incorrect declared batch size, records still
+    # remaining in file"
+    return (i, count, "records", f"{end - i} bytes remain after the {count} records the header declares")
+
+
+def _decode_records_py(data, start: int, end: int, count: int, base_offset: int,
+                       base_timestamp: int, base_sequence: int, log_append_time: int | None):
+    """Pure-Python twin of ``_speedups.decode_records_v2`` (same results, same errors).
+
+    Returns ``(records, error)``: a list of tuples (offset, timestamp, sequence, key, value,
+    headers, attributes, size_in_bytes) and None, or the records read so far and
+    ``(index in data, record index, field, reason)``.
+    """
+    out: list = []
+    i, err = _walk_records_py(_as_view(data), start, end, count, base_offset, base_timestamp,
+                              base_sequence, log_append_time, out)
+    if err is None and i != end:
+        err = _trailing(i, end, count)
+    return out, err
+
+
+def _index_records_py(data, start: int, end: int, count: int, step: int, step_bytes: int, first: int = 0,
+                      limit: int = 1 << 62):
+    """Pure-Python twin of ``_speedups.index_records_v2``: ``(error or None, marks, firsts)``."""
+    data = _as_view(data)
+    marks: list[int] = []
+    firsts: list[int] = []
+    i = start
+    done = 0
+    while done < count:
+        marks.append(i)
+        firsts.append(first + done)
+        if done and i - start >= limit:
+            return None, marks, firsts  # resume from this last mark
+        # Up to `step` records, fewer when they pass `step_bytes` (one at least).
+        out: list = []
+        i, err = _walk_records_py(data, i, end, min(step, count - done), 0, 0, NO_SEQUENCE, None, out,
+                                  first + done, step_bytes)
+        if err is not None:
+            return err, marks, firsts
+        done += len(out)
     if i != end:
-        # DefaultRecordBatch.RecordIterator: "Incorrect declared batch size, records still
-        # remaining in file"
-        return out, (i + shift, count, "records",
-                     f"{end - i} bytes remain after the {count} records the header declares")
-    return out, None
+        return _trailing(i, end, first + count), marks, firsts
+    marks.append(end)
+    firsts.append(first + count)
+    return None, marks, firsts
 
 
 def _decode_records(*args):
     if _speedups is not None:
         return _speedups.decode_records_v2(*args)
     return _decode_records_py(*args)
+
+
+def _index_records(*args):
+    if _speedups is not None:
+        return _speedups.index_records_v2(*args)
+    return _index_records_py(*args)
+
+
+#: Records decoded at a time from a batch that holds more (or more than RECORDS_CHUNK_BYTES
+#: of them): a batch's records are checked first (nothing built), then decoded lazily by
+#: chunks (:class:`RecordStream`), so that no batch holds a list of millions of records (a
+#: 390 KB gzip batch can hold 38 million) or gigabytes of values.
+RECORDS_CHUNK = 4096
+RECORDS_CHUNK_BYTES = 16 << 20
+#: A batch larger than this in a memory-mapped file is read by windows of this size, the
+#: pages behind released (:class:`~kgtool.codec.segment.PageReleaser`): a 2 GiB batch is
+#: checked and decoded with tens of MB resident, not 2 GiB.
+HUGE_BATCH = 64 << 20
+
+
+def _page_releaser(data, start: int):
+    """A PageReleaser for ``data`` when it is a memory-mapped file, else None."""
+    if not isinstance(data, mmap.mmap):
+        return None
+    from kgtool.codec.segment import PageReleaser  # segment imports this module
+
+    return PageReleaser(data, start)
+
+
+def _crc32c_by_windows(data, start: int, end: int, releaser) -> int:
+    mv = memoryview(data)
+    crc = 0
+    for i in range(start, end, HUGE_BATCH):
+        j = min(end, i + HUGE_BATCH)
+        crc = crc32c(mv[i:j], crc)
+        releaser.advance(j)
+    return crc
+
+
+def _index_by_windows(buf, start: int, end: int, count: int, releaser):
+    """_index_records over a huge records section, HUGE_BATCH bytes at a time, releasing the
+    pages behind (``releaser`` None: in one go)."""
+    if releaser is None:
+        return _index_records(buf, start, end, count, RECORDS_CHUNK, RECORDS_CHUNK_BYTES)
+    marks: list[int] = []
+    firsts: list[int] = []
+    pos, first = start, 0
+    while True:
+        err, m, f = _index_records(buf, pos, end, count - first, RECORDS_CHUNK, RECORDS_CHUNK_BYTES, first,
+                                   HUGE_BATCH)
+        marks += m
+        firsts += f
+        if err is not None or firsts[-1] == count:
+            return err, marks, firsts
+        pos, first = marks.pop(), firsts.pop()
+        releaser.advance(pos)
+#: The smallest v2 record (``DefaultRecord``): length, attributes, timestamp delta, offset
+#: delta, key length, value length, header count, one byte each.
+MIN_RECORD_SIZE = 7
+
+
+def out_of_memory(source: str | None, position: int, what: str) -> EnvironmentProblem:
+    """The error for a failed allocation while decoding the batch at ``position``."""
+    where = f"{source}: " if source else ""
+    return EnvironmentProblem(
+        f"{where}byte {position} (batch@{position}): not enough memory to {what} "
+        "(MemoryError): give kgtool more memory"
+    )
+
+
+class RecordStream(Sequence):
+    """The records of a batch too large to hold as a list: checked when the batch was decoded,
+    decoded here chunk by chunk (at most :data:`RECORDS_CHUNK` records, or one record past
+    :data:`RECORDS_CHUNK_BYTES`) on each iteration; ``len`` and indexing work, nothing is kept.
+    ``firsts`` are the chunks' first record indices, closed by the count; ``chunk(k)`` gives
+    the field tuples of chunk ``k`` in :class:`Record` order; :meth:`chunk_tuples` hands them
+    out without building records."""
+
+    __slots__ = ("_firsts", "_chunk", "_source", "_position", "_control", "summarize_chunk")
+
+    def __init__(self, firsts: list[int], chunk, source: str | None, position: int, control: bool = False,
+                 summarize_chunk=None) -> None:
+        self._firsts = firsts
+        self._chunk = chunk
+        self._source = source
+        self._position = position
+        self._control = control
+        #: Optional ``f(k, with_payloads, slow) -> stats`` counting chunk ``k`` in C (a summary's
+        #: counters, as ``_speedups.summarize_records_v2`` returns them; payloads to ``slow``).
+        self.summarize_chunk = summarize_chunk
+
+    @property
+    def chunks(self) -> int:
+        return len(self._firsts) - 1
+
+    def __len__(self) -> int:
+        return self._firsts[-1]
+
+    def _tuples(self, k: int) -> list[tuple]:
+        try:
+            return self._chunk(k)
+        except MemoryError:
+            raise out_of_memory(self._source, self._position, "decode its records") from None
+
+    def _records(self, k: int) -> list[Record]:
+        tuples = self._tuples(k)
+        if self._control:
+            return [Record(*t, parse_control_record(t[3], t[4])) for t in tuples]
+        return [Record(*t) for t in tuples]
+
+    def chunk_records(self, k: int) -> list[Record]:
+        """Chunk ``k`` as records."""
+        return self._records(k)
+
+    def chunk_tuples(self, k: int) -> list[tuple]:
+        """Chunk ``k`` as field tuples (offset, timestamp, sequence, key, value, headers,
+        attributes, size_in_bytes): what a summary counts, no Record built."""
+        return self._tuples(k)
+
+    def __iter__(self):
+        for k in range(self.chunks):
+            yield from self._records(k)
+
+    def __getitem__(self, index):
+        n = len(self)
+        if isinstance(index, slice):
+            return [self[j] for j in range(*index.indices(n))]
+        if index < 0:
+            index += n
+        if not 0 <= index < n:
+            raise IndexError("record index out of range")
+        k = bisect_right(self._firsts, index) - 1
+        return self._records(k)[index - self._firsts[k]]
+
+    def __repr__(self) -> str:
+        return f"<RecordStream of {len(self)} records of batch@{self._position}>"
+
+
+def _v2_chunk(buf, marks: list[int], firsts: list[int], args: tuple, release, k: int) -> list[tuple]:
+    """Field tuples of chunk ``k`` of checked v2 records (``marks``, ``firsts`` from the
+    index pass); ``release(start, end)``, if given, drops the pages read."""
+    tuples, err = _decode_records(buf, marks[k], marks[k + 1], firsts[k + 1] - firsts[k], *args)
+    if err is not None:  # pragma: no cover - the records were checked before
+        raise DecodeError(f"record {err[1] + firsts[k]}: {err[3]}")
+    if release is not None:
+        release(marks[k], marks[k + 1])
+    return tuples
 
 
 def timestamp_type_name(magic: int, attributes: int) -> str:
@@ -330,6 +531,7 @@ def decode_batch_v2(
     decode_records: bool = True,
     max_decompressed_size: int = _comp.DEFAULT_MAX_DECOMPRESSED,
     record_sink=None,
+    decompress=None,
 ) -> RecordBatch:
     """Decode the v2 batch at index ``pos`` of ``data`` (whose length field fits in ``data``).
 
@@ -343,14 +545,23 @@ def decode_batch_v2(
         record_sink: optional ``f(buf, start, end, count, base_offset, base_timestamp,
             log_append_time, batch) -> bool`` offered the (decompressed) records section of a
             non-control batch instead of building :class:`Record` objects (summaries); when
-            it returns False the records are decoded normally (and errors raised).
+            it returns False the records are decoded normally (and errors raised). A batch of
+            more than :data:`RECORDS_CHUNK` records is checked first and then offered chunk
+            by chunk (``[start, end)`` holding ``count`` of them), which the sink must take.
+        decompress: optional ``f(codec, payload, index) -> bytes`` used instead of
+            :func:`kgtool.codec.compression.decompress` (raising ``CompressionFailure``);
+            ``index`` is ``pos`` (a summary reuses what its C walk already decompressed).
 
     Returns:
-        The batch with absolute ``position``.
+        The batch with absolute ``position``; ``records`` is a list, or for more than
+        :data:`RECORDS_CHUNK` records (or :data:`RECORDS_CHUNK_BYTES` bytes of them) a
+        :class:`RecordStream` (decoded as it is iterated).
 
     Raises:
         CrcMismatch: stored CRC != computed.
-        DecodeError: any malformed field, with absolute position and context.
+        DecodeError: any malformed field, with absolute position and context; a record count
+            that the (decompressed) records section cannot hold is one.
+        EnvironmentProblem: an allocation failed (``MemoryError``), with the batch named.
     """
     position = base_position + pos
     ctx = f"batch@{position}"
@@ -380,8 +591,13 @@ def decode_batch_v2(
         )
     end = pos + size
     crc_valid = None
+    huge = size > HUGE_BATCH
     if verify_crc:
-        computed = crc32c(memoryview(data)[pos + ATTRIBUTES_OFFSET:end])
+        releaser = _page_releaser(data, pos) if huge else None
+        if releaser is None:
+            computed = crc32c(memoryview(data)[pos + ATTRIBUTES_OFFSET:end])
+        else:
+            computed = _crc32c_by_windows(data, pos + ATTRIBUTES_OFFSET, end, releaser)
         crc_valid = computed == crc
         if not crc_valid:
             raise CrcMismatch(
@@ -428,37 +644,39 @@ def decode_batch_v2(
     recs_start = pos + RECORDS_OFFSET
     log_append_time = max_ts if ts_type == LOG_APPEND_TIME else None
     if codec == _comp.NONE:
-        # Each record takes at least 7 bytes: guard the count before looping.
-        if count > (end - recs_start):
-            raise DecodeError(
-                f"record count {count} cannot fit in the {end - recs_start} bytes of records",
-                source=source, position=position + RECORDS_COUNT_OFFSET, context=ctx + ".record_count",
-            )
         buf = data
         rbase = base_position
         rstart, rend = recs_start, end
         where = None
+        room = f"the {end - recs_start} bytes of records"
     else:
         try:
-            buf = _comp.decompress(codec, memoryview(data)[recs_start:end], magic=2,
-                                   max_size=max_decompressed_size)
+            payload = memoryview(data)[recs_start:end]
+            if decompress is None:
+                buf = _comp.decompress(codec, payload, magic=2, max_size=max_decompressed_size)
+            else:
+                buf = decompress(codec, payload, pos)
         except _comp.CompressionFailure as exc:
             raise DecodeError(str(exc), source=source, position=position + RECORDS_OFFSET,
                               context=ctx + ".records") from None
+        except MemoryError:
+            raise out_of_memory(source, position, f"decompress its {batch.compression} records") from None
+        finally:
+            payload = None  # noqa: F841 - release the view on data
+        if huge and (releaser := _page_releaser(data, pos)) is not None:
+            releaser.advance(end)  # the compressed bytes are read
         rstart, rend = 0, len(buf)
-        if count > rend:
-            raise DecodeError(
-                f"record count {count} cannot fit in the {rend} decompressed bytes",
-                source=source, position=position + RECORDS_COUNT_OFFSET, context=ctx + ".record_count",
-            )
         rbase = None
         where = position + RECORDS_OFFSET
-    if record_sink is not None and not is_control:
-        if record_sink(buf, rstart, rend, count, base_offset, base_ts, log_append_time, batch):
-            return batch
-    tuples, err = _decode_records(buf, rstart, rend, count, base_offset, base_ts, base_sequence,
-                                  log_append_time)
-    if err is not None:
+        room = f"the {rend} decompressed bytes"
+    # Every record takes at least MIN_RECORD_SIZE bytes: guard the count before looping.
+    if count > (rend - rstart) // MIN_RECORD_SIZE:
+        raise DecodeError(
+            f"record count {count} cannot fit in {room} (a record takes at least {MIN_RECORD_SIZE} bytes)",
+            source=source, position=position + RECORDS_COUNT_OFFSET, context=ctx + ".record_count",
+        )
+
+    def located(err) -> DecodeError:
         at, idx, fld, reason = err
         if rbase is None:
             reason = f"{reason} (at byte {at} of the decompressed records)"
@@ -466,19 +684,59 @@ def decode_batch_v2(
         else:
             abs_pos = rbase + at
         where_ctx = f"{ctx}.records" if fld == "records" else f"{ctx}.records[{idx}].{fld}"
-        raise DecodeError(reason, source=source, position=abs_pos, context=where_ctx)
-    if is_control:
-        records = []
-        for idx, t in enumerate(tuples):
-            try:
-                ctl = parse_control_record(t[3], t[4])
-            except DecodeError as exc:
-                raise DecodeError(exc.reason, source=source, position=position + RECORDS_OFFSET,
-                                  context=f"{ctx}.records[{idx}].key") from None
-            records.append(Record(t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], ctl))
-        batch.records = records
-    else:
-        batch.records = [Record(*t) for t in tuples]
+        return DecodeError(reason, source=source, position=abs_pos, context=where_ctx)
+
+    def control(idx: int, t) -> ControlRecord:
+        try:
+            return parse_control_record(t[3], t[4])
+        except DecodeError as exc:
+            raise DecodeError(exc.reason, source=source, position=position + RECORDS_OFFSET,
+                              context=f"{ctx}.records[{idx}].key") from None
+
+    try:
+        marks = None
+        release = None  # drops the pages of a huge plain batch behind each chunk read
+        if count > RECORDS_CHUNK or rend - rstart > RECORDS_CHUNK_BYTES:
+            # Too many to hold: check them all now (nothing built), decode them later by chunks.
+            plain_huge = huge and buf is data
+            err, marks, firsts = _index_by_windows(buf, rstart, rend, count,
+                                                   _page_releaser(data, rstart) if plain_huge else None)
+            if err is not None:
+                raise located(err)
+            if plain_huge and (releaser := _page_releaser(data, rstart)) is not None:
+                release = releaser.release
+        if record_sink is not None and not is_control:
+            if marks is None:
+                if record_sink(buf, rstart, rend, count, base_offset, base_ts, log_append_time, batch):
+                    return batch
+            else:
+                # Checked records: the sink takes them chunk by chunk.
+                for k in range(len(marks) - 1):
+                    record_sink(buf, marks[k], marks[k + 1], firsts[k + 1] - firsts[k], base_offset, base_ts,
+                                log_append_time, batch)
+                    if release is not None:
+                        release(marks[k], marks[k + 1])
+                return batch
+        args = (base_offset, base_ts, base_sequence, log_append_time)
+        if marks is None:
+            tuples, err = _decode_records(buf, rstart, rend, count, *args)
+            if err is not None:
+                raise located(err)
+            if is_control:
+                batch.records = [Record(*t, control(idx, t)) for idx, t in enumerate(tuples)]
+            else:
+                batch.records = [Record(*t) for t in tuples]
+        else:
+            if is_control:  # every control key is checked now, as for a list
+                for k in range(len(marks) - 1):
+                    for j, t in enumerate(_v2_chunk(buf, marks, firsts, args, None, k)):
+                        control(firsts[k] + j, t)
+            # A view keeps a mapped file open (scan_file cannot close it under the stream).
+            held = buf if type(buf) is bytes else memoryview(buf)
+            batch.records = RecordStream(firsts, partial(_v2_chunk, held, marks, firsts, args, release), source,
+                                         position, is_control)
+    except MemoryError:
+        raise out_of_memory(source, position, "decode its records") from None
     return batch
 
 

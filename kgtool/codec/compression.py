@@ -61,60 +61,94 @@ def compression_id(name_or_id: str | int) -> int:
 def decompress(codec: int, data, *, magic: int = 2, max_size: int = DEFAULT_MAX_DECOMPRESSED) -> bytes:
     """Decompress one batch's (or wrapper message's) payload.
 
+    Time is linear in the payload plus the output, and no more than about ``max_size`` bytes
+    of output are ever held (a bomb is refused while it inflates, not after).
+
     Raises:
         CompressionFailure: corrupt data, unsupported codec, or output beyond ``max_size``.
+        MemoryError: the output (at most ``max_size`` bytes) could not be allocated; the
+            caller names the batch.
     """
     try:
         if codec == GZIP:
             return _gunzip(data, max_size)
         if codec == SNAPPY:
-            return _unsnappy(bytes(data), max_size)
+            return _unsnappy(memoryview(data), max_size)
         if codec == LZ4:
             return _unlz4(bytes(data), max_size, ignore_header_checksum=(magic == 0))
         if codec == ZSTD:
             return _unzstd(data, max_size)
-    except CompressionFailure:
+    except (CompressionFailure, MemoryError):
         raise
     except Exception as exc:  # noqa: BLE001 - codec libraries raise assorted types
         name = COMPRESSION_NAMES.get(codec, str(codec))
-        raise CompressionFailure(f"{name} data does not decompress: {exc}") from None
+        raise CompressionFailure(f"{name} data does not decompress: {str(exc) or type(exc).__name__}") from None
     raise CompressionFailure(f"unknown compression type id {codec}")
 
 
 def _too_big(name: str, max_size: int) -> CompressionFailure:
+    mib = f" ({max_size / (1 << 20):g} MiB)" if max_size >= 1 << 20 else ""
     return CompressionFailure(
-        f"{name} data decompresses to more than {max_size} bytes (decompression bomb guard)"
+        f"{name} data decompresses to more than {max_size} bytes{mib}: refused (decompression bomb guard)"
     )
 
 
+#: First input piece fed to a streaming decoder for a gzip member or zstd frame after the
+#: first; pieces double while the member goes on. What a decoder reads past the end of its
+#: member (and hands back as ``unused_data``) is at most one piece, no more than the member
+#: itself plus this: reading N members costs O(payload + N * piece), not O(N * payload).
+#: (The first member is fed the whole payload: one copy of the rest at most.)
+_FIRST_PIECE = 256
+_MAX_PIECE = 1 << 20
+_MAX_OUTPUT = 16 << 20
+
+
 def _gunzip(data, max_size: int) -> bytes:
-    out = bytearray()
-    buf = bytes(data)
-    if not buf:
+    """GZIPInputStream: RFC 1952 members in turn; bytes after a member that do not start with
+    the gzip magic end the stream (``GZIPInputStream.readTrailer``)."""
+    mv = memoryview(data)
+    n = len(mv)
+    if not n:
         raise CompressionFailure("gzip data is empty")
-    while buf:
+    parts = []
+    total = 0
+    pos = 0
+    # The first member (usually the only one) is given the whole payload in one call.
+    piece = n
+    while True:
         d = zlib.decompressobj(wbits=31)
-        try:
-            chunk = d.decompress(buf, max_size - len(out) + 1)
-        except zlib.error as exc:
-            raise CompressionFailure(f"gzip data is corrupt: {exc}") from None
-        out += chunk
-        if len(out) > max_size or d.unconsumed_tail:
-            raise _too_big("gzip", max_size)
-        if not d.eof:
-            raise CompressionFailure("gzip data is truncated (no end of stream)")
-        buf = d.unused_data
+        while not d.eof:
+            if pos >= n:
+                raise CompressionFailure("gzip data is truncated (no end of stream)")
+            buf = mv[pos:pos + piece]
+            pos += len(buf)
+            piece = min(piece * 2, _MAX_PIECE)
+            while buf:
+                try:
+                    # max_length bounds the output of this call: at most one byte past the cap,
+                    # in steps of _MAX_OUTPUT (no single buffer regrown up to the cap).
+                    chunk = d.decompress(buf, min(max_size - total + 1, _MAX_OUTPUT))
+                except zlib.error as exc:
+                    raise CompressionFailure(f"gzip data is corrupt: {exc}") from None
+                total += len(chunk)
+                if total > max_size:
+                    raise _too_big("gzip", max_size)
+                if chunk:
+                    parts.append(chunk)
+                if d.eof:
+                    break
+                buf = d.unconsumed_tail
+        pos -= len(d.unused_data)
         # GZIPInputStream reads a following member only if it starts with the gzip magic.
-        if buf and buf[:2] != b"\x1f\x8b":
+        if pos >= n or mv[pos:pos + 2] != b"\x1f\x8b":
             break
-    return bytes(out)
+        piece = _FIRST_PIECE
+    return b"".join(parts)
 
 
-def _snappy_raw(block: bytes, max_size: int) -> bytes:
-    import cramjam
-
-    # The raw block starts with the uncompressed length as an unsigned varint: check it
-    # before allocating anything.
+def _snappy_length(block, what: str) -> int:
+    """The uncompressed length a raw snappy block declares (unsigned varint, at most 5 bytes):
+    read before anything is allocated."""
     n = 0
     shift = 0
     for i in range(min(5, len(block))):
@@ -122,48 +156,123 @@ def _snappy_raw(block: bytes, max_size: int) -> bytes:
         n |= (b & 0x7F) << shift
         shift += 7
         if not b & 0x80:
-            break
-    else:
-        raise CompressionFailure("snappy block has a bad length preamble")
-    if n > max_size:
+            return n
+    raise CompressionFailure(f"{what} has a bad length preamble")
+
+
+def _snappy_raw(block, max_size: int, before: int = 0) -> bytes:
+    """One raw snappy block, refused by its declared length when ``before`` bytes already
+    decompressed plus this block would pass ``max_size``."""
+    import cramjam
+
+    if before + _snappy_length(block, "snappy block") > max_size:
         raise _too_big("snappy", max_size)
     return bytes(cramjam.snappy.decompress_raw(block))
 
 
-def _unsnappy(data: bytes, max_size: int) -> bytes:
-    if data.startswith(XERIAL_MAGIC):
-        out = bytearray()
-        pos = XERIAL_HEADER_LEN
-        if len(data) < XERIAL_HEADER_LEN:
-            raise CompressionFailure("xerial snappy header is truncated")
-        n = len(data)
-        while pos < n:
-            # SnappyInputStream.hasNextChunk: a concatenated stream repeats the header.
-            if data.startswith(XERIAL_MAGIC, pos):
-                pos += XERIAL_HEADER_LEN
-                continue
-            if pos + 4 > n:
-                raise CompressionFailure(f"xerial snappy chunk length truncated at byte {pos} of the payload")
-            (size,) = struct.unpack_from(">i", data, pos)
-            pos += 4
-            if size < 0 or size > n - pos:
-                raise CompressionFailure(
-                    f"xerial snappy chunk of {size} bytes at byte {pos - 4} of the payload "
-                    f"exceeds the {n - pos} bytes remaining"
-                )
-            out += _snappy_raw(data[pos:pos + size], max_size - len(out))
-            pos += size
-        return bytes(out)
-    if data.startswith(SNAPPY_FRAMING_MAGIC):
-        import cramjam
-
-        d = cramjam.snappy.Decompressor()
-        d.decompress(data)
-        out = bytes(d.flush())
-        if len(out) > max_size:
-            raise _too_big("snappy", max_size)
-        return out
+def _unsnappy(data: memoryview, max_size: int) -> bytes:
+    if data[:len(XERIAL_MAGIC)] == XERIAL_MAGIC:
+        return _unsnappy_xerial(data, max_size)
+    if data[:len(SNAPPY_FRAMING_MAGIC)] == SNAPPY_FRAMING_MAGIC:
+        return _unsnappy_framing(data, max_size)
     return _snappy_raw(data, max_size)
+
+
+def _unsnappy_xerial(data: memoryview, max_size: int) -> bytes:
+    parts = []
+    total = 0
+    pos = XERIAL_HEADER_LEN
+    if len(data) < XERIAL_HEADER_LEN:
+        raise CompressionFailure("xerial snappy header is truncated")
+    n = len(data)
+    while pos < n:
+        # SnappyInputStream.hasNextChunk: a concatenated stream repeats the header.
+        if data[pos:pos + len(XERIAL_MAGIC)] == XERIAL_MAGIC:
+            pos += XERIAL_HEADER_LEN
+            continue
+        if pos + 4 > n:
+            raise CompressionFailure(f"xerial snappy chunk length truncated at byte {pos} of the payload")
+        (size,) = struct.unpack_from(">i", data, pos)
+        pos += 4
+        if size < 0 or size > n - pos:
+            raise CompressionFailure(
+                f"xerial snappy chunk of {size} bytes at byte {pos - 4} of the payload "
+                f"exceeds the {n - pos} bytes remaining"
+            )
+        out = _snappy_raw(data[pos:pos + size], max_size, total)
+        total += len(out)
+        parts.append(out)
+        pos += size
+    return b"".join(parts)
+
+
+#: Snappy framing format (google/snappy framing_format.txt): chunk = type (1 byte) + length
+#: (3 bytes, little-endian) + data; a data chunk holds at most 65536 uncompressed bytes.
+_FRAMING_MAX_CHUNK = 65536
+
+
+def _masked_crc32c(data) -> int:
+    from kgtool.codec.primitives import crc32c
+
+    c = crc32c(data)
+    return ((((c >> 15) | (c << 17)) & 0xFFFFFFFF) + 0xA282EAD8) & 0xFFFFFFFF
+
+
+def _unsnappy_framing(data: memoryview, max_size: int) -> bytes:
+    """The snappy framing format, chunk by chunk: each chunk's size is checked against the cap
+    before it is decompressed, and checksums are verified (as the reference decoder does)."""
+    import cramjam
+
+    parts = []
+    total = 0
+    pos = 0
+    n = len(data)
+    while pos < n:
+        if pos + 4 > n:
+            raise CompressionFailure(f"snappy framing chunk header truncated at byte {pos} of the payload")
+        kind = data[pos]
+        length = data[pos + 1] | data[pos + 2] << 8 | data[pos + 3] << 16
+        body = pos + 4
+        if length > n - body:
+            raise CompressionFailure(
+                f"snappy framing chunk of {length} bytes at byte {pos} of the payload exceeds the "
+                f"{n - body} bytes remaining"
+            )
+        pos = body + length
+        if kind == 0xFF:  # stream identifier (repeated when streams are concatenated)
+            if data[body - 4:pos] != SNAPPY_FRAMING_MAGIC:
+                raise CompressionFailure(f"snappy framing stream identifier at byte {body - 4} is invalid")
+            continue
+        if kind >= 0x80:  # skippable (padding)
+            continue
+        if kind > 0x01:
+            raise CompressionFailure(f"snappy framing chunk type 0x{kind:02x} at byte {body - 4} is reserved")
+        if length < 4:
+            raise CompressionFailure(f"snappy framing chunk at byte {body - 4} is too short for its checksum")
+        (stored,) = struct.unpack_from("<I", data, body)
+        block = data[body + 4:pos]
+        if kind == 0x00:
+            size = _snappy_length(block, "snappy framing chunk")
+            if size > _FRAMING_MAX_CHUNK:
+                raise CompressionFailure(
+                    f"snappy framing chunk at byte {body - 4} declares {size} bytes, more than {_FRAMING_MAX_CHUNK}"
+                )
+            if total + size > max_size:
+                raise _too_big("snappy", max_size)
+            out = bytes(cramjam.snappy.decompress_raw(block))
+        else:
+            if length - 4 > _FRAMING_MAX_CHUNK:
+                raise CompressionFailure(
+                    f"snappy framing chunk at byte {body - 4} holds {length - 4} bytes, more than {_FRAMING_MAX_CHUNK}"
+                )
+            if total + length - 4 > max_size:
+                raise _too_big("snappy", max_size)
+            out = bytes(block)
+        if _masked_crc32c(out) != stored:
+            raise CompressionFailure(f"snappy framing chunk at byte {body - 4}: checksum mismatch")
+        total += len(out)
+        parts.append(out)
+    return b"".join(parts)
 
 
 # xxHash32 (only the LZ4 frame header checksum needs it: a few bytes, pure Python is fine).
@@ -308,44 +417,45 @@ def _unlz4_frame(data: bytes, desc_end: int, stored: int, correct: int, max_size
 
 
 _ZSTD = None
+#: Most bytes one byte of zstd input can become: a 4-byte RLE block (3-byte header + the
+#: byte) stands for up to 128 KiB (Block_Maximum_Size, RFC 8878 3.1.1.2).
+_ZSTD_MAX_RATIO = 32768
 
 
 def _unzstd(data, max_size: int) -> bytes:
+    """ZstdInputStream: frames in turn, each of which must end. Fed in pieces small enough that
+    one piece cannot inflate far past the cap, growing while a frame goes on (see _FIRST_PIECE)."""
     global _ZSTD
     import zstandard
 
     if _ZSTD is None:
         _ZSTD = zstandard.ZstdDecompressor()
-    data = bytes(data)
-    try:
-        size = zstandard.frame_content_size(data)
-    except zstandard.ZstdError:
-        size = -1
-    if 0 <= size <= max_size:
-        # One frame with its size in the header (what ZstdOutputStream writes): one shot.
+    mv = memoryview(data)
+    n = len(mv)
+    parts = []
+    total = 0
+    pos = 0
+    piece = n  # the first frame (usually the only one) in pieces as large as the cap allows
+    while pos < n:
         dobj = _ZSTD.decompressobj()
-        out = dobj.decompress(data)
-        if len(out) == size and not dobj.unused_data:
-            return out
-    # General case (frames without a size, several frames): feed small pieces so that the
-    # output can be checked against the cap as it grows, and require every frame to end.
-    out = bytearray()
-    buf = memoryview(data)
-    while len(buf):
-        dobj = _ZSTD.decompressobj()
-        pos = 0
-        rest = b""
-        while pos < len(buf) and not dobj.eof:
-            out += dobj.decompress(buf[pos:pos + 4096])
-            pos += 4096
-            if len(out) > max_size:
+        while not dobj.eof:
+            if pos >= n:
+                raise CompressionFailure("zstd data is truncated (the frame does not end)")
+            # No piece may inflate beyond the room left under the cap (+ one minimal piece).
+            room = max(max_size - total, 0) // _ZSTD_MAX_RATIO
+            take = max(min(piece, room), 64)
+            buf = mv[pos:pos + take]
+            pos += len(buf)
+            piece *= 2
+            chunk = dobj.decompress(buf)
+            total += len(chunk)
+            if total > max_size:
                 raise _too_big("zstd", max_size)
-        if not dobj.eof:
-            raise CompressionFailure("zstd data is truncated (the frame does not end)")
-        rest = dobj.unused_data
-        tail = bytes(buf[pos:]) if pos < len(buf) else b""
-        buf = memoryview(rest + tail)
-    return bytes(out)
+            if chunk:
+                parts.append(chunk)
+        pos -= len(dobj.unused_data)
+        piece = _FIRST_PIECE
+    return b"".join(parts)
 
 
 # --- compression ------------------------------------------------------------------------------

@@ -28,15 +28,20 @@ import struct
 from collections.abc import Iterable
 from typing import Any
 
+from kgtool.codec import batch as _batch
 from kgtool.codec import compression as _comp
 from kgtool.codec.batch import (
     CREATE_TIME,
     LOG_APPEND_TIME,
     LOG_OVERHEAD,
     NO_TIMESTAMP_TYPE,
+    RECORDS_CHUNK,
+    RECORDS_CHUNK_BYTES,
     CrcMismatch,
+    RecordStream,
     _as_record_fields,
     _b,
+    out_of_memory,
 )
 from kgtool.codec.model import (
     NO_PARTITION_LEADER_EPOCH,
@@ -145,7 +150,10 @@ def decode_legacy_entry(
     if size > r.remaining:
         raise r.error(f"message size {size} exceeds the {r.remaining} bytes remaining", at=pos + 8,
                       field="message_size")
-    outer = _read_message(r, offset, size, verify_crc, ctx)
+    try:
+        outer = _read_message(r, offset, size, verify_crc, ctx)
+    except MemoryError:
+        raise out_of_memory(source, position, f"read its {size}-byte message") from None
     codec = outer.attributes & COMPRESSION_CODEC_MASK
     if codec not in _comp.COMPRESSION_NAMES:
         raise DecodeError(f"unknown compression type id {codec}", source=source,
@@ -192,37 +200,80 @@ def decode_legacy_entry(
         inner_data = _comp.decompress(codec, outer.value, magic=outer.magic, max_size=max_decompressed_size)
     except _comp.CompressionFailure as exc:
         raise DecodeError(str(exc), source=source, position=value_pos, context=ctx + ".value") from None
-    inner = []
-    ir = Reader(inner_data, 0, source=source, context=ctx)
-    idx = 0
-    while ir.remaining > 0:
-        ictx = f"{ctx}.records[{idx}]"
-        try:
-            if ir.remaining < LOG_OVERHEAD:
-                raise ir.error(f"{ir.remaining} bytes after the last inner message")
-            ioff = ir.read_int64()
-            isize = ir.read_int32()
-            if isize > ir.remaining:
-                raise ir.error(f"inner message size {isize} exceeds the {ir.remaining} bytes remaining",
-                               at=ir.pos - 4)
-            ir.context = ictx
-            m = _read_message(ir, ioff, isize, verify_crc, ictx)
-        except DecodeError as exc:
-            # Positions inside decompressed data are not file positions: name both.
-            raise DecodeError(
-                f"{exc.reason} (at byte {exc.position} of the decompressed message set)",
-                source=source, position=value_pos, context=exc.context or ictx,
-            ) from None
-        if m.attributes & COMPRESSION_CODEC_MASK:
-            raise DecodeError("inner messages must not be compressed", source=source, position=value_pos,
-                              context=ictx + ".attributes")
-        inner.append(m)
-        idx += 1
-    if not inner:
+    except MemoryError:
+        raise out_of_memory(source, position, f"decompress its {batch.compression} message set") from None
+    try:
+        return _inner_records(batch, inner_data, outer, offset, ts_type, verify_crc, source, ctx, value_pos)
+    except MemoryError:
+        raise out_of_memory(source, position, "decode its inner messages") from None
+
+
+def _wrap64(v: int) -> int:
+    return ((v + (1 << 63)) % (1 << 64)) - (1 << 63)
+
+
+def _next_inner(ir: Reader, idx: int, verify_crc: bool, source: str | None, ctx: str, value_pos: int) -> _Message:
+    """The inner message at ``ir.pos`` (``AbstractLegacyRecordBatch.DeepRecordsIterator``)."""
+    ictx = f"{ctx}.records[{idx}]"
+    try:
+        if ir.remaining < LOG_OVERHEAD:
+            raise ir.error(f"{ir.remaining} bytes after the last inner message")
+        ioff = ir.read_int64()
+        isize = ir.read_int32()
+        if isize > ir.remaining:
+            raise ir.error(f"inner message size {isize} exceeds the {ir.remaining} bytes remaining",
+                           at=ir.pos - 4)
+        ir.context = ictx
+        m = _read_message(ir, ioff, isize, verify_crc, ictx)
+    except DecodeError as exc:
+        # Positions inside decompressed data are not file positions: name both.
+        raise DecodeError(
+            f"{exc.reason} (at byte {exc.position} of the decompressed message set)",
+            source=source, position=value_pos, context=exc.context or ictx,
+        ) from None
+    if m.attributes & COMPRESSION_CODEC_MASK:
+        raise DecodeError("inner messages must not be compressed", source=source, position=value_pos,
+                          context=ictx + ".attributes")
+    return m
+
+
+def _inner_records(batch: RecordBatch, inner_data: bytes, outer: _Message, offset: int, ts_type: str,
+                   verify_crc: bool, source: str | None, ctx: str, value_pos: int) -> RecordBatch:
+    """Check every inner message, then attach them as records: a list, or for more than
+    RECORDS_CHUNK of them a :class:`RecordStream` that reads them again chunk by chunk (the
+    absolute offsets of magic 1 depend on the last inner offset, known only at the end)."""
+    sp = _batch._speedups
+    if sp is not None:
+        bad, idx, first_inner, last_inner, marks, firsts = sp.index_legacy_inner(
+            inner_data, 0, len(inner_data), verify_crc, RECORDS_CHUNK, RECORDS_CHUNK_BYTES)
+        if bad >= 0:
+            # The Python reader words the error: re-read from the chunk the bad message is in.
+            ir = Reader(inner_data, marks[-1], source=source, context=ctx)
+            for j in range(firsts[-1], bad + 1):
+                _next_inner(ir, j, verify_crc, source, ctx, value_pos)
+            raise DecodeError(f"inner message {bad} is malformed", source=source,  # pragma: no cover
+                              position=value_pos, context=f"{ctx}.records[{bad}]")
+    else:
+        ir = Reader(inner_data, 0, source=source, context=ctx)
+        marks, firsts = [], []
+        idx = 0
+        first_inner = last_inner = 0
+        while ir.remaining > 0:
+            if not idx or idx - firsts[-1] >= RECORDS_CHUNK or ir.pos - marks[-1] >= RECORDS_CHUNK_BYTES:
+                marks.append(ir.pos)
+                firsts.append(idx)
+            m = _next_inner(ir, idx, verify_crc, source, ctx, value_pos)
+            if idx == 0:
+                first_inner = m.offset
+            last_inner = m.offset
+            idx += 1
+    marks.append(len(inner_data))
+    firsts.append(idx)
+    if not idx:
         raise DecodeError("compressed message set with no inner messages", source=source,
                           position=value_pos, context=ctx + ".value")
+    position = batch.position
     if outer.magic == 1:
-        last_inner = inner[-1].offset
         if offset == 0:
             abs_base = 0
         elif offset < last_inner:
@@ -231,22 +282,41 @@ def decode_legacy_entry(
                 source=source, position=position, context=ctx + ".offset",
             )
         else:
-            abs_base = offset - last_inner
+            abs_base = _wrap64(offset - last_inner)
     else:
         abs_base = None
-    records = []
-    for m in inner:
-        off = m.offset if abs_base is None else abs_base + m.offset
-        if m.magic == 0:
-            ts = NO_TIMESTAMP
-        elif ts_type == LOG_APPEND_TIME:
-            ts = outer.timestamp
-        else:
-            ts = m.timestamp
-        records.append(Record(off, ts, NO_SEQUENCE, m.key, m.value, [], m.attributes & 0xFF,
-                              m.size + LOG_OVERHEAD, None))
-    batch.records = records
-    batch.base_offset = records[0].offset
+
+    lat = outer.timestamp if ts_type == LOG_APPEND_TIME else None
+
+    def fields(off: int, magic: int, attributes: int, timestamp: int, key, value, size: int) -> tuple:
+        """Record fields (as RecordStream hands them out; _speedups.decode_legacy_inner is the
+        C twin)."""
+        if abs_base is not None:
+            off = _wrap64(off + abs_base)  # Java long arithmetic
+        ts = NO_TIMESTAMP if magic == 0 else (timestamp if lat is None else lat)
+        return (off, ts, NO_SEQUENCE, key, value, [], attributes & 0xFF, size + LOG_OVERHEAD)
+
+    def chunk(k: int) -> list[tuple]:
+        n = firsts[k + 1] - firsts[k]
+        if _batch._speedups is not None:
+            return _batch._speedups.decode_legacy_inner(inner_data, marks[k], n, verify_crc, abs_base, lat)
+        cr = Reader(inner_data, marks[k], source=source, context=ctx)
+        out = []
+        for j in range(n):
+            m = _next_inner(cr, firsts[k] + j, verify_crc, source, ctx, value_pos)
+            out.append(fields(m.offset, m.magic, m.attributes, m.timestamp, m.key, m.value, m.size))
+        return out
+
+    def summarize_chunk(k: int, with_payloads: bool, slow: list) -> dict:
+        return _batch._speedups.summarize_legacy_inner(inner_data, marks[k], firsts[k + 1] - firsts[k],
+                                                       verify_crc, abs_base, lat, 2 if with_payloads else 0, slow)
+
+    if len(firsts) == 2:  # one chunk
+        batch.records = [Record(*t, None) for t in chunk(0)]
+    else:
+        batch.records = RecordStream(firsts, chunk, source, position,
+                                     summarize_chunk=summarize_chunk if _batch._speedups is not None else None)
+    batch.base_offset = first_inner if abs_base is None else _wrap64(abs_base + first_inner)
     return batch
 
 

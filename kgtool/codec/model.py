@@ -10,6 +10,7 @@ messages); the fields the format lacks take the values Kafka reports for them
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 NO_PRODUCER_ID = -1
@@ -89,7 +90,8 @@ class RecordBatch:
     producer_epoch: int
     base_sequence: int
     record_count: int | None
-    records: list[Record] = field(default_factory=list)
+    #: A list, or a lazy sequence for a batch of very many records (``batch.RecordStream``).
+    records: Sequence[Record] = field(default_factory=list)
 
     @property
     def next_offset(self) -> int:

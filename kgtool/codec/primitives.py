@@ -64,16 +64,17 @@ def _crc32c_py(data: bytes | bytearray | memoryview, value: int = 0) -> int:
     ``value`` is the CRC of what comes before ``data`` (0: nothing)."""
     crc = value ^ 0xFFFFFFFF
     table = _CRC32C_TABLE
-    for b in bytes(data):
+    for b in memoryview(data).cast("B"):
         crc = table[(crc ^ b) & 0xFF] ^ (crc >> 8)
     return crc ^ 0xFFFFFFFF
 
 
-def crc32c(data: bytes | bytearray | memoryview) -> int:
-    """CRC-32C of ``data`` as Kafka's ``Crc32C.compute`` returns it (unsigned 32-bit)."""
+def crc32c(data: bytes | bytearray | memoryview, crc: int = 0) -> int:
+    """CRC-32C of ``data`` as Kafka's ``Crc32C.compute`` returns it (unsigned 32-bit);
+    ``crc``: the CRC of what precedes ``data`` (a CRC computed piece by piece)."""
     if _crc32c_impl is not None:
-        return _crc32c_impl(data)
-    return _crc32c_py(data)
+        return _crc32c_impl(data, crc) if crc else _crc32c_impl(data)
+    return _crc32c_py(data, crc)
 
 
 _crc32c_continue = None  # crc32c(data, value), imported on first use (start-up time)

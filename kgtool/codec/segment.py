@@ -51,8 +51,8 @@ from kgtool.codec.batch import (  # noqa: I001
 )
 from kgtool.codec.legacy import RECORD_OVERHEAD_V0, decode_legacy_entry
 from kgtool.codec.model import RecordBatch, ScanProblem
-from kgtool.codec.primitives import crc32c_extend, crc32c_extender, crc32c_shift, crc32c_shift_many
-from kgtool.errors import DecodeError
+from kgtool.codec.primitives import crc32c, crc32c_extend, crc32c_extender, crc32c_shift, crc32c_shift_many
+from kgtool.errors import DecodeError, EnvironmentProblem
 from kgtool.inputs import input_error
 
 if TYPE_CHECKING:
@@ -124,12 +124,20 @@ class PageReleaser:
         if self.data is None or index - self.done < _RELEASE_STEP:
             return
         upto = index - index % _PAGE
+        self.release(self.done, upto)
+        self.done = upto
+
+    def release(self, start: int, end: int) -> None:
+        """Drop the whole pages of ``[start, end)`` now (whatever was released before: a range
+        read again, as the chunks of a huge batch iterated twice, is dropped again)."""
+        lo = start - start % _PAGE
+        hi = end - end % _PAGE
+        if self.data is None or hi <= lo:
+            return
         try:
-            self.data.madvise(mmap.MADV_DONTNEED, self.done, upto - self.done)
+            self.data.madvise(mmap.MADV_DONTNEED, lo, hi - lo)
         except (OSError, ValueError):  # pragma: no cover - not supported here: keep going
             self.data = None
-            return
-        self.done = upto
 
 
 def implausible_header(data, i: int, available: int, max_message_size: int) -> tuple[str, str] | None:
@@ -384,6 +392,7 @@ def scan_segment(
     max_decompressed_size: int = _comp.DEFAULT_MAX_DECOMPRESSED,
     record_sink=None,
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+    decompress=None,
 ) -> Iterator[RecordBatch | ScanProblem]:
     """Yield the batches (and the problems) whose start position is in ``[start, end)``.
 
@@ -401,7 +410,7 @@ def scan_segment(
             yields exactly the batches that start in it; pass ``chain_from=start`` when
             ``start`` is itself a batch boundary (``--start-position``).
         max_decompressed_size: decompression bomb guard per batch.
-        record_sink: passed to :func:`~kgtool.codec.batch.decode_batch_v2` (summaries).
+        record_sink, decompress: passed to :func:`~kgtool.codec.batch.decode_batch_v2` (summaries).
         max_message_size: the largest entry length believed without a CRC (a partial entry
             at the end claiming more is ``corrupt``, not a truncated tail; resynchronisation
             lands only on batches up to it). Entries wholly within the data may be larger.
@@ -481,7 +490,7 @@ def scan_segment(
                 batch = decode_batch_v2(data, i, source=source, base_position=base_position,
                                         verify_crc=verify_crc, decode_records=decode_records,
                                         max_decompressed_size=max_decompressed_size,
-                                        record_sink=record_sink)
+                                        record_sink=record_sink, decompress=decompress)
             else:
                 batch = decode_legacy_entry(data, i, source=source, base_position=base_position,
                                             verify_crc=verify_crc, decode_records=decode_records,
@@ -528,9 +537,15 @@ def open_segment(path: str):
                 except OSError:  # pragma: no cover
                     pass
             return m, size
-        except (OSError, ValueError):  # not mappable (a pipe, /proc): read it
-            with os.fdopen(os.dup(fd), "rb") as fh:
-                data = fh.read()
+        except (OSError, ValueError):  # not mappable (a pipe, /proc, no address space left): read it
+            try:
+                with os.fdopen(os.dup(fd), "rb") as fh:
+                    data = fh.read()
+            except MemoryError:
+                raise EnvironmentProblem(
+                    f"{path}: not enough memory to map or read this {size}-byte file (MemoryError): "
+                    "give kgtool more memory (address space)"
+                ) from None
             return data, len(data)
     finally:
         os.close(fd)

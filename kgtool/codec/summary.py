@@ -144,7 +144,25 @@ class ScanSummary:
             self.transactional_batches += 1
 
     def add_batch_records(self, b: RecordBatch, payload) -> None:
-        for r in b.records:
+        recs = b.records
+        if isinstance(recs, _batch.RecordStream) and not b.is_control:
+            # A big batch: counted chunk by chunk, in C when it can, without Record objects.
+            slow: list = []
+            for k in range(recs.chunks):
+                if recs.summarize_chunk is not None:
+                    st = recs.summarize_chunk(k, payload is not None, slow)
+                else:
+                    st = _record_stats(recs.chunk_tuples(k), payload is not None, slow, b.position)
+                self.add_c_stats(st, ("", ""))
+                for t in slow:  # (offset, key, value[, position]): the batch is b
+                    self.add_payload(t[0], t[1], t[2], payload, b.position)
+                slow.clear()
+            return
+        self.add_records(b.records, payload, b.position)
+
+    def add_records(self, records, payload, position: int) -> None:
+        """Records (objects) of the batch at ``position``."""
+        for r in records:
             self.records += 1
             if r.timestamp >= 0:
                 self._ts(r.timestamp, r.timestamp)
@@ -161,7 +179,7 @@ class ScanSummary:
                 self.control_records += 1
                 self.control_markers[r.control.type_name] += 1
             elif payload is not None:
-                self.add_payload(r.offset, r.key, r.value, payload, b.position)
+                self.add_payload(r.offset, r.key, r.value, payload, position)
 
     def add_payload(self, offset: int, key, value, payload, position: int | None = None) -> None:
         try:
@@ -238,6 +256,52 @@ class ScanSummary:
         self.payload_messages.extend(other.payload_messages[: max(0, MAX_KEPT_PROBLEMS - len(self.payload_messages))])
 
 
+def _record_stats(tuples: list, with_payloads: bool, slow: list, position: int) -> dict:
+    """The counters of record field tuples (Record order), as ``_speedups.summarize_records_v2``
+    returns them; with payloads every record goes to ``slow`` as (offset, key, value, the batch's
+    position)."""
+    st = dict.fromkeys(("batches", "records", "bytes", "key_bytes", "value_bytes", "null_keys",
+                        "null_values", "offset_commits_0", "offset_commits_1", "offset_tombstones_0",
+                        "offset_tombstones_1", "transactional_batches", "control_records",
+                        "abort_markers", "commit_markers"), 0)
+    st["compression"] = (0, 0, 0, 0, 0)
+    lo = hi = -1
+    for off, ts, _seq, key, value, _h, _a, _n in tuples:
+        if ts >= 0:
+            if lo < 0 or ts < lo:
+                lo = ts
+            if ts > hi:
+                hi = ts
+        if key is None:
+            st["null_keys"] += 1
+        else:
+            st["key_bytes"] += len(key)
+        if value is None:
+            st["null_values"] += 1
+        else:
+            st["value_bytes"] += len(value)
+        if with_payloads:
+            slow.append((off, key, value, position))
+    st["records"] = len(tuples)
+    st["slow"] = len(tuples) if with_payloads else 0
+    st["min_ts"], st["max_ts"] = lo, hi
+    st["first_offset"] = tuples[0][0] if tuples else -1
+    st["last_offset"] = tuples[-1][0] if tuples else -1
+    return st
+
+
+def summarize_records_py(buf, start: int, end: int, count: int, base_offset: int, base_ts: int,
+                         lat: int | None, mode: int, slow: list, position: int) -> dict | None:
+    """Pure-Python twin of ``_speedups.summarize_records_v2``: the counters of ``count`` records
+    of ``buf[start:end]`` (one chunk at a time when called by the batch decoder), no
+    :class:`Record` built; with a payload decoder (``mode`` 1 or 2) every record goes to
+    ``slow``. None: malformed records."""
+    tuples, err = _batch._decode_records_py(buf, start, end, count, base_offset, base_ts, -1, lat)
+    if err is not None:
+        return None
+    return _record_stats(tuples, mode != 0, slow, position)
+
+
 PayloadDecoder = Callable[[Any, Any], Any]
 
 
@@ -296,15 +360,42 @@ def summarize_segment(
             summary.add_payload(off, k, v, payload, position)
         slow.clear()
 
+    summarize_records = sp.summarize_records_v2 if sp is not None else summarize_records_py
+
     def sink(buf, rstart, rend, count, base_offset, base_ts, lat, b) -> bool:
-        st = sp.summarize_records_v2(buf, rstart, rend, count, base_offset, base_ts, lat, mode, slow, b.position)
+        # Records straight into counters (no Record objects); a big batch comes chunk by chunk,
+        # its payloads decoded after each chunk, so nothing grows with the batch.
+        st = summarize_records(buf, rstart, rend, count, base_offset, base_ts, lat, mode, slow, b.position)
         if st is None:
             return False
         pending.append(st)
+        drain_slow()
         return True
 
-    def decompress(codec: int, payload) -> bytes:
-        return _comp.decompress(codec, payload, magic=2, max_size=max_decompressed_size)
+    # What the C walk decompressed for the entry it stopped at (index -> bytes or the failure):
+    # the general path takes it from here instead of decompressing it again.
+    stopped_at: dict = {}
+
+    def decompress_c(codec: int, payload, index: int):
+        stopped_at.clear()
+        try:
+            out = _comp.decompress(codec, payload, magic=2, max_size=max_decompressed_size)
+        except _comp.CompressionFailure as exc:
+            stopped_at[index] = exc
+            return None
+        except MemoryError:
+            raise _batch.out_of_memory(source, base_position + index,
+                                       f"decompress its {_comp.COMPRESSION_NAMES[codec]} records") from None
+        stopped_at[index] = out
+        return out
+
+    def decompress_general(codec: int, payload, index: int) -> bytes:
+        out = stopped_at.pop(index, None)
+        if out is None:
+            return _comp.decompress(codec, payload, magic=2, max_size=max_decompressed_size)
+        if isinstance(out, Exception):
+            raise out
+        return out
 
     def take(item) -> int:
         if isinstance(item, ScanProblem):
@@ -312,14 +403,17 @@ def summarize_segment(
             return item.end_position - base_position
         summary.add_batch_header(item)
         if pending:
-            summary.add_c_stats(pending.pop(), kinds)
+            for st in pending:
+                summary.add_c_stats(st, kinds)
+            pending.clear()
             drain_slow()
         else:
             summary.add_batch_records(item, payload)
         return item.end_position - base_position
 
     common = dict(source=source, verify_crc=verify_crc, base_position=base_position,
-                  max_decompressed_size=max_decompressed_size, max_message_size=max_message_size)
+                  max_decompressed_size=max_decompressed_size, max_message_size=max_message_size,
+                  record_sink=sink, decompress=decompress_general)
     step = 8 << 20
     next_progress = i + step
     releaser = PageReleaser(data, i)
@@ -334,14 +428,17 @@ def summarize_segment(
         while i < hi:
             # Plain v2 batches, in C, as far as it goes (it stops before anything else).
             j, st = sp.summarize_segment(data, i, min(hi, i + step), base_position, verify_crc, mode, slow,
-                                         summary.producers, decompress)
+                                         summary.producers, decompress_c)
             summary.add_c_stats(st, kinds)
             drain_slow()
+            if j not in stopped_at:
+                stopped_at.clear()  # decompressed and summarized: not needed again
             if j == i:
                 # The entry at i needs the general path: exactly that one entry.
                 for item in scan_segment(data, start=base_position + i, end=base_position + i + 1,
-                                         chain_from=base_position + i, record_sink=sink, **common):
+                                         chain_from=base_position + i, **common):
                     j = take(item)
+                stopped_at.clear()
             if j == i:  # pragma: no cover - scan_segment always yields for i < hi
                 break
             i = j

@@ -391,3 +391,40 @@ def test_random_bytes_exit_1_not_a_truncated_tail(tmp_path):
     assert r.exit_code == 1 and "1 corrupt" in r.stderr
     r = run(p, "--summary", "--max-message-size", 8 << 20)
     assert r.exit_code == 0 and "truncated tail" in r.stderr, r.output
+
+
+def test_out_of_memory_is_one_line_naming_the_batch(tmp_path, monkeypatch):
+    # fuzz defect 5: a failed allocation (a huge batch under a memory limit) is exit 2 with
+    # the file and the batch, not an internal error
+    from kgtool.codec import compression
+
+    seg = tmp_path / "00000000000000000000.log"
+    first = encode_batch_v2([(b"k", b"v")])
+    seg.write_bytes(first + encode_batch_v2([(b"k", b"v")], base_offset=1, compression="gzip"))
+
+    def no_memory(*a, **k):
+        raise MemoryError
+
+    monkeypatch.setattr(compression, "decompress", no_memory)
+    for extra in ([], ["--summary"]):
+        r = run(seg, "--format", "jsonl", *extra)
+        assert r.exit_code == 2, r.output
+        p = len(first)
+        msg = f"{seg}: byte {p} (batch@{p}): not enough memory to decompress its gzip records"
+        assert msg in " ".join(r.output.split()) and "internal error" not in r.output
+
+
+def test_a_batch_of_many_records_is_printed_chunk_by_chunk(tmp_path):
+    # fuzz defect 2: a record bomb streams through every output format, each record counted once
+    from kgtool.codec.batch import RECORDS_CHUNK
+    from tests.codec.bombs import empty_records_v2, raw_batch_v2
+
+    n = RECORDS_CHUNK + 10
+    seg = tmp_path / "00000000000000000000.log"
+    seg.write_bytes(raw_batch_v2(empty_records_v2(n), 0, n, base_offset=7))
+    lines = jsonl(run(seg, "--format", "jsonl"))
+    assert len(lines) == n and {d["offset"] for d in lines} == {7}
+    r = run(seg)
+    assert r.exit_code == 0 and r.output.count("│      7 │") == n
+    s = json.loads(run(seg, "--summary", "--format", "json").stdout)["inputs"][0]
+    assert s["records"] == n and s["null_values"] == n

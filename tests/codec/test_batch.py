@@ -215,7 +215,7 @@ def test_decompression_bomb_is_an_error(impl):
     assert len(gz) < 10_000
     e = decode_err(batch_with(gz, 1, attributes=1), max_decompressed_size=1 << 20)
     assert e.context == f"batch@{BASE}.records"
-    assert e.reason == "gzip data decompresses to more than 1048576 bytes (decompression bomb guard)"
+    assert e.reason == "gzip data decompresses to more than 1048576 bytes (1 MiB): refused (decompression bomb guard)"
 
 
 def test_corrupt_compressed_payload(impl):
