@@ -18,12 +18,16 @@ tables (rare: one per generation record).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from kgtool.offsets.entries import LogEntry
+from kgtool.offsets.rebalances import Member
 from kgtool.offsets.store import G, K, NULL, Store
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kgtool.offsets.rebalances import RebalanceLog
 
 TopicPartition = tuple[str, int]
 _K_OWNERS, _K_ORPHAN, _K_MOVED, _K_TOP_HAS = K["owners"], K["orphan"], K["moved"], K["top_has"]
@@ -125,6 +129,9 @@ class Generation:
     # protocol, undecodable assignments).
     owners: dict[TopicPartition, tuple[str, ...]] | None = None
     row: dict[str, Any] | None = None  # its generations-table row, updated as the log goes on
+    # Per member: instance id, client id, host and timeouts, as the record gives them (compared
+    # with the previous generation's: kgtool.offsets.rebalances); None for a group tombstone.
+    member_info: dict[str, Member] | None = None
 
     @property
     def empty(self) -> bool:
@@ -151,7 +158,8 @@ class GroupState:
     """One group's generations, members and the snapshot its commits are attributed to."""
 
     def __init__(self, name: str, log_partition: int, store: Store, owner_lists: OwnerLists,
-                 generations: list[dict[str, Any]], members: list[dict[str, Any]]) -> None:
+                 generations: list[dict[str, Any]], members: list[dict[str, Any]],
+                 rebalances: RebalanceLog | None = None) -> None:
         self.name = name
         self.log_partition = log_partition
         self.store = store
@@ -172,6 +180,7 @@ class GroupState:
         self.topic_names: dict[str, str] = {}
         self._moves_seen: dict[TopicPartition, Any] | None = None  # owners last given to _track_moves
         self._attributed: dict[TopicPartition, Any] | None = None  # owners under which every key is owned
+        self.rebalances = None if rebalances is None else rebalances.track(name)  # rows of generation changes
 
     # ---- keys ----------------------------------------------------------------------------
     def key(self, tp: TopicPartition) -> int:
@@ -261,6 +270,8 @@ class GroupState:
         g[G["count"]] = 0
 
     def finish(self) -> None:
+        if self.rebalances is not None:
+            self.rebalances.finish()
         if self.gen is not None and self.gen.row is not None:
             self.gen.row["commit_count"] += int(self.store.g[self.gid, G["count"]])
         self.store.g[self.gid, G["count"]] = 0
@@ -268,6 +279,8 @@ class GroupState:
     # ---- generations ---------------------------------------------------------------------
     def _start_generation(self, gen: Generation, e: LogEntry, state: str) -> None:
         self._close_generation(e.offset)
+        if self.rebalances is not None:
+            self.rebalances.change(self.gen, gen, e)
         self.prev_gen = self.gen
         self.gen = gen
         if gen.owners is not None:
@@ -324,6 +337,8 @@ class GroupState:
         if e.value is None:
             # A tombstone removes the group.
             self._close_generation(e.offset)
+            if self.rebalances is not None:
+                self.rebalances.tombstone()
             self.prev_gen = self.gen
             self.gen = None
             self.store.g[self.gid, G["exists"]] = 0
@@ -377,6 +392,8 @@ class GroupState:
                 }
             )
         owners = {tp: tuple(sorted(ms)) for tp, ms in owners.items()}  # type: ignore[union-attr]
+        info = {r["member_id"]: Member(r["group_instance_id"], r["client_id"], r["client_host"],
+                                       r["session_timeout_ms"], r["rebalance_timeout_ms"]) for r in member_rows}
         if not known:
             owners = None
         gen = Generation(
@@ -389,6 +406,7 @@ class GroupState:
             current_state_timestamp=_int_or_none(_get(v, "current_state_timestamp")),
             members=[r["member_id"] for r in member_rows],
             owners=owners if members else {},
+            member_info=info,
         )
         self.store.g[self.gid, G["exists"]] = 1
         self._start_generation(gen, e, "Empty" if not members else "Stable")
@@ -446,6 +464,7 @@ class GroupState:
                 protocol_name=None,
                 members=sorted(self.kip848_members),
                 owners={},
+                member_info={mid: _kip848_member(md) for mid, md in self.kip848_members.items()},
             )
             self.store.g[self.gid, G["exists"]] = 1
             self._start_generation(gen, e, "Empty" if not gen.members else "Stable")
@@ -492,3 +511,14 @@ class GroupState:
                 "timestamp": e.timestamp,
             }
         )
+
+
+def _kip848_member(md: dict[str, Any]) -> Member:
+    """A KIP-848 member's identity and timeouts (``ConsumerGroupMemberMetadataValue``): the
+    session timeout is the group's (``group.consumer.session.timeout.ms``, not recorded) unless
+    the member speaks the classic protocol (``classic_member_metadata``)."""
+    classic = _get(md, "classic_member_metadata")
+    session = _get(classic, "session_timeout_ms") if isinstance(classic, dict) else None
+    rebalance = _int_or_none(_get(md, "rebalance_timeout_ms"))
+    return Member(_get(md, "instance_id"), _get(md, "client_id"), _get(md, "client_host"),
+                  _int_or_none(session), None if rebalance is None or rebalance < 0 else rebalance)

@@ -44,7 +44,8 @@ from typing import Any
 from kgtool.offsets.groups import TopicPartition, tp_name
 from kgtool.offsets.store import NULL
 
-RULES = ("rewind", "zombie", "orphan", "epoch-regression", "expiring", "aborted-txn", "pending-txn")
+RULES = ("rewind", "zombie", "orphan", "epoch-regression", "expiring", "aborted-txn", "pending-txn",
+         "rebalance-storm")  # the last: kgtool.offsets.rebalances
 #: Rules about the state at the end of the log: ``--since`` does not hide them.
 END_OF_LOG_RULES = frozenset({"expiring", "pending-txn", "aborted-txn"})
 

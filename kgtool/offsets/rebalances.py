@@ -1,0 +1,682 @@
+"""Rebalances: one row per change of a group's generation, and the ``rebalance-storm`` rule.
+
+A classic group changes generation with a ``GroupMetadata`` record that carries a new generation
+id (``ClassicGroup.initNextGeneration``, stored by ``GroupMetadataManager`` when a rebalance
+completes or the group becomes Empty); a KIP-848 group with a ``ConsumerGroupMetadata`` record
+that bumps the group epoch. Each change becomes a row of the ``rebalances`` table, comparing the
+generation with the one before it:
+
+- members that **joined** and **left**; members that **rejoined**: the same client id and host
+  back with a new member id (a restart, or an expulsion: a dynamic member that exceeds
+  ``max.poll.interval.ms`` leaves the group and rejoins with a new member id,
+  ``AbstractCoordinator.maybeLeaveGroup`` / ``resetStateAndGeneration``); a departure is
+  remembered, so a member that left in one rebalance and came back in a later one is a rejoin;
+- **static** members (KIP-345, ``group.instance.id``) whose member id was replaced: the
+  coordinator gives a static member that rejoins a new member id and keeps its assignment
+  (``ClassicGroup.replaceStaticMember``); while the group is Stable this rewrites the metadata
+  with the **same generation**: no rebalance. Such a record is a row with ``rebalance`` false
+  (not left out), so that the restart is seen;
+- the rebalance protocol from the assignor (``ConsumerPartitionAssignor.supportedProtocols``):
+  ``range``, ``roundrobin``, ``sticky`` are eager, ``cooperative-sticky`` is cooperative
+  (KIP-429), KIP-848 groups are cooperative (incremental by design); others are unknown;
+- partitions **moved** (owner set changed) and **revoked**: under eager every member revokes
+  every partition it owns before it rejoins (``ConsumerCoordinator.onJoinPrepare``), under
+  cooperative only the partitions that move away from an owner;
+- the members' recorded ``session.timeout.ms`` and rebalance timeout (``max.poll.interval.ms``);
+- a cause code and a sentence.
+
+A KIP-848 group's assignment converges after its epoch bump (``ConsumerGroupCurrentMemberAssignment``
+records), so a row is completed when the group's next change (or the end of the log) closes it:
+partitions moved and revoked compare the owners before the change with the owners the group
+reached under the new generation. Work here is per generation record, never per commit.
+
+``rebalance-storm``: at least N rebalances within any window shorter than W (``--storm N/W``,
+default 5/10m). A rebalance here is a row with ``rebalance`` true and a previous generation: the
+group's creation stops no consumer and is not counted. Overlapping windows make one storm,
+reported once with its window, its count, the members that churned most (client id and host)
+and a diagnosis.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, deque
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kgtool.offsets.entries import LogEntry
+    from kgtool.offsets.groups import Generation, TopicPartition
+
+RULE = "rebalance-storm"
+
+# ConsumerPartitionAssignor.supportedProtocols(): RangeAssignor, RoundRobinAssignor and
+# StickyAssignor support EAGER only; CooperativeStickyAssignor COOPERATIVE (KIP-429);
+# Kafka Streams' StreamsPartitionAssignor ("stream") COOPERATIVE since 2.4.
+EAGER_ASSIGNORS = frozenset({"range", "roundrobin", "sticky"})
+COOPERATIVE_ASSIGNORS = frozenset({"cooperative-sticky", "stream"})
+#: session.timeout.ms default since Kafka 3.0 (KIP-735 raised it from 10 s: shorter timeouts
+#: expel members on GC pauses and network blips). Storms of expulsions below it are flagged.
+DEFAULT_SESSION_TIMEOUT_MS = 45_000
+DEPARTED_CAP = 256  # departed clients remembered per group (rejoin detection), oldest dropped
+CHURN_CAP = 4096  # distinct clients counted per storm; the rest are counted as others
+SHOWN_NAMES = 3  # members named in a sentence
+
+_NO_IDS: list[str] = []  # shared by rows (read-only): the writer converts it once
+
+
+class Member(NamedTuple):
+    """What a generation record says about one member (``GroupMetadataValue.MemberMetadata``,
+    ``ConsumerGroupMemberMetadataValue``)."""
+
+    instance_id: str | None
+    client_id: str | None
+    client_host: str | None
+    session_timeout_ms: int | None
+    rebalance_timeout_ms: int | None
+
+
+def rebalance_protocol(protocol: str, protocol_type: str | None, protocol_name: str | None) -> str | None:
+    """``eager`` / ``cooperative`` / None (unknown) for a generation's protocol and assignor."""
+    if protocol == "consumer":
+        return "cooperative"  # KIP-848: members give up only the partitions that move
+    if protocol_type not in (None, "consumer") or protocol_name is None:
+        return None
+    if protocol_name in EAGER_ASSIGNORS:
+        return "eager"
+    if protocol_name in COOPERATIVE_ASSIGNORS:
+        return "cooperative"
+    return None
+
+
+def client_name(client_id: str | None, host: str | None) -> str:
+    """``client@host`` as sentences show it (Kafka records the host as ``/10.0.0.1``)."""
+    h = (host or "").lstrip("/")
+    return f"{client_id or '?'}@{h or '?'}"
+
+
+def _names(items: list[str], limit: int = SHOWN_NAMES) -> str:
+    if len(items) <= limit:
+        return ", ".join(items)
+    return ", ".join(items[:limit]) + f" and {len(items) - limit} more"
+
+
+def _min(values: Any) -> int | None:
+    vals = [v for v in values if v is not None and v >= 0]
+    return min(vals) if vals else None
+
+
+@dataclass(slots=True)
+class Change:
+    """One generation change of one group, as the storm rule sees it."""
+
+    index: int  # rank among the group's rebalances
+    timestamp: int
+    record_offset: int
+    position: int
+    source: str
+    from_generation: int | None
+    to_generation: int
+    cause: str
+    protocol_name: str | None
+    rebalance_protocol: str | None
+    revoked: int | None
+    moved: int | None
+    moving_away: int | None  # partitions an owner lost: what cooperative would revoke
+    session_timeout_ms: int | None
+    # (kind, client_id, host, instance_id, rebalance timeout) of the members that churned
+    churn: tuple[tuple[str, str | None, str | None, str | None, int | None], ...]
+
+
+@dataclass
+class _Pending:
+    """A change whose row waits for the group's next change (KIP-848 assignments converge)."""
+
+    prev: Generation | None
+    gen: Generation
+    timestamp: int
+    record_offset: int
+    position: int
+    source: str
+    rebalance: bool
+    seconds: float | None
+    joined: list[str]
+    left: list[str]
+    rejoined: list[str]
+    static: list[str]  # group.instance.id of replaced static members
+    renamed: dict[str, str]  # old member id -> new (static replacements): no partition moves
+    cause: str
+    sentence: str
+    churn: tuple
+    deleted_before: bool
+
+
+class Storm:
+    """One storm episode: overlapping windows of at least N rebalances within W."""
+
+    def __init__(self, group: str, log_partition: int) -> None:
+        self.group = group
+        self.log_partition = log_partition
+        self.first: Change | None = None
+        self.last: Change | None = None
+        self.count = 0
+        self.churn: Counter = Counter()  # (client_id, host) -> changes it took part in
+        self.others = 0  # churn past CHURN_CAP distinct clients
+        self.rejoins: Counter = Counter()  # dynamic (client_id, host) -> rejoins
+        self.rejoin_timeouts: dict[tuple, int] = {}
+        self.static: Counter = Counter()
+        self.joins = self.leaves = 0
+        self.eager = 0
+        self.assignors: Counter = Counter()
+        self.revoked = self.moving_away = 0
+        self.session_min: int | None = None  # smallest recorded session.timeout.ms
+        self.expulsions = 0  # left or rejoined members (possible session / poll timeouts)
+        self.causes: Counter = Counter()
+
+    def add(self, c: Change) -> None:
+        if self.first is None:
+            self.first = c
+        self.last = c
+        self.count += 1
+        self.causes[c.cause] += 1
+        if c.protocol_name is not None:
+            self.assignors[c.protocol_name] += 1
+        if c.rebalance_protocol == "eager":
+            self.eager += 1
+            self.revoked += c.revoked or 0
+            self.moving_away += c.moving_away or 0
+        if c.session_timeout_ms is not None and (self.session_min is None or c.session_timeout_ms < self.session_min):
+            self.session_min = c.session_timeout_ms
+        for kind, cid, host, inst, rto in c.churn:
+            key = (cid, host)
+            if key in self.churn or len(self.churn) < CHURN_CAP:
+                self.churn[key] += 1
+            else:
+                self.others += 1
+            if kind == "joined":
+                self.joins += 1
+            elif kind == "left":
+                self.leaves += 1
+                self.expulsions += 1
+            elif kind == "rejoined":
+                self.expulsions += 1
+                if key in self.rejoins or len(self.rejoins) < CHURN_CAP:
+                    self.rejoins[key] += 1
+                    if rto is not None:
+                        self.rejoin_timeouts[key] = rto
+            elif kind == "static":
+                self.static[inst] += 1
+
+    # ---- the finding ---------------------------------------------------------------------
+    def top_churn(self) -> list[dict[str, Any]]:
+        return [{"client_id": cid, "client_host": host, "count": n}
+                for (cid, host), n in sorted(self.churn.items(), key=lambda kv: (-kv[1], str(kv[0])))[:SHOWN_NAMES]]
+
+    def diagnosis(self) -> list[dict[str, str]]:
+        """The cases of the issue, each with its recommendation; at least one."""
+        out = []
+        loops = sorted(((k, n) for k, n in self.rejoins.items() if n >= 2), key=lambda kn: (-kn[1], str(kn[0])))
+        if loops:
+            names = [f"{client_name(*k)} ({n} times)" for k, n in loops]
+            rto = [self.rejoin_timeouts[k] for k, _n in loops if k in self.rejoin_timeouts]
+            poll = f" (recorded: {min(rto)} ms)" if rto else ""
+            out.append({"code": "rejoin-loop", "text": (
+                f"the same dynamic client keeps rejoining with a new member id: {_names(names)}; a consumer "
+                f"whose processing between two poll() calls exceeds max.poll.interval.ms{poll} is expelled "
+                "and rejoins: measure its processing time per poll against max.poll.interval.ms (lower "
+                "max.poll.records or raise max.poll.interval.ms), and give it a group.instance.id (static "
+                "membership, KIP-345) so that a restart keeps its member id")})
+        once = sorted(k for k, n in self.rejoins.items() if n == 1)
+        if len(once) >= 2:
+            out.append({"code": "rolling-restart", "text": (
+                f"a rolling restart of dynamic members: {len(once)} clients came back once each with a new "
+                f"member id ({_names([client_name(*k) for k in once])}), each restart costing a rebalance: use "
+                "static membership (group.instance.id, KIP-345) with a session.timeout.ms longer than a "
+                "restart, so that a restarted instance gets its partitions back without a rebalance")})
+        if self.eager:
+            assignor = _names([a for a, _n in self.assignors.most_common()]) or "eager"
+            out.append({"code": "eager-assignor", "text": (
+                f"eager assignor {assignor}: each of its {self.eager} rebalance(s) revoked every owned "
+                f"partition, {self.revoked} revocations in all, while only {self.moving_away} changed owner: "
+                "cooperative-sticky (KIP-429) revokes only the partitions that move (switch by listing "
+                "cooperative-sticky first next to the current assignor, one rolling restart, then drop it)")})
+        short = self.session_min
+        if self.expulsions and short is not None and short < DEFAULT_SESSION_TIMEOUT_MS:
+            out.append({"code": "short-session-timeout", "text": (
+                f"recorded session.timeout.ms as low as {short} ms, below Kafka's default of "
+                f"{DEFAULT_SESSION_TIMEOUT_MS} ms (KIP-735), with {self.expulsions} member(s) leaving or "
+                "rejoining: a GC pause or a network blip longer than that expels a member; raise "
+                "session.timeout.ms (heartbeat.interval.ms at most a third of it)")})
+        if not out:
+            if self.joins or self.leaves or self.static:
+                text = (f"membership kept changing ({self.joins} join(s), {self.leaves} departure(s) of "
+                        "different members): look for an autoscaler that flaps or instances that crash and are "
+                        "replaced (new hosts), and at the members named above")
+            else:
+                top = ", ".join(f"{c} {n}" for c, n in self.causes.most_common())
+                text = (f"rebalances without membership changes ({top}): a member asked to rejoin, e.g. its "
+                        "subscription or the topic metadata changed (a pattern subscription matching new "
+                        "topics, partitions added); check what the members changed at these times")
+            out.append({"code": "membership-churn" if (self.joins or self.leaves or self.static) else
+                        "no-membership-change", "text": text})
+        return out
+
+    def to_dict(self, count: int, window_ms: int) -> dict[str, Any]:
+        """The storm as the summary carries it (and the finding words it)."""
+        first, last = self.first, self.last
+        assert first is not None and last is not None
+        churn = self.top_churn()
+        diag = self.diagnosis()
+        span = (last.timestamp - first.timestamp) / 1000
+        who = ", ".join(f"{client_name(c['client_id'], c['client_host'])} ({c['count']})" for c in churn)
+        message = (
+            f"{self.count} rebalances in {span:.0f} s (threshold: {count} within {window_ms / 1000:.0f} s), "
+            f"generation {first.from_generation if first.from_generation is not None else '-'} -> "
+            f"{last.to_generation}"
+            + (f"; churned most: {who}" if who else "")
+            + "; " + "; ".join(d["text"] for d in diag)
+        )
+        return {
+            "group": self.group,
+            "log_partition": self.log_partition,
+            "start": first.timestamp,
+            "end": last.timestamp,
+            "count": self.count,
+            "from_generation": first.from_generation,
+            "to_generation": last.to_generation,
+            "record_offset": first.record_offset,
+            "position": first.position,
+            "source": first.source,
+            "churn": churn,
+            "diagnosis": diag,
+            "message": message,
+        }
+
+
+def storm_finding(s: dict[str, Any]) -> dict[str, Any]:
+    """The findings-table row of a storm (a group-level finding: no topic partition, offset)."""
+    return {
+        "rule": RULE,
+        "group": s["group"],
+        "log_partition": s["log_partition"],
+        "topic": None,
+        "partition": None,
+        "offset": None,
+        "record_offset": s["record_offset"],
+        "position": s["position"],
+        "source": s["source"],
+        "timestamp": s["start"],
+        "generation_id": s["to_generation"],
+        "previous_offset": None,
+        "previous_record_offset": None,
+        "previous_position": None,
+        "previous_generation_id": s["from_generation"],
+        "message": s["message"],
+    }
+
+
+class StormWatch:
+    """The storm rule over one group's rebalances, in log order (bounded: the last N)."""
+
+    def __init__(self, group: str, log_partition: int, count: int, window_ms: int) -> None:
+        self.group, self.log_partition = group, log_partition
+        self.count, self.window_ms = count, window_ms
+        self.recent: deque[Change] = deque(maxlen=count)
+        self.episode: Storm | None = None
+        self.last_index = -1  # index of the episode's last change
+
+    def add(self, c: Change) -> Storm | None:
+        """Take a rebalance; returns a storm that can no longer grow (else None)."""
+        self.recent.append(c)
+        if len(self.recent) < self.count or c.timestamp - self.recent[0].timestamp >= self.window_ms:
+            return None
+        done = None
+        ep = self.episode
+        if ep is not None and self.recent[0].index <= self.last_index:
+            for x in self.recent:  # the window overlaps the storm: it grows
+                if x.index > self.last_index:
+                    ep.add(x)
+        else:
+            done = ep
+            ep = self.episode = Storm(self.group, self.log_partition)
+            for x in self.recent:
+                ep.add(x)
+        self.last_index = c.index
+        return done
+
+    def finish(self) -> Storm | None:
+        ep, self.episode = self.episode, None
+        return ep
+
+
+class GroupRebalances:
+    """One group's generation changes: rows of the ``rebalances`` table and its storm rule."""
+
+    def __init__(self, log: RebalanceLog, group: str) -> None:
+        self.log = log
+        self.group = group
+        self.pending: _Pending | None = None
+        self.last_change: int | None = None  # timestamp of the last rebalance
+        self.deleted = False  # a group tombstone came since the last generation
+        self.index = 0
+        self.last_moving_away: int | None = None  # of the last closed rebalance
+        # departed members, remembered to recognize a rejoin in a later rebalance
+        self.departed: dict[tuple[str | None, str | None], list[str]] = {}  # (client id, host) -> member ids
+        self.departed_static: dict[str, list[str]] = {}  # group.instance.id -> member ids
+        self.storm = StormWatch(group, log.log_partition, log.storm_count, log.storm_window_ms)
+
+    # ---- events from GroupState --------------------------------------------------------------
+    def change(self, prev: Generation | None, gen: Generation, e: LogEntry) -> None:
+        """A generation record: close the pending change, open this one."""
+        self.close()
+        before = prev.member_info if prev is not None and prev.member_info is not None else {}
+        after = gen.member_info if gen.member_info is not None else {}
+        rebalance = not (prev is not None and prev.protocol == gen.protocol
+                         and prev.generation_id == gen.generation_id)
+        if before.keys() == after.keys():
+            joined = left = rejoined = static = _NO_IDS
+            renamed: dict[str, str] = {}
+            churn: tuple = ()
+        else:
+            joined, left, rejoined, static, renamed, churn = self._diff(before, after)
+        seconds = None if self.last_change is None else (e.timestamp - self.last_change) / 1000
+        cause, sentence = self._cause(prev, gen, rebalance, before, after, joined, left, rejoined, static, renamed)
+        if rebalance:
+            self.last_change = e.timestamp
+        self.pending = _Pending(prev, gen, e.timestamp, e.offset, e.position, e.source, rebalance, seconds,
+                                joined, left, rejoined, static, renamed, cause, sentence, churn, self.deleted)
+        self.deleted = False
+
+    def tombstone(self) -> None:
+        """A group tombstone: the group is gone; a later generation starts a new one."""
+        self.close()
+        self.deleted = True
+        self.departed.clear()
+        self.departed_static.clear()
+
+    def finish(self) -> None:
+        self.close()
+        storm = self.storm.finish()
+        if storm is not None:
+            self.log.storm(storm)
+
+    # ---- diff ---------------------------------------------------------------------------------
+    def _diff(self, before: dict[str, Member], after: dict[str, Member]) -> tuple:
+        removed = [m for m in before if m not in after]
+        added = [m for m in after if m not in before]
+        joined, left, rejoined, static = [], [], [], []
+        renamed: dict[str, str] = {}
+        churn = []
+        by_instance = {before[m].instance_id: m for m in removed if before[m].instance_id is not None}
+        by_client: dict[tuple, list[str]] = {}
+        for m in removed:
+            if before[m].instance_id is None:
+                by_client.setdefault((before[m].client_id, before[m].client_host), []).append(m)
+        gone = set(removed)
+        for m in added:
+            info = after[m]
+            inst = info.instance_id
+            key = (info.client_id, info.client_host)
+            if inst is not None and (inst in by_instance or self._back(self.departed_static, inst, m)):
+                # KIP-345: a static member back with a new member id, group.instance.id kept
+                old = by_instance.pop(inst, None)
+                if old is not None:
+                    gone.discard(old)
+                    renamed[old] = m
+                static.append(inst)
+                churn.append(("static", info.client_id, info.client_host, inst, info.rebalance_timeout_ms))
+            elif inst is None and info.client_id is not None and (by_client.get(key)
+                                                                  or self._back(self.departed, key, m)):
+                # the same client id and host with a new member id: a restart or an expulsion
+                olds = by_client.get(key)
+                if olds:
+                    gone.discard(olds.pop())
+                rejoined.append(m)
+                churn.append(("rejoined", info.client_id, info.client_host, None, info.rebalance_timeout_ms))
+            else:
+                joined.append(m)
+                churn.append(("joined", info.client_id, info.client_host, inst, info.rebalance_timeout_ms))
+        for m in removed:
+            if m not in gone:
+                continue
+            info = before[m]
+            left.append(m)
+            churn.append(("left", info.client_id, info.client_host, info.instance_id, info.rebalance_timeout_ms))
+            if info.instance_id is not None:
+                self._remember(self.departed_static, info.instance_id, m)
+            elif info.client_id is not None:
+                self._remember(self.departed, (info.client_id, info.client_host), m)
+        return (sorted(joined) or _NO_IDS, sorted(left) or _NO_IDS, sorted(rejoined) or _NO_IDS,
+                sorted(static) or _NO_IDS, renamed, tuple(churn))
+
+    @staticmethod
+    def _remember(d: dict, key: Any, member_id: str) -> None:
+        ids = d.pop(key, [])
+        ids.append(member_id)
+        d[key] = ids[-DEPARTED_CAP:]  # most recent last
+        if len(d) > DEPARTED_CAP:
+            del d[next(iter(d))]
+
+    @staticmethod
+    def _back(d: dict, key: Any, member_id: str) -> bool:
+        """A member that left earlier comes back under ``member_id``: a different one (a member
+        id is never reused by the coordinator: the same id again is not a restart)."""
+        ids = d.get(key)
+        if not ids:
+            return False
+        for i, old in enumerate(ids):
+            if old != member_id:
+                del ids[i]
+                if not ids:
+                    del d[key]
+                return True
+        return False
+
+    # ---- cause ----------------------------------------------------------------------------------
+    def _cause(self, prev: Generation | None, gen: Generation, rebalance: bool, before: dict[str, Member],
+               after: dict[str, Member], joined: list[str], left: list[str], rejoined: list[str],
+               static: list[str], renamed: dict[str, str]) -> tuple[str, str]:
+        def who(ids: list[str], infos: dict[str, Member]) -> str:
+            return _names([client_name(infos[m].client_id, infos[m].client_host) for m in ids])
+
+        if not rebalance:
+            if static:
+                pairs = [f"{after[new].instance_id} ({old} -> {new})" for old, new in renamed.items()] or static
+                return "static-member-replaced", (
+                    f"static member {_names(pairs)} rejoined with a new member id and kept its assignment: "
+                    "same generation, no rebalance (KIP-345)")
+            return "same-generation", "metadata rewritten with the same generation: no rebalance"
+        if prev is None:
+            n = len(after)
+            if self.deleted:
+                return "first-generation", f"group created again after its deletion, {n} member(s)"
+            first = gen.generation_id <= 1 if gen.protocol == "classic" else False
+            if first:
+                return "first-generation", f"group created: {n} member(s) joined" + (
+                    f" ({who(sorted(after), after)})" if n else "")
+            return "first-generation", (
+                f"first generation record of the group in the log (generation {gen.generation_id}, "
+                f"{n} member(s)): earlier ones are compacted away or before the log's start")
+        gap = ""
+        if gen.protocol == prev.protocol and gen.generation_id > prev.generation_id + 1:
+            gap = (f" (generations {prev.generation_id + 1}..{gen.generation_id - 1} are not in the log: "
+                   "compacted away)")
+        elif gen.protocol == prev.protocol and gen.generation_id < prev.generation_id:
+            gap = f" (the generation went back from {prev.generation_id}: the group was re-created)"
+        s_to = _min(m.session_timeout_ms for m in after.values()) if after else None
+        r_to = _min(m.rebalance_timeout_ms for m in after.values()) if after else None
+        if not after:
+            return "group-emptied", f"the last member(s) left ({who(sorted(before), before)}): the group is Empty" + gap
+        if rejoined:
+            infos = [after[m] for m in rejoined]
+            rto = _min(i.rebalance_timeout_ms for i in infos)
+            sto = _min(i.session_timeout_ms for i in infos)
+            limits = " or ".join(x for x in (
+                None if rto is None else f"max.poll.interval.ms ({rto} ms)",
+                None if sto is None else f"session.timeout.ms ({sto} ms)") if x) or "its timeouts"
+            return "member-rejoined", (
+                f"{who(rejoined, after)} came back with a new member id (same client id and host): a restart, "
+                f"or an expulsion after exceeding {limits}" + _also(joined, left, after, before) + gap)
+        if static:
+            return "static-member-replaced", (
+                f"static member {_names(static)} came back with a new member id (group.instance.id kept), with a "
+                "rebalance: it was gone longer than session.timeout.ms, or its subscription changed (KIP-345)"
+                + _also(joined, left, after, before) + gap)
+        if left:
+            limits = ", ".join(x for x in (
+                None if s_to is None else f"session.timeout.ms {s_to} ms",
+                None if r_to is None else f"max.poll.interval.ms {r_to} ms") if x)
+            return "member-left", (
+                f"{who(left, before)} left: a shutdown (LeaveGroup), or expelled without heartbeat or poll "
+                f"within its timeouts" + (f" ({limits})" if limits else "")
+                + (f"; {who(joined, after)} joined" if joined else "") + gap)
+        if joined:
+            return "member-joined", f"{who(joined, after)} joined" + gap
+        if gen.protocol == "consumer":
+            return "kip848-epoch-bump", (
+                "group epoch bumped with the same members: a subscription, regular expression or topic "
+                "metadata change (KIP-848)" + gap)
+        if rebalance_protocol(gen.protocol, gen.protocol_type, gen.protocol_name) == "cooperative" \
+                and self.last_moving_away:
+            return "cooperative-follow-up", (
+                "same members: the follow-up rebalance of the cooperative protocol, which assigns the "
+                "partitions revoked in the previous one (KIP-429)" + gap)
+        if gen.leader != prev.leader:
+            return "leader-change", (
+                f"same members, new leader {gen.leader}: a rebalance without membership change (a member "
+                "rejoined, e.g. after a subscription or topic metadata change)" + gap)
+        return "assignment-only", (
+            "same members and leader: a rebalance without membership change (a member asked to rejoin, "
+            "e.g. its subscription or the topic metadata changed: partitions added, a pattern matching a "
+            "new topic)" + gap)
+
+    # ---- the row ------------------------------------------------------------------------------
+    def close(self) -> None:
+        """Complete the pending change (partitions moved and revoked), write its row, feed the
+        storm rule."""
+        p = self.pending
+        if p is None:
+            return
+        self.pending = None
+        prev, gen = p.prev, p.gen
+        proto_name = gen.protocol_name if gen.protocol_name is not None or prev is None else prev.protocol_name
+        proto_type = gen.protocol_type if gen.protocol_type is not None or prev is None else prev.protocol_type
+        kind = rebalance_protocol(gen.protocol, proto_type, proto_name)
+        moved = revoked = away = None
+        before = {} if prev is None else prev.owners
+        after = gen.owners
+        if before is not None and after is not None:
+            moved, away = _moves(before, after, p.renamed)
+            if not p.rebalance:
+                revoked = 0
+            elif kind == "eager":
+                revoked = len(before)  # onJoinPrepare revokes everything owned
+            elif kind == "cooperative":
+                revoked = away
+        infos = gen.member_info or (prev.member_info if prev is not None else None) or {}
+        session = _min(m.session_timeout_ms for m in infos.values())
+        rebalance_to = _min(m.rebalance_timeout_ms for m in infos.values())
+        message = p.sentence
+        if p.rebalance and revoked:
+            message += (f"; {proto_name or kind} ({kind}): {revoked} partition(s) revoked, "
+                        f"{moved} changed owner")
+        row = {
+            "group": self.group,
+            "log_partition": self.log.log_partition,
+            "protocol": gen.protocol,
+            "from_generation": None if prev is None else prev.generation_id,
+            "to_generation": gen.generation_id,
+            "rebalance": p.rebalance,
+            "record_offset": p.record_offset,
+            "position": p.position,
+            "source": p.source,
+            "timestamp": p.timestamp,
+            "seconds_since_previous": p.seconds,
+            "members_before": 0 if prev is None or prev.member_info is None else len(prev.member_info),
+            "members_after": 0 if gen.member_info is None else len(gen.member_info),
+            "joined": p.joined,
+            "left": p.left,
+            "rejoined": p.rejoined,
+            "static_replaced": p.static,
+            "protocol_name": proto_name,
+            "rebalance_protocol": kind,
+            "partitions_moved": moved,
+            "partitions_revoked": revoked,
+            "session_timeout_ms": session,
+            "rebalance_timeout_ms": rebalance_to,
+            "cause": p.cause,
+            "message": message,
+        }
+        self.log.rows.append(row)
+        if not p.rebalance:
+            return
+        self.last_moving_away = away
+        if prev is None:
+            return  # the group's creation (or first record seen) interrupted no consumer: not counted
+        c = Change(self.index, p.timestamp, p.record_offset, p.position, p.source, row["from_generation"],
+                   gen.generation_id, p.cause, proto_name, kind, revoked, moved, away, session, p.churn)
+        self.index += 1
+        storm = self.storm.add(c)
+        if storm is not None:
+            self.log.storm(storm)
+
+
+def _also(joined: list[str], left: list[str], after: dict[str, Member], before: dict[str, Member]) -> str:
+    parts = []
+    if joined:
+        parts.append(_names([client_name(after[m].client_id, after[m].client_host) for m in joined]) + " joined")
+    if left:
+        parts.append(_names([client_name(before[m].client_id, before[m].client_host) for m in left]) + " left")
+    return ("; " + "; ".join(parts)) if parts else ""
+
+
+def _moves(before: dict[TopicPartition, tuple[str, ...]], after: dict[TopicPartition, tuple[str, ...]],
+           renamed: dict[str, str]) -> tuple[int, int]:
+    """(partitions whose owner set changed, partitions that an owner lost), a static member's
+    old member id counting as its new one."""
+    if renamed:
+        before = {tp: tuple(sorted(renamed.get(m, m) for m in o)) for tp, o in before.items()}
+    if before == after:
+        return 0, 0
+    moved = away = 0
+    get = after.get
+    for tp, o in before.items():
+        n = get(tp)
+        if n != o:
+            moved += 1
+            if n is None or not set(o) <= set(n):
+                away += 1
+    moved += sum(1 for tp in after if tp not in before)
+    return moved, away
+
+
+class RebalanceLog:
+    """The rebalances of one log partition: its rows and its storms."""
+
+    def __init__(self, log_partition: int, storm_count: int, storm_window_ms: int,
+                 findings: list[dict[str, Any]], keep_storms: int = 50, since: int | None = None) -> None:
+        self.log_partition = log_partition
+        self.since = since  # --since: storms that start before it are hidden, as their findings
+        self.storm_count = storm_count
+        self.storm_window_ms = storm_window_ms
+        self.rows: list[dict[str, Any]] = []
+        self.findings = findings  # the partition's findings (shared)
+        self.storms: list[dict[str, Any]] = []  # the first keep_storms, for the summary
+        self.storm_total = 0
+        self.keep_storms = keep_storms
+
+    def track(self, group: str) -> GroupRebalances:
+        return GroupRebalances(self, group)
+
+    def storm(self, s: Storm) -> None:
+        d = s.to_dict(self.storm_count, self.storm_window_ms)
+        self.findings.append(storm_finding(d))
+        if self.since is not None and d["start"] < self.since:
+            return
+        self.storm_total += 1
+        if len(self.storms) < self.keep_storms:
+            self.storms.append(d)
+
+
+__all__ = ["Change", "GroupRebalances", "Member", "RULE", "RebalanceLog", "Storm", "StormWatch",
+           "client_name", "rebalance_protocol", "storm_finding"]
+
