@@ -132,6 +132,9 @@ class Generation:
     # Per member: instance id, client id, host and timeouts, as the record gives them (compared
     # with the previous generation's: kgtool.offsets.rebalances); None for a group tombstone.
     member_info: dict[str, Member] | None = None
+    # Partitions given to other owners than their last known ones while the generation is in
+    # effect (the zombie rule's moves: at its start for classic, during reconciliation for KIP-848).
+    moved: int = 0
 
     @property
     def empty(self) -> bool:
@@ -279,12 +282,12 @@ class GroupState:
     # ---- generations ---------------------------------------------------------------------
     def _start_generation(self, gen: Generation, e: LogEntry, state: str) -> None:
         self._close_generation(e.offset)
-        if self.rebalances is not None:
-            self.rebalances.change(self.gen, gen, e)
         self.prev_gen = self.gen
         self.gen = gen
         if gen.owners is not None:
             self._track_moves(gen)
+        if self.rebalances is not None:
+            self.rebalances.change(self.prev_gen, gen, e)
         gen.row = self._generation_row(gen, e, state)
         self.generations.append(gen.row)
         self.snapshot()
@@ -319,14 +322,17 @@ class GroupState:
         last, keys = self.last_owners, self.keys
         token = gen.record_offset
         moved = []
+        n = 0
         for tp, now in gen.owners.items():
             before = last.get(tp)
             if before is not None and before != now:
+                n += 1
                 self.moved_at[tp] = token
                 k = keys.get(tp)
                 if k is not None:
                     moved.append(k)
             last[tp] = now
+        gen.moved += n
         if moved:
             kk = self.store.k
             kk[moved, _K_MOVED] = token
@@ -352,6 +358,7 @@ class GroupState:
         leader = _get(v, "leader")
         owners: dict[TopicPartition, Any] | None = {}
         member_rows = []
+        info: dict[str, Member] = {}
         known = protocol_type == "consumer"
         name, part, offset, timestamp = self.name, self.log_partition, e.offset, e.timestamp
         for m in members:
@@ -368,6 +375,9 @@ class GroupState:
             for tp in assigned:
                 owners.setdefault(tp, []).append(mid)  # type: ignore[union-attr]
             owned, owned_names = _shared_partitions(sub.get("owned_partitions")) if sub_ok else (None, None)
+            inst, client, host = mget("group_instance_id"), mget("client_id"), mget("client_host")
+            session, rebalance = _int_or_none(mget("session_timeout")), _int_or_none(mget("rebalance_timeout"))
+            info[mid] = (inst, client, host, session, rebalance)  # a rebalances.Member
             member_rows.append(
                 {
                     "group": name,
@@ -375,12 +385,12 @@ class GroupState:
                     "protocol": "classic",
                     "generation_id": gen_id,
                     "member_id": mid,
-                    "group_instance_id": mget("group_instance_id"),
-                    "client_id": mget("client_id"),
-                    "client_host": mget("client_host"),
+                    "group_instance_id": inst,
+                    "client_id": client,
+                    "client_host": host,
                     "rack_id": sub.get("rack_id") if sub_ok else None,
-                    "session_timeout_ms": _int_or_none(mget("session_timeout")),
-                    "rebalance_timeout_ms": _int_or_none(mget("rebalance_timeout")),
+                    "session_timeout_ms": session,
+                    "rebalance_timeout_ms": rebalance,
                     "is_leader": mid == leader,
                     "member_epoch": None,
                     "subscribed_topics": _shared_sorted(sub.get("topics")) if sub_ok else None,
@@ -392,8 +402,6 @@ class GroupState:
                 }
             )
         owners = {tp: tuple(sorted(ms)) for tp, ms in owners.items()}  # type: ignore[union-attr]
-        info = {r["member_id"]: Member(r["group_instance_id"], r["client_id"], r["client_host"],
-                                       r["session_timeout_ms"], r["rebalance_timeout_ms"]) for r in member_rows}
         if not known:
             owners = None
         gen = Generation(
@@ -520,5 +528,5 @@ def _kip848_member(md: dict[str, Any]) -> Member:
     classic = _get(md, "classic_member_metadata")
     session = _get(classic, "session_timeout_ms") if isinstance(classic, dict) else None
     rebalance = _int_or_none(_get(md, "rebalance_timeout_ms"))
-    return Member(_get(md, "instance_id"), _get(md, "client_id"), _get(md, "client_host"),
-                  _int_or_none(session), None if rebalance is None or rebalance < 0 else rebalance)
+    return (_get(md, "instance_id"), _get(md, "client_id"), _get(md, "client_host"),
+            _int_or_none(session), None if rebalance is None or rebalance < 0 else rebalance)

@@ -19,16 +19,21 @@ generation with the one before it:
 - the rebalance protocol from the assignor (``ConsumerPartitionAssignor.supportedProtocols``):
   ``range``, ``roundrobin``, ``sticky`` are eager, ``cooperative-sticky`` is cooperative
   (KIP-429), KIP-848 groups are cooperative (incremental by design); others are unknown;
-- partitions **moved** (owner set changed) and **revoked**: under eager every member revokes
-  every partition it owns before it rejoins (``ConsumerCoordinator.onJoinPrepare``), under
-  cooperative only the partitions that move away from an owner;
+- partitions **moved**: given to other owners than they last had (a move as the zombie rule
+  sees it; a partition assigned for the first time, or left unassigned, is not moved), and
+  **revoked**: under eager every member revokes every partition it owns before it rejoins
+  (``ConsumerCoordinator.onJoinPrepare``), so all partitions owned in the previous generation;
+  under cooperative (KIP-429) only the partitions leaving their owner (to another member, or to
+  none until the follow-up rebalance);
 - the members' recorded ``session.timeout.ms`` and rebalance timeout (``max.poll.interval.ms``);
 - a cause code and a sentence.
 
 A KIP-848 group's assignment converges after its epoch bump (``ConsumerGroupCurrentMemberAssignment``
 records), so a row is completed when the group's next change (or the end of the log) closes it:
-partitions moved and revoked compare the owners before the change with the owners the group
-reached under the new generation. Work here is per generation record, never per commit.
+partitions moved are the moves made while the epoch was in effect, revoked compares the owners
+before the change with the owners the group reached under it. Work here is per generation
+record, never per commit (measured on a log with a generation record every 470 commits: about
+4% of the audit's instructions).
 
 ``rebalance-storm``: at least N rebalances within any window shorter than W (``--storm N/W``,
 default 5/10m). A rebalance here is a row with ``rebalance`` true and a previous generation: the
@@ -40,12 +45,12 @@ and a diagnosis.
 from __future__ import annotations
 
 from collections import Counter, deque
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, NamedTuple
+from operator import itemgetter
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
     from kgtool.offsets.entries import LogEntry
-    from kgtool.offsets.groups import Generation, TopicPartition
+    from kgtool.offsets.groups import Generation
 
 RULE = "rebalance-storm"
 
@@ -54,6 +59,7 @@ RULE = "rebalance-storm"
 # Kafka Streams' StreamsPartitionAssignor ("stream") COOPERATIVE since 2.4.
 EAGER_ASSIGNORS = frozenset({"range", "roundrobin", "sticky"})
 COOPERATIVE_ASSIGNORS = frozenset({"cooperative-sticky", "stream"})
+_KIND = {**dict.fromkeys(EAGER_ASSIGNORS, "eager"), **dict.fromkeys(COOPERATIVE_ASSIGNORS, "cooperative")}
 #: session.timeout.ms default since Kafka 3.0 (KIP-735 raised it from 10 s: shorter timeouts
 #: expel members on GC pauses and network blips). Storms of expulsions below it are flagged.
 DEFAULT_SESSION_TIMEOUT_MS = 45_000
@@ -61,31 +67,28 @@ DEPARTED_CAP = 256  # departed clients remembered per group (rejoin detection), 
 CHURN_CAP = 4096  # distinct clients counted per storm; the rest are counted as others
 SHOWN_NAMES = 3  # members named in a sentence
 
+# What a generation record says about one member (``GroupMetadataValue.MemberMetadata``,
+# ``ConsumerGroupMemberMetadataValue``), as a plain tuple (one per member of every generation
+# record: no Python-level constructor): (group.instance.id, client id, client host,
+# session.timeout.ms, rebalance timeout), read with these indexes.
+Member = tuple
+INSTANCE_ID, CLIENT_ID, CLIENT_HOST, SESSION_TIMEOUT, REBALANCE_TIMEOUT = range(5)
+_SESSION, _REBALANCE = itemgetter(SESSION_TIMEOUT), itemgetter(REBALANCE_TIMEOUT)
+
+
 _NO_IDS: list[str] = []  # shared by rows (read-only): the writer converts it once
-
-
-class Member(NamedTuple):
-    """What a generation record says about one member (``GroupMetadataValue.MemberMetadata``,
-    ``ConsumerGroupMemberMetadataValue``)."""
-
-    instance_id: str | None
-    client_id: str | None
-    client_host: str | None
-    session_timeout_ms: int | None
-    rebalance_timeout_ms: int | None
+_NO_MEMBERS: dict[str, Member] = {}  # read-only
+_NO_OWNERS: dict = {}  # read-only
+_NO_RENAMES: dict[str, str] = {}  # read-only
 
 
 def rebalance_protocol(protocol: str, protocol_type: str | None, protocol_name: str | None) -> str | None:
     """``eager`` / ``cooperative`` / None (unknown) for a generation's protocol and assignor."""
     if protocol == "consumer":
         return "cooperative"  # KIP-848: members give up only the partitions that move
-    if protocol_type not in (None, "consumer") or protocol_name is None:
-        return None
-    if protocol_name in EAGER_ASSIGNORS:
-        return "eager"
-    if protocol_name in COOPERATIVE_ASSIGNORS:
-        return "cooperative"
-    return None
+    if protocol_type is not None and protocol_type != "consumer":
+        return None  # connect, custom protocols: their assignments are opaque
+    return _KIND.get(protocol_name)  # type: ignore[arg-type]
 
 
 def client_name(client_id: str | None, host: str | None) -> str:
@@ -101,53 +104,30 @@ def _names(items: list[str], limit: int = SHOWN_NAMES) -> str:
 
 
 def _min(values: Any) -> int | None:
-    vals = [v for v in values if v is not None and v >= 0]
-    return min(vals) if vals else None
+    """The smallest recorded value (None and negative ones, i.e. not recorded, skipped)."""
+    best = None
+    for v in values:
+        if v is not None and v >= 0 and (best is None or v < best):
+            best = v
+    return best
 
 
-@dataclass(slots=True)
-class Change:
-    """One generation change of one group, as the storm rule sees it."""
-
-    index: int  # rank among the group's rebalances
-    timestamp: int
-    record_offset: int
-    position: int
-    source: str
-    from_generation: int | None
-    to_generation: int
-    cause: str
-    protocol_name: str | None
-    rebalance_protocol: str | None
-    revoked: int | None
-    moved: int | None
-    moving_away: int | None  # partitions an owner lost: what cooperative would revoke
-    session_timeout_ms: int | None
-    # (kind, client_id, host, instance_id, rebalance timeout) of the members that churned
-    churn: tuple[tuple[str, str | None, str | None, str | None, int | None], ...]
+def _timeouts(infos: dict[str, Member]) -> tuple[int | None, int | None]:
+    """The smallest recorded session timeout and rebalance timeout among members (members of a
+    group mostly share them: the distinct values are few)."""
+    members = infos.values()
+    sessions, rebalances = set(map(_SESSION, members)), set(map(_REBALANCE, members))
+    if len(sessions) == 1 and len(rebalances) == 1:  # the usual case: one configuration
+        (s,), (r,) = sessions, rebalances
+        return (s if s is not None and s >= 0 else None), (r if r is not None and r >= 0 else None)
+    return _min(sessions), _min(rebalances)
 
 
-@dataclass
-class _Pending:
-    """A change whose row waits for the group's next change (KIP-848 assignments converge)."""
-
-    prev: Generation | None
-    gen: Generation
-    timestamp: int
-    record_offset: int
-    position: int
-    source: str
-    rebalance: bool
-    seconds: float | None
-    joined: list[str]
-    left: list[str]
-    rejoined: list[str]
-    static: list[str]  # group.instance.id of replaced static members
-    renamed: dict[str, str]  # old member id -> new (static replacements): no partition moves
-    cause: str
-    sentence: str
-    churn: tuple
-    deleted_before: bool
+# A rebalance as the storm rule keeps it: (rank among the group's rebalances, its rebalances-table
+# row, churned members as (kind, client_id, host, instance_id, rebalance timeout)). Plain
+# tuples: one per generation.
+Change = tuple
+_INDEX, _ROW, _CHURN = range(3)
 
 
 class Storm:
@@ -156,8 +136,8 @@ class Storm:
     def __init__(self, group: str, log_partition: int) -> None:
         self.group = group
         self.log_partition = log_partition
-        self.first: Change | None = None
-        self.last: Change | None = None
+        self.first: dict[str, Any] | None = None  # rebalances-table rows
+        self.last: dict[str, Any] | None = None
         self.count = 0
         self.churn: Counter = Counter()  # (client_id, host) -> changes it took part in
         self.others = 0  # churn past CHURN_CAP distinct clients
@@ -166,27 +146,35 @@ class Storm:
         self.static: Counter = Counter()
         self.joins = self.leaves = 0
         self.eager = 0
-        self.assignors: Counter = Counter()
-        self.revoked = self.moving_away = 0
+        self.assignors: dict[str, int] = {}
+        self.revoked = self.moved = 0
         self.session_min: int | None = None  # smallest recorded session.timeout.ms
         self.expulsions = 0  # left or rejoined members (possible session / poll timeouts)
-        self.causes: Counter = Counter()
+        self.causes: dict[str, int] = {}
 
     def add(self, c: Change) -> None:
+        row = c[_ROW]
         if self.first is None:
-            self.first = c
-        self.last = c
+            self.first = row
+        self.last = row
         self.count += 1
-        self.causes[c.cause] += 1
-        if c.protocol_name is not None:
-            self.assignors[c.protocol_name] += 1
-        if c.rebalance_protocol == "eager":
-            self.eager += 1
-            self.revoked += c.revoked or 0
-            self.moving_away += c.moving_away or 0
-        if c.session_timeout_ms is not None and (self.session_min is None or c.session_timeout_ms < self.session_min):
-            self.session_min = c.session_timeout_ms
-        for kind, cid, host, inst, rto in c.churn:
+        causes, cause = self.causes, row["cause"]
+        causes[cause] = causes.get(cause, 0) + 1
+        assignor = row["protocol_name"]
+        if assignor is not None:
+            assignors = self.assignors
+            assignors[assignor] = assignors.get(assignor, 0) + 1
+            if row["rebalance_protocol"] == "eager":
+                self.eager += 1
+                self.revoked += row["partitions_revoked"] or 0
+                self.moved += row["partitions_moved"] or 0
+        session = row["session_timeout_ms"]
+        if session is not None and (self.session_min is None or session < self.session_min):
+            self.session_min = session
+        churn = c[_CHURN]
+        if not churn:
+            return
+        for kind, cid, host, inst, rto in churn:
             key = (cid, host)
             if key in self.churn or len(self.churn) < CHURN_CAP:
                 self.churn[key] += 1
@@ -233,12 +221,13 @@ class Storm:
                 "static membership (group.instance.id, KIP-345) with a session.timeout.ms longer than a "
                 "restart, so that a restarted instance gets its partitions back without a rebalance")})
         if self.eager:
-            assignor = _names([a for a, _n in self.assignors.most_common()]) or "eager"
+            assignor = _names(sorted(self.assignors, key=lambda a: -self.assignors[a])) or "eager"
             out.append({"code": "eager-assignor", "text": (
                 f"eager assignor {assignor}: each of its {self.eager} rebalance(s) revoked every owned "
-                f"partition, {self.revoked} revocations in all, while only {self.moving_away} changed owner: "
-                "cooperative-sticky (KIP-429) revokes only the partitions that move (switch by listing "
-                "cooperative-sticky first next to the current assignor, one rolling restart, then drop it)")})
+                f"partition, {self.revoked} partition revocations in all, of which {self.moved} went to "
+                "another member: cooperative-sticky (KIP-429) revokes only the partitions that move and "
+                "sticky assignment moves few (switch by listing cooperative-sticky first next to the current "
+                "assignor, one rolling restart, then drop the old one)")})
         short = self.session_min
         if self.expulsions and short is not None and short < DEFAULT_SESSION_TIMEOUT_MS:
             out.append({"code": "short-session-timeout", "text": (
@@ -252,7 +241,7 @@ class Storm:
                         "different members): look for an autoscaler that flaps or instances that crash and are "
                         "replaced (new hosts), and at the members named above")
             else:
-                top = ", ".join(f"{c} {n}" for c, n in self.causes.most_common())
+                top = ", ".join(f"{c} {n}" for c, n in Counter(self.causes).most_common())
                 text = (f"rebalances without membership changes ({top}): a member asked to rejoin, e.g. its "
                         "subscription or the topic metadata changed (a pattern subscription matching new "
                         "topics, partitions added); check what the members changed at these times")
@@ -266,26 +255,26 @@ class Storm:
         assert first is not None and last is not None
         churn = self.top_churn()
         diag = self.diagnosis()
-        span = (last.timestamp - first.timestamp) / 1000
+        span = (last["timestamp"] - first["timestamp"]) / 1000
         who = ", ".join(f"{client_name(c['client_id'], c['client_host'])} ({c['count']})" for c in churn)
         message = (
             f"{self.count} rebalances in {span:.0f} s (threshold: {count} within {window_ms / 1000:.0f} s), "
-            f"generation {first.from_generation if first.from_generation is not None else '-'} -> "
-            f"{last.to_generation}"
+            f"generation {first['from_generation'] if first['from_generation'] is not None else '-'} -> "
+            f"{last['to_generation']}"
             + (f"; churned most: {who}" if who else "")
             + "; " + "; ".join(d["text"] for d in diag)
         )
         return {
             "group": self.group,
             "log_partition": self.log_partition,
-            "start": first.timestamp,
-            "end": last.timestamp,
+            "start": first["timestamp"],
+            "end": last["timestamp"],
             "count": self.count,
-            "from_generation": first.from_generation,
-            "to_generation": last.to_generation,
-            "record_offset": first.record_offset,
-            "position": first.position,
-            "source": first.source,
+            "from_generation": first["from_generation"],
+            "to_generation": last["to_generation"],
+            "record_offset": first["record_offset"],
+            "position": first["position"],
+            "source": first["source"],
             "churn": churn,
             "diagnosis": diag,
             "message": message,
@@ -326,21 +315,22 @@ class StormWatch:
 
     def add(self, c: Change) -> Storm | None:
         """Take a rebalance; returns a storm that can no longer grow (else None)."""
-        self.recent.append(c)
-        if len(self.recent) < self.count or c.timestamp - self.recent[0].timestamp >= self.window_ms:
+        recent = self.recent
+        recent.append(c)
+        if len(recent) < self.count or c[_ROW]["timestamp"] - recent[0][_ROW]["timestamp"] >= self.window_ms:
             return None
         done = None
         ep = self.episode
-        if ep is not None and self.recent[0].index <= self.last_index:
-            for x in self.recent:  # the window overlaps the storm: it grows
-                if x.index > self.last_index:
+        if ep is not None and recent[0][_INDEX] <= self.last_index:
+            for x in recent:  # the window overlaps the storm: it grows
+                if x[_INDEX] > self.last_index:
                     ep.add(x)
         else:
             done = ep
             ep = self.episode = Storm(self.group, self.log_partition)
-            for x in self.recent:
+            for x in recent:
                 ep.add(x)
-        self.last_index = c.index
+        self.last_index = c[_INDEX]
         return done
 
     def finish(self) -> Storm | None:
@@ -353,12 +343,13 @@ class GroupRebalances:
 
     def __init__(self, log: RebalanceLog, group: str) -> None:
         self.log = log
+        self.log_partition = log.log_partition
         self.group = group
-        self.pending: _Pending | None = None
+        self.pending: tuple | None = None  # change()'s values for a KIP-848 change, until closed
         self.last_change: int | None = None  # timestamp of the last rebalance
         self.deleted = False  # a group tombstone came since the last generation
         self.index = 0
-        self.last_moving_away: int | None = None  # of the last closed rebalance
+        self.last_revoked: int | None = None  # by the last rebalance, if cooperative
         # departed members, remembered to recognize a rejoin in a later rebalance
         self.departed: dict[tuple[str | None, str | None], list[str]] = {}  # (client id, host) -> member ids
         self.departed_static: dict[str, list[str]] = {}  # group.instance.id -> member ids
@@ -366,25 +357,37 @@ class GroupRebalances:
 
     # ---- events from GroupState --------------------------------------------------------------
     def change(self, prev: Generation | None, gen: Generation, e: LogEntry) -> None:
-        """A generation record: close the pending change, open this one."""
-        self.close()
-        before = prev.member_info if prev is not None and prev.member_info is not None else {}
-        after = gen.member_info if gen.member_info is not None else {}
-        rebalance = not (prev is not None and prev.protocol == gen.protocol
-                         and prev.generation_id == gen.generation_id)
+        """A generation record: close the pending change; this one's row is made now (classic:
+        its assignment is in the record) or when the group's next change closes it (KIP-848)."""
+        if self.pending is not None:
+            self.close()
+        before = _NO_MEMBERS if prev is None or prev.member_info is None else prev.member_info
+        after = _NO_MEMBERS if gen.member_info is None else gen.member_info
+        rebalance = prev is None or prev.generation_id != gen.generation_id or prev.protocol != gen.protocol
         if before.keys() == after.keys():
             joined = left = rejoined = static = _NO_IDS
-            renamed: dict[str, str] = {}
+            renamed = _NO_RENAMES
             churn: tuple = ()
         else:
             joined, left, rejoined, static, renamed, churn = self._diff(before, after)
-        seconds = None if self.last_change is None else (e.timestamp - self.last_change) / 1000
-        cause, sentence = self._cause(prev, gen, rebalance, before, after, joined, left, rejoined, static, renamed)
+        ts = e.timestamp
+        seconds = None if self.last_change is None else (ts - self.last_change) / 1000
+        proto_name, proto_type = gen.protocol_name, gen.protocol_type
+        if proto_name is None and prev is not None:  # an Empty generation: the assignor that was
+            proto_name, proto_type = prev.protocol_name, prev.protocol_type
+        kind = "cooperative" if gen.protocol == "consumer" else \
+            _KIND.get(proto_name) if proto_type is None or proto_type == "consumer" else None  # rebalance_protocol()
+        cause, sentence = self._cause(prev, gen, rebalance, before, after, joined, left, rejoined, static, renamed,
+                                      kind)
         if rebalance:
-            self.last_change = e.timestamp
-        self.pending = _Pending(prev, gen, e.timestamp, e.offset, e.position, e.source, rebalance, seconds,
-                                joined, left, rejoined, static, renamed, cause, sentence, churn, self.deleted)
+            self.last_change = ts
         self.deleted = False
+        if gen.protocol == "consumer":
+            self.pending = (prev, gen, ts, e.offset, e.position, e.source, rebalance, seconds, joined, left,
+                            rejoined, static, renamed, cause, sentence, churn, proto_name, kind)
+        else:
+            self._row(prev, gen, ts, e.offset, e.position, e.source, rebalance, seconds, joined, left, rejoined,
+                      static, renamed, cause, sentence, churn, proto_name, kind)
 
     def tombstone(self) -> None:
         """A group tombstone: the group is gone; a later generation starts a new one."""
@@ -406,16 +409,16 @@ class GroupRebalances:
         joined, left, rejoined, static = [], [], [], []
         renamed: dict[str, str] = {}
         churn = []
-        by_instance = {before[m].instance_id: m for m in removed if before[m].instance_id is not None}
+        by_instance = {before[m][INSTANCE_ID]: m for m in removed if before[m][INSTANCE_ID] is not None}
         by_client: dict[tuple, list[str]] = {}
         for m in removed:
-            if before[m].instance_id is None:
-                by_client.setdefault((before[m].client_id, before[m].client_host), []).append(m)
+            if before[m][INSTANCE_ID] is None:
+                by_client.setdefault((before[m][CLIENT_ID], before[m][CLIENT_HOST]), []).append(m)
         gone = set(removed)
         for m in added:
             info = after[m]
-            inst = info.instance_id
-            key = (info.client_id, info.client_host)
+            inst = info[INSTANCE_ID]
+            key = (info[CLIENT_ID], info[CLIENT_HOST])
             if inst is not None and (inst in by_instance or self._back(self.departed_static, inst, m)):
                 # KIP-345: a static member back with a new member id, group.instance.id kept
                 old = by_instance.pop(inst, None)
@@ -423,28 +426,28 @@ class GroupRebalances:
                     gone.discard(old)
                     renamed[old] = m
                 static.append(inst)
-                churn.append(("static", info.client_id, info.client_host, inst, info.rebalance_timeout_ms))
-            elif inst is None and info.client_id is not None and (by_client.get(key)
+                churn.append(("static", info[CLIENT_ID], info[CLIENT_HOST], inst, info[REBALANCE_TIMEOUT]))
+            elif inst is None and info[CLIENT_ID] is not None and (by_client.get(key)
                                                                   or self._back(self.departed, key, m)):
                 # the same client id and host with a new member id: a restart or an expulsion
                 olds = by_client.get(key)
                 if olds:
                     gone.discard(olds.pop())
                 rejoined.append(m)
-                churn.append(("rejoined", info.client_id, info.client_host, None, info.rebalance_timeout_ms))
+                churn.append(("rejoined", info[CLIENT_ID], info[CLIENT_HOST], None, info[REBALANCE_TIMEOUT]))
             else:
                 joined.append(m)
-                churn.append(("joined", info.client_id, info.client_host, inst, info.rebalance_timeout_ms))
+                churn.append(("joined", info[CLIENT_ID], info[CLIENT_HOST], inst, info[REBALANCE_TIMEOUT]))
         for m in removed:
             if m not in gone:
                 continue
             info = before[m]
             left.append(m)
-            churn.append(("left", info.client_id, info.client_host, info.instance_id, info.rebalance_timeout_ms))
-            if info.instance_id is not None:
-                self._remember(self.departed_static, info.instance_id, m)
-            elif info.client_id is not None:
-                self._remember(self.departed, (info.client_id, info.client_host), m)
+            churn.append(("left", info[CLIENT_ID], info[CLIENT_HOST], info[INSTANCE_ID], info[REBALANCE_TIMEOUT]))
+            if info[INSTANCE_ID] is not None:
+                self._remember(self.departed_static, info[INSTANCE_ID], m)
+            elif info[CLIENT_ID] is not None:
+                self._remember(self.departed, (info[CLIENT_ID], info[CLIENT_HOST]), m)
         return (sorted(joined) or _NO_IDS, sorted(left) or _NO_IDS, sorted(rejoined) or _NO_IDS,
                 sorted(static) or _NO_IDS, renamed, tuple(churn))
 
@@ -474,13 +477,11 @@ class GroupRebalances:
     # ---- cause ----------------------------------------------------------------------------------
     def _cause(self, prev: Generation | None, gen: Generation, rebalance: bool, before: dict[str, Member],
                after: dict[str, Member], joined: list[str], left: list[str], rejoined: list[str],
-               static: list[str], renamed: dict[str, str]) -> tuple[str, str]:
-        def who(ids: list[str], infos: dict[str, Member]) -> str:
-            return _names([client_name(infos[m].client_id, infos[m].client_host) for m in ids])
-
+               static: list[str], renamed: dict[str, str], kind: str | None) -> tuple[str, str]:
+        who = _who
         if not rebalance:
             if static:
-                pairs = [f"{after[new].instance_id} ({old} -> {new})" for old, new in renamed.items()] or static
+                pairs = [f"{after[new][INSTANCE_ID]} ({old} -> {new})" for old, new in renamed.items()] or static
                 return "static-member-replaced", (
                     f"static member {_names(pairs)} rejoined with a new member id and kept its assignment: "
                     "same generation, no rebalance (KIP-345)")
@@ -502,14 +503,12 @@ class GroupRebalances:
                    "compacted away)")
         elif gen.protocol == prev.protocol and gen.generation_id < prev.generation_id:
             gap = f" (the generation went back from {prev.generation_id}: the group was re-created)"
-        s_to = _min(m.session_timeout_ms for m in after.values()) if after else None
-        r_to = _min(m.rebalance_timeout_ms for m in after.values()) if after else None
         if not after:
             return "group-emptied", f"the last member(s) left ({who(sorted(before), before)}): the group is Empty" + gap
         if rejoined:
             infos = [after[m] for m in rejoined]
-            rto = _min(i.rebalance_timeout_ms for i in infos)
-            sto = _min(i.session_timeout_ms for i in infos)
+            rto = _min(i[REBALANCE_TIMEOUT] for i in infos)
+            sto = _min(i[SESSION_TIMEOUT] for i in infos)
             limits = " or ".join(x for x in (
                 None if rto is None else f"max.poll.interval.ms ({rto} ms)",
                 None if sto is None else f"session.timeout.ms ({sto} ms)") if x) or "its timeouts"
@@ -522,6 +521,7 @@ class GroupRebalances:
                 "rebalance: it was gone longer than session.timeout.ms, or its subscription changed (KIP-345)"
                 + _also(joined, left, after, before) + gap)
         if left:
+            s_to, r_to = _timeouts(after or before)
             limits = ", ".join(x for x in (
                 None if s_to is None else f"session.timeout.ms {s_to} ms",
                 None if r_to is None else f"max.poll.interval.ms {r_to} ms") if x)
@@ -535,8 +535,7 @@ class GroupRebalances:
             return "kip848-epoch-bump", (
                 "group epoch bumped with the same members: a subscription, regular expression or topic "
                 "metadata change (KIP-848)" + gap)
-        if rebalance_protocol(gen.protocol, gen.protocol_type, gen.protocol_name) == "cooperative" \
-                and self.last_moving_away:
+        if kind == "cooperative" and self.last_revoked:
             return "cooperative-follow-up", (
                 "same members: the follow-up rebalance of the cooperative protocol, which assigns the "
                 "partitions revoked in the previous one (KIP-429)" + gap)
@@ -551,102 +550,90 @@ class GroupRebalances:
 
     # ---- the row ------------------------------------------------------------------------------
     def close(self) -> None:
-        """Complete the pending change (partitions moved and revoked), write its row, feed the
-        storm rule."""
+        """Complete the pending (KIP-848) change: its row, and the storm rule."""
         p = self.pending
-        if p is None:
-            return
-        self.pending = None
-        prev, gen = p.prev, p.gen
-        proto_name = gen.protocol_name if gen.protocol_name is not None or prev is None else prev.protocol_name
-        proto_type = gen.protocol_type if gen.protocol_type is not None or prev is None else prev.protocol_type
-        kind = rebalance_protocol(gen.protocol, proto_type, proto_name)
-        moved = revoked = away = None
-        before = {} if prev is None else prev.owners
+        if p is not None:
+            self.pending = None
+            self._row(*p)
+
+    def _row(self, prev: Generation | None, gen: Generation, ts: int, record_offset: int, position: int,
+             source: str, rebalance: bool, seconds: float | None, joined: list[str], left: list[str],
+             rejoined: list[str], static: list[str], renamed: dict[str, str], cause: str, sentence: str,
+             churn: tuple, proto_name: str | None, kind: str | None) -> None:
+        """The change's row (partitions moved and revoked as the generation left them), and the
+        storm rule."""
+        moved = revoked = None
+        before = _NO_OWNERS if prev is None else prev.owners
         after = gen.owners
         if before is not None and after is not None:
-            moved, away = _moves(before, after, p.renamed)
-            if not p.rebalance:
+            if renamed:  # a static member's new member id is not a move (KIP-345: it keeps its assignment)
+                before = {tp: tuple(sorted(renamed.get(m, m) for m in o)) for tp, o in before.items()}
+                moved = sum(1 for tp, o in after.items() if before.get(tp, o) != o)
+            else:
+                moved = gen.moved
+            if not rebalance:
                 revoked = 0
             elif kind == "eager":
-                revoked = len(before)  # onJoinPrepare revokes everything owned
+                revoked = len(before)  # ConsumerCoordinator.onJoinPrepare revokes everything owned
             elif kind == "cooperative":
-                revoked = away
-        infos = gen.member_info or (prev.member_info if prev is not None else None) or {}
-        session = _min(m.session_timeout_ms for m in infos.values())
-        rebalance_to = _min(m.rebalance_timeout_ms for m in infos.values())
-        message = p.sentence
-        if p.rebalance and revoked:
-            message += (f"; {proto_name or kind} ({kind}): {revoked} partition(s) revoked, "
-                        f"{moved} changed owner")
+                # KIP-429: only the partitions leaving their owner (to another, or to none yet);
+                # a set operation in C (this runs for every generation record)
+                revoked = len(before.items() - after.items()) if before != after else 0
+        infos = gen.member_info or (prev.member_info if prev is not None else None) or _NO_MEMBERS
+        session, rebalance_to = _timeouts(infos)
+        if rebalance and revoked:
+            sentence += f"; {proto_name or kind} ({kind}): {revoked} partition(s) revoked, {moved} changed owner"
+        from_gen = None if prev is None else prev.generation_id
         row = {
             "group": self.group,
-            "log_partition": self.log.log_partition,
+            "log_partition": self.log_partition,
             "protocol": gen.protocol,
-            "from_generation": None if prev is None else prev.generation_id,
+            "from_generation": from_gen,
             "to_generation": gen.generation_id,
-            "rebalance": p.rebalance,
-            "record_offset": p.record_offset,
-            "position": p.position,
-            "source": p.source,
-            "timestamp": p.timestamp,
-            "seconds_since_previous": p.seconds,
+            "rebalance": rebalance,
+            "record_offset": record_offset,
+            "position": position,
+            "source": source,
+            "timestamp": ts,
+            "seconds_since_previous": seconds,
             "members_before": 0 if prev is None or prev.member_info is None else len(prev.member_info),
             "members_after": 0 if gen.member_info is None else len(gen.member_info),
-            "joined": p.joined,
-            "left": p.left,
-            "rejoined": p.rejoined,
-            "static_replaced": p.static,
+            "joined": joined,
+            "left": left,
+            "rejoined": rejoined,
+            "static_replaced": static,
             "protocol_name": proto_name,
             "rebalance_protocol": kind,
             "partitions_moved": moved,
             "partitions_revoked": revoked,
             "session_timeout_ms": session,
             "rebalance_timeout_ms": rebalance_to,
-            "cause": p.cause,
-            "message": message,
+            "cause": cause,
+            "message": sentence,
         }
         self.log.rows.append(row)
-        if not p.rebalance:
+        if not rebalance:
             return
-        self.last_moving_away = away
-        if prev is None:
+        self.last_revoked = revoked if kind == "cooperative" else None
+        if from_gen is None:
             return  # the group's creation (or first record seen) interrupted no consumer: not counted
-        c = Change(self.index, p.timestamp, p.record_offset, p.position, p.source, row["from_generation"],
-                   gen.generation_id, p.cause, proto_name, kind, revoked, moved, away, session, p.churn)
         self.index += 1
-        storm = self.storm.add(c)
+        storm = self.storm.add((self.index, row, churn))
         if storm is not None:
             self.log.storm(storm)
+
+
+def _who(ids: list[str], infos: dict[str, Member]) -> str:
+    return _names([client_name(infos[m][CLIENT_ID], infos[m][CLIENT_HOST]) for m in ids])
 
 
 def _also(joined: list[str], left: list[str], after: dict[str, Member], before: dict[str, Member]) -> str:
     parts = []
     if joined:
-        parts.append(_names([client_name(after[m].client_id, after[m].client_host) for m in joined]) + " joined")
+        parts.append(_names([client_name(after[m][CLIENT_ID], after[m][CLIENT_HOST]) for m in joined]) + " joined")
     if left:
-        parts.append(_names([client_name(before[m].client_id, before[m].client_host) for m in left]) + " left")
+        parts.append(_names([client_name(before[m][CLIENT_ID], before[m][CLIENT_HOST]) for m in left]) + " left")
     return ("; " + "; ".join(parts)) if parts else ""
-
-
-def _moves(before: dict[TopicPartition, tuple[str, ...]], after: dict[TopicPartition, tuple[str, ...]],
-           renamed: dict[str, str]) -> tuple[int, int]:
-    """(partitions whose owner set changed, partitions that an owner lost), a static member's
-    old member id counting as its new one."""
-    if renamed:
-        before = {tp: tuple(sorted(renamed.get(m, m) for m in o)) for tp, o in before.items()}
-    if before == after:
-        return 0, 0
-    moved = away = 0
-    get = after.get
-    for tp, o in before.items():
-        n = get(tp)
-        if n != o:
-            moved += 1
-            if n is None or not set(o) <= set(n):
-                away += 1
-    moved += sum(1 for tp in after if tp not in before)
-    return moved, away
 
 
 class RebalanceLog:

@@ -24,6 +24,7 @@ import json
 from collections import Counter, deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 
 from kgtool.errors import SparkFailure
@@ -39,6 +40,7 @@ SHOWN_REBALANCE_GROUPS = 10  # groups with the most rebalances, per partition (a
 TIMELINE_GROUPS = 20  # --group: generation timelines of at most this many groups per partition ...
 TIMELINE_ROWS = 500  # ... of their last this many generation changes
 _TIMELINE_DROP = frozenset({"group", "log_partition", "position", "source"})
+_GROUP_REBALANCE_CAUSE = itemgetter("group", "rebalance", "cause")
 #: The tables a task writes (coverage is the driver's: one row per partition).
 TASK_TABLES = ("generations", "members", "commits", "findings", "rebalances")
 
@@ -229,24 +231,27 @@ class RebalanceSummary:
         self.timeline: dict[str, deque] | None = {} if timeline else None
 
     def add(self, rows: list[dict[str, Any]]) -> None:
-        for r in rows:
-            g = self.groups.get(r["group"])
+        # counted in C (a row per generation record: rows repeat a few keys)
+        for (group, rebalance, cause), n in Counter(map(_GROUP_REBALANCE_CAUSE, rows)).items():
+            g = self.groups.get(group)
             if g is None:
-                g = self.groups[r["group"]] = [0, 0, Counter()]
-            if r["rebalance"]:
-                self.count += 1
-                g[0] += 1
+                g = self.groups[group] = [0, 0, Counter()]
+            if rebalance:
+                self.count += n
+                g[0] += n
             else:
-                self.no_rebalance += 1
-                g[1] += 1
-            g[2][r["cause"]] += 1
-            if self.timeline is not None:
-                lines = self.timeline.get(r["group"])
-                if lines is None:
-                    if len(self.timeline) >= TIMELINE_GROUPS:
-                        continue
-                    lines = self.timeline[r["group"]] = deque(maxlen=TIMELINE_ROWS)
-                lines.append({k: v for k, v in r.items() if k not in _TIMELINE_DROP})
+                self.no_rebalance += n
+                g[1] += n
+            g[2][cause] += n
+        if self.timeline is None:
+            return
+        for r in rows:
+            lines = self.timeline.get(r["group"])
+            if lines is None:
+                if len(self.timeline) >= TIMELINE_GROUPS:
+                    continue
+                lines = self.timeline[r["group"]] = deque(maxlen=TIMELINE_ROWS)
+            lines.append({k: v for k, v in r.items() if k not in _TIMELINE_DROP})
 
     def result(self, rp: PartitionReplay, findings_per_group: dict[str, Counter]) -> dict[str, Any]:
         from kgtool.offsets.rebalances import RULE
