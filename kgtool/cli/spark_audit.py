@@ -19,7 +19,7 @@ HELP = """Reconstruct consumer-group history from __consumer_offsets segments wi
 
 PATH is a broker log directory (its __consumer_offsets-N directories are read), a __consumer_offsets-N directory or a segment file, local or on any filesystem Spark's Hadoop layer reads (hdfs://, s3a://). Without PATH, the sample log shipped with kgtool is audited.
 
-Each __consumer_offsets partition is audited by one Spark task that replays its segments in log order exactly as Kafka's group coordinator loads the partition. Findings (rewind, zombie, orphan, epoch-regression, expiring, aborted-txn, pending-txn) exit with status 1. Needs Java 17+.
+Each __consumer_offsets partition is audited by one Spark task that replays its segments in log order exactly as Kafka's group coordinator loads the partition. Every change of a group's generation is explained (the rebalances table). Findings (rewind, zombie, orphan, epoch-regression, expiring, aborted-txn, pending-txn, rebalance-storm) exit with status 1. Needs Java 17+.
 
 Spark's own output (log lines, JVM warnings, Python workers' stderr) stays off the terminal unless asked for with --spark-log-level or --verbose. When Spark fails for lack of resources (out of memory, a lost executor or Python worker, a task failing past spark.task.maxFailures, the JVM gone), one line names the cause and the --conf KEY=VALUE to change, and the exit status is 4.
 """
@@ -42,6 +42,7 @@ RULE_MEANINGS = {
     "expiring": "Empty group whose offsets are past the retention at the log's end",
     "aborted-txn": "aborted transactional commit that would otherwise be the latest",
     "pending-txn": "transactional commit without a marker that would be the latest",
+    "rebalance-storm": "at least N rebalances of a group within a window W (--storm N/W)",
 }
 
 MAN_SECTIONS = {
@@ -214,6 +215,25 @@ def parse_size(text: str, option: str) -> int:
     return n
 
 
+_STORM = re.compile(r"^\s*(\d+)\s*/\s*(\S.*)$")
+
+
+def parse_storm(text: str, option: str = "--storm") -> tuple[int, int]:
+    """``N/W`` (e.g. ``5/10m``, ``3/90s``, ``10/1h``) -> (N, W in ms); N at least 2, W above 0."""
+    m = _STORM.match(text)
+    usage = f"{option}: expected N/WINDOW such as 5/10m, 3/90s or 10/1h (N >= 2 rebalances within WINDOW), got {text!r}"
+    if not m:
+        raise UsageError(usage)
+    try:
+        window = parse_duration_ms(m.group(2), option)
+    except UsageError:
+        raise UsageError(usage) from None
+    n = int(m.group(1))
+    if n < 2 or window < 1:
+        raise UsageError(usage)
+    return n, window
+
+
 def parse_conf(items: list[str]) -> dict[str, str]:
     conf = {}
     for item in items:
@@ -275,6 +295,10 @@ def command(
     verbose: bool = typer.Option(
         False, "--verbose", "-v", help="Print kgtool's progress on stderr, and Spark's log at WARN."
     ),
+    storm: str = typer.Option(
+        "5/10m", "--storm", metavar="N/WINDOW",
+        help="rebalance-storm rule: at least N rebalances of a group within WINDOW (e.g. 5/10m, 3/90s, 10/1h).",
+    ),
 ) -> None:
     from kgtool.offsets.audit import AuditOptions
 
@@ -283,11 +307,14 @@ def command(
             re.compile(group)
         except re.error as exc:
             raise UsageError(f"--group: invalid regular expression {group!r}: {exc}") from None
+    storm_count, storm_window_ms = parse_storm(storm)
     options = AuditOptions(
         group_pattern=group,
         since=None if since is None else parse_time_ms(since, "--since"),
         until=None if until is None else parse_time_ms(until, "--until"),
         retention_ms=parse_duration_ms(retention, "--retention"),
+        storm_count=storm_count,
+        storm_window_ms=storm_window_ms,
     )
     split_bytes = parse_size(split_size, "--split-size")
     spark_conf = parse_conf(list(conf or []))
@@ -426,12 +453,21 @@ def _render_summary(s: Any) -> None:
               ", ".join(f"{r} {w[r]}" for r in RULE_MEANINGS if w.get(r))] for w in s.worst_groups],
             title="worst groups",
         )
+    _render_rebalances(s)
     if s.findings:
         title = "findings" + (f" (first {len(s.findings)} of {s.finding_count})" if s.finding_count > len(s.findings) else "")
         c.print(f"[bold]{title}[/bold]")
         for f in s.findings:
             prev = "" if f["previous_offset"] is None else f" (previous {f['previous_offset']})"
             gen = "" if f["generation_id"] is None else f" gen {f['generation_id']}"
+            if f["topic"] is None:  # a group-level finding (rebalance-storm)
+                c.print(
+                    f"[red]{f['rule']}[/red] {render.display_text(f['group'])}{gen} "
+                    f"[dim]from __consumer_offsets-{f['log_partition']} offset {f['record_offset']}, "
+                    f"byte {f['position']} of {render.display_text(f['source'])}[/dim]"
+                )
+                c.print(f"    {render.display_text(f['message'])}", style="dim")
+                continue
             c.print(
                 f"[red]{f['rule']}[/red] {render.display_text(f['group'])} "
                 f"{render.display_text(f['topic'] + '-' + str(f['partition']))} offset {f['offset']}{prev}{gen} "
@@ -441,3 +477,71 @@ def _render_summary(s: Any) -> None:
             c.print(f"    {render.display_text(f['message'])}", style="dim")
     else:
         c.print("[green]no findings[/green]")
+
+
+def _window(ms: int) -> str:
+    for unit, size in (("h", 3_600_000), ("m", 60_000), ("s", 1000)):
+        if ms % size == 0:
+            return f"{ms // size}{unit}"
+    return f"{ms}ms"
+
+
+def _render_rebalances(s: Any) -> None:
+    """The rebalances panel: counts, storms, the groups with the most rebalances; with --group,
+    each group's generation timeline."""
+    rb = s.rebalances
+    if not rb:
+        return
+    c = render.out()
+    rule = f"{s.options.get('storm_count', 5)} within {_window(s.options.get('storm_window_ms', 600_000))}"
+    c.print(f"[bold]rebalances[/bold]: {rb['count']} generation change(s) with a rebalance, "
+            f"{rb['no_rebalance']} without (same generation); {rb['storm_count']} storm(s) (rule: {rule})")
+    if rb["storms"]:
+        render.print_table(
+            ["group", "window (UTC)", ("rebalances", "right"), "generations", "churned most", "diagnosis"],
+            [[render.display_text(st["group"]), f"{_ts(st['start'])} .. {_ts(st['end'])}", str(st["count"]),
+              f"{'-' if st['from_generation'] is None else st['from_generation']} -> {st['to_generation']}",
+              render.display_text(", ".join(f"{_client(x['client_id'], x['client_host'])} ({x['count']})"
+                                            for x in st["churn"])),
+              ", ".join(d["code"] for d in st["diagnosis"])]
+             for st in rb["storms"]],
+            title="rebalance storms" + (f" (largest {len(rb['storms'])} of {rb['storm_count']})"
+                                         if rb["storm_count"] > len(rb["storms"]) else ""),
+        )
+    if rb["worst_groups"]:
+        peak = max(g["rebalances"] for g in rb["worst_groups"]) or 1
+        render.print_table(
+            ["group", ("rebalances", "right"), "", ("same gen.", "right"), ("storms", "right"), "causes"],
+            [[render.display_text(g["group"]), str(g["rebalances"]),
+              f"[yellow]{render.bar(g['rebalances'], peak, 20)}[/yellow]", str(g["no_rebalance"]), str(g["storms"]),
+              ", ".join(f"{k} {v}" for k, v in list(g["causes"].items())[:4])]
+             for g in rb["worst_groups"]],
+            title="rebalances per group (most first)",
+        )
+    for group, lines in s.timeline.items():
+        render.print_table(
+            ["time (UTC)", "generation", "members", "changed", ("moved", "right"), ("revoked", "right"), "cause",
+             "why"],
+            [[_ts(x["timestamp"]),
+              (f"{'-' if x['from_generation'] is None else x['from_generation']} -> {x['to_generation']}"
+               if x["rebalance"] else f"{x['to_generation']} (same)"),
+              f"{x['members_before']} -> {x['members_after']}", _changed(x),
+              "-" if x["partitions_moved"] is None else str(x["partitions_moved"]),
+              "-" if x["partitions_revoked"] is None else str(x["partitions_revoked"]),
+              x["cause"], render.display_text(x["message"])]
+             for x in lines],
+            title=f"generation timeline of {render.display_text(group)}",
+        )
+
+
+def _client(client_id: str | None, host: str | None) -> str:
+    from kgtool.offsets.rebalances import client_name
+
+    return client_name(client_id, host)
+
+
+def _changed(x: dict[str, Any]) -> str:
+    parts = [f"{label} {len(x[k])}" for k, label in
+             (("joined", "+joined"), ("left", "-left"), ("rejoined", "rejoined"), ("static_replaced", "static"))
+             if x[k]]
+    return ", ".join(parts) or "-"

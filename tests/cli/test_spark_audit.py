@@ -26,6 +26,7 @@ SAMPLE_FINDINGS = [
     ("expiring", "legacy-batch", "events", 0, 12, None, 23, 2),
     ("orphan", "inventory-sync", "inventory", 9, 4, None, 7, 16),
     ("pending-txn", "ledger-eos", "ledger", 0, 77, None, 23, 20),
+    ("rebalance-storm", "clicks-app", None, None, None, None, 7, 28),
     ("rewind", "billing-rewind", "billing", 0, 420, 500, 7, 2),
     ("zombie", "orders-app", "orders", 0, 1200, 1500, 7, 13),
 ]
@@ -46,13 +47,13 @@ def test_sample_jsonl_findings_and_tables(spark, tmp_path):  # noqa: F811
     assert result.exit_code == 1, result.output
     lines = [json.loads(x) for x in result.stdout.splitlines() if x.strip()]
     assert _tuples(lines) == SAMPLE_FINDINGS
-    assert sorted(os.listdir(out)) == ["commits", "coverage", "findings", "generations", "members"]
+    assert sorted(os.listdir(out)) == ["commits", "coverage", "findings", "generations", "members", "rebalances"]
     written = [json.loads(x) for p in sorted((out / "findings").glob("part-*.json")) for x in p.read_text().splitlines()]
     assert _tuples(written) == SAMPLE_FINDINGS
     assert all(f["message"] for f in written)
     coverage = [json.loads(x) for p in (out / "coverage").glob("part-*.json") for x in p.read_text().splitlines()]
-    assert sorted((c["log_partition"], c["records"], c["control_records"]) for c in coverage) == [(7, 27, 0), (23, 22, 4)]
-    assert "7 findings reported" in result.stderr
+    assert sorted((c["log_partition"], c["records"], c["control_records"]) for c in coverage) == [(7, 41, 0), (23, 22, 4)]
+    assert "8 findings reported" in result.stderr
 
 
 @pytest.mark.spark
@@ -208,7 +209,7 @@ def _audit_process(run_process, monkeypatch, tmp_path, *args):
 def test_quiet_by_default_only_kgtool_lines_on_stderr(run_process, monkeypatch, tmp_path):
     proc, out, err, left = _audit_process(run_process, monkeypatch, tmp_path)
     assert proc.returncode == 1, err
-    assert err == "kgtool: 7 findings reported\n"  # no Spark, JVM or Python worker line
+    assert err == "kgtool: 8 findings reported\n"  # no Spark, JVM or Python worker line
     assert "zombie" in out
     assert left == []
 
@@ -233,7 +234,7 @@ def test_verbose_and_spark_log_level_bring_spark_back(run_process, monkeypatch, 
     assert any(" INFO SparkContext: Running Spark version" in ln for ln in lines), err[:2000]
     assert any(ln.startswith("spark-audit [") and "auditing" in ln and "partition(s)" in ln for ln in lines)  # progress
     assert not any("Setting default log level" in ln or "Using Spark's default log4j profile" in ln for ln in lines)
-    assert "kgtool: 7 findings reported" in lines  # (Spark logs its shutdown after it, at INFO)
+    assert "kgtool: 8 findings reported" in lines  # (Spark logs its shutdown after it, at INFO)
     assert left == []
 
 
