@@ -101,26 +101,70 @@ MAN_SECTIONS = {
         "pending-txn: a transactional commit with no marker by the end of the log and no "
         "effective commit or tombstone at a higher record offset (the offset is invisible "
         "until the transaction completes)."
+        "\n\n"
+        "rebalance-storm: at least N rebalances of one group within any window shorter than W "
+        "(--storm N/W, default 5/10m). A rebalance is a row of the rebalances table with rebalance "
+        "true and a previous generation (the group's creation stops no consumer). Overlapping "
+        "windows are one storm, reported once: its window, its count, the members that churned "
+        "most (client id and host) and a diagnosis with a recommendation for each case found: the "
+        "same dynamic client rejoining again and again (its processing between polls exceeds "
+        "max.poll.interval.ms: check it, and use group.instance.id); a rolling restart of dynamic "
+        "members (use static membership, KIP-345); an eager assignor (use cooperative-sticky, "
+        "KIP-429; the partitions revoked are counted); recorded session timeouts below Kafka's "
+        "default 45000 ms (KIP-735). Not a storm: a rolling restart of static members (member ids "
+        "replaced in the same generation), a slow scale-out (one member every ten minutes), one "
+        "deploy below the threshold."
     ),
     "OUTPUT": (
-        "With --out DIR, the tables generations, members, commits, findings and coverage "
+        "With --out DIR, the tables generations, members, commits, findings, coverage and rebalances "
         "are written as DIR/<table>/ (Parquet, or JSON Lines with --format jsonl), first into "
         "a temporary directory next to DIR, which is then renamed into place: an interrupted "
         "or failed run leaves DIR as it was, and a re-run replaces it with the same rows. Each "
         "table holds one file per partition (part-NNNNN.parquet or .json, written whole by the "
         "partition's task: a retried task rewrites the same file). Generations, members and "
         "findings are sorted by log partition, group and record offset; commits are in log "
-        "order (log partition, record offset). The console shows the coverage, "
-        "the counts, the findings by rule and the worst groups (--format json: the same as "
-        "one JSON document; --format jsonl: the findings, one JSON object per line)."
+        "order (log partition, record offset); rebalances as generations. The console shows the "
+        "coverage, the counts, the findings by rule, the worst groups and the rebalances panel "
+        "(--format json: the same as one JSON document; --format jsonl: the findings, one JSON "
+        "object per line)."
     ),
     "FILTERS": (
         "--group REGEX keeps groups whose id matches (Python re.search). --until TIME reads "
         "the log as if it ended at TIME (records at or after it are ignored, and the expiring "
         "rule is evaluated there). --since TIME hides generations, members, commits and "
         "findings before TIME (the replay still reads them for state; findings about the "
-        "end of the log are always shown). TIME is ISO-8601 (UTC unless an offset is given) "
-        "or epoch milliseconds."
+        "end of the log are always shown; a storm that started before TIME is hidden). TIME is "
+        "ISO-8601 (UTC unless an offset is given) or epoch milliseconds. --storm N/WINDOW sets "
+        "the rebalance-storm rule (WINDOW like 90s, 10m, 1h); a malformed value is a usage error "
+        "(exit 2) before Spark starts."
+    ),
+    "REBALANCES": (
+        "The rebalances table has one row per change of a group's generation: a GroupMetadata "
+        "record with a new generation id (classic groups), a ConsumerGroupMetadata record with a "
+        "new group epoch (KIP-848). A GroupMetadata record that keeps the generation (a static "
+        "member that rejoins while the group is Stable gets a new member id without a rebalance, "
+        "ClassicGroup.replaceStaticMember) is a row with rebalance false, not left out. Columns: "
+        "group, log_partition, protocol, from_generation (null for the group's first record, or "
+        "after a group tombstone), to_generation, rebalance, record_offset, position, source, "
+        "timestamp, seconds_since_previous (since the group's previous rebalance), members_before, "
+        "members_after, joined, left, rejoined (member ids of clients back with a new member id: "
+        "the same client id and host, a restart or an expulsion, also when they left in an earlier "
+        "rebalance), static_replaced (group.instance.id of static members whose member id was "
+        "replaced), protocol_name (the assignor), rebalance_protocol (eager for range, roundrobin "
+        "and sticky; cooperative for cooperative-sticky, stream and KIP-848 groups; null when "
+        "unknown), partitions_moved (given to other owners than they last had), "
+        "partitions_revoked (eager: every partition owned in the previous generation; cooperative: "
+        "those leaving their owner), session_timeout_ms and rebalance_timeout_ms (the smallest "
+        "recorded among the members), cause and message. Causes: first-generation, member-joined, "
+        "member-left, member-rejoined, static-member-replaced, group-emptied, "
+        "cooperative-follow-up (KIP-429's second rebalance), leader-change, assignment-only (same "
+        "members), kip848-epoch-bump (same members), same-generation. A KIP-848 row is completed "
+        "when the group's next change closes it (its assignment converges after the epoch bump).\n\n"
+        "The console shows a rebalances panel: the counts, the storms and the groups with the most "
+        "rebalances. With --group, each matching group's generation timeline follows: one line "
+        "per generation with its time, members, what changed and why (at most 20 groups per "
+        "partition and their last 500 changes). --format json carries the same under rebalances "
+        "and timeline."
     ),
     "SPARK OUTPUT AND FAILURES": (
         "By default nothing Spark prints reaches the terminal: the driver JVM (started by kgtool "
@@ -155,6 +199,7 @@ MAN_SECTIONS = {
         "kgtool spark-audit\n"
         "kgtool spark-audit /var/lib/kafka/data --out audit/ --group '^orders-'\n"
         "kgtool spark-audit __consumer_offsets-12 --since 2024-06-01T00:00:00Z --format json\n"
+        "kgtool spark-audit /var/lib/kafka/data --group '^orders-app$' --storm 3/5m\n"
         "kgtool spark-audit hdfs://nn/backups/kafka/ --master yarn --conf spark.executor.memory=4g "
         "--out hdfs://nn/audit/run1\n"
         "kgtool spark-audit big-log/ --conf spark.driver.memory=4g --verbose\n"
@@ -162,7 +207,8 @@ MAN_SECTIONS = {
     ),
     "FILES": (
         "kgtool/data/sample_offsets/__consumer_offsets-{7,23}/00000000000000000000.log: the "
-        "sample audited when no PATH is given (every rule and its look-alike)."
+        "sample audited when no PATH is given (every rule and its look-alike, rebalance-storm "
+        "included: clicks-app, with clicks-static as its look-alike)."
     ),
     "NOTES": (
         "Compaction removes history: the coverage table gives each partition's offset and "
@@ -254,7 +300,7 @@ def command(
     ),
     out: Optional[str] = typer.Option(
         None, "--out", "-o", metavar="DIR",
-        help="Write the tables generations, members, commits, findings, coverage under DIR "
+        help="Write the tables generations, members, commits, findings, coverage, rebalances under DIR "
         "(Parquet; JSON Lines with --format jsonl), atomically.",
         show_default=False,
     ),
@@ -265,7 +311,8 @@ def command(
         case_sensitive=False,
     ),
     group: Optional[str] = typer.Option(
-        None, "--group", "-g", metavar="REGEX", help="Only groups whose id matches REGEX (re.search).",
+        None, "--group", "-g", metavar="REGEX",
+        help="Only groups whose id matches REGEX (re.search); also shows their generation timelines.",
         show_default=False,
     ),
     since: Optional[str] = typer.Option(
