@@ -63,8 +63,9 @@ _KIND = {**dict.fromkeys(EAGER_ASSIGNORS, "eager"), **dict.fromkeys(COOPERATIVE_
 #: session.timeout.ms default since Kafka 3.0 (KIP-735 raised it from 10 s: shorter timeouts
 #: expel members on GC pauses and network blips). Storms of expulsions below it are flagged.
 DEFAULT_SESSION_TIMEOUT_MS = 45_000
-DEPARTED_CAP = 256  # departed clients remembered per group (rejoin detection), oldest dropped
-CHURN_CAP = 4096  # distinct clients counted per storm; the rest are counted as others
+DEPARTED_CAP = 64  # departed clients remembered per group (rejoin detection), oldest dropped ...
+DEPARTED_IDS = 4  # ... and member ids per client
+CHURN_CAP = 1024  # distinct clients counted per storm; the rest are counted as others
 SHOWN_NAMES = 3  # members named in a sentence
 
 # What a generation record says about one member (``GroupMetadataValue.MemberMetadata``,
@@ -123,11 +124,23 @@ def _timeouts(infos: dict[str, Member]) -> tuple[int | None, int | None]:
     return _min(sessions), _min(rebalances)
 
 
-# A rebalance as the storm rule keeps it: (rank among the group's rebalances, its rebalances-table
-# row, churned members as (kind, client_id, host, instance_id, rebalance timeout)). Plain
-# tuples: one per generation.
+# A rebalance as the storm rule keeps it: a plain tuple (one per generation record, and a group
+# keeps its last N: no row, no lists, no sentence), read with these indexes. C_INDEX is its rank
+# among the group's rebalances; C_CHURN the members that churned, as (kind, client_id, host,
+# instance_id, rebalance timeout).
 Change = tuple
-_INDEX, _ROW, _CHURN = range(3)
+(C_INDEX, C_TIMESTAMP, C_RECORD_OFFSET, C_POSITION, C_SOURCE, C_FROM, C_TO, C_CAUSE, C_ASSIGNOR, C_KIND,
+ C_REVOKED, C_MOVED, C_SESSION, C_CHURN) = range(14)
+
+
+def make_change(index: int, timestamp: int, *, record_offset: int = 0, position: int = 0, source: str = "",
+                from_generation: int | None = None, to_generation: int = 0, cause: str = "",
+                protocol_name: str | None = None, rebalance_protocol: str | None = None,
+                revoked: int | None = None, moved: int | None = None, session_timeout_ms: int | None = None,
+                churn: tuple = ()) -> Change:
+    """A :data:`Change` from named fields (the replay builds the tuple in place)."""
+    return (index, timestamp, record_offset, position, source, from_generation, to_generation, cause, protocol_name,
+            rebalance_protocol, revoked, moved, session_timeout_ms, churn)
 
 
 class Storm:
@@ -136,8 +149,8 @@ class Storm:
     def __init__(self, group: str, log_partition: int) -> None:
         self.group = group
         self.log_partition = log_partition
-        self.first: dict[str, Any] | None = None  # rebalances-table rows
-        self.last: dict[str, Any] | None = None
+        self.first: Change | None = None
+        self.last: Change | None = None
         self.count = 0
         self.churn: Counter = Counter()  # (client_id, host) -> changes it took part in
         self.others = 0  # churn past CHURN_CAP distinct clients
@@ -153,25 +166,24 @@ class Storm:
         self.causes: dict[str, int] = {}
 
     def add(self, c: Change) -> None:
-        row = c[_ROW]
         if self.first is None:
-            self.first = row
-        self.last = row
+            self.first = c
+        self.last = c
         self.count += 1
-        causes, cause = self.causes, row["cause"]
+        causes, cause = self.causes, c[C_CAUSE]
         causes[cause] = causes.get(cause, 0) + 1
-        assignor = row["protocol_name"]
+        assignor = c[C_ASSIGNOR]
         if assignor is not None:
             assignors = self.assignors
             assignors[assignor] = assignors.get(assignor, 0) + 1
-            if row["rebalance_protocol"] == "eager":
+            if c[C_KIND] == "eager":
                 self.eager += 1
-                self.revoked += row["partitions_revoked"] or 0
-                self.moved += row["partitions_moved"] or 0
-        session = row["session_timeout_ms"]
+                self.revoked += c[C_REVOKED] or 0
+                self.moved += c[C_MOVED] or 0
+        session = c[C_SESSION]
         if session is not None and (self.session_min is None or session < self.session_min):
             self.session_min = session
-        churn = c[_CHURN]
+        churn = c[C_CHURN]
         if not churn:
             return
         for kind, cid, host, inst, rto in churn:
@@ -255,26 +267,25 @@ class Storm:
         assert first is not None and last is not None
         churn = self.top_churn()
         diag = self.diagnosis()
-        span = (last["timestamp"] - first["timestamp"]) / 1000
+        span = (last[C_TIMESTAMP] - first[C_TIMESTAMP]) / 1000
         who = ", ".join(f"{client_name(c['client_id'], c['client_host'])} ({c['count']})" for c in churn)
         message = (
             f"{self.count} rebalances in {span:.0f} s (threshold: {count} within {window_ms / 1000:.0f} s), "
-            f"generation {first['from_generation'] if first['from_generation'] is not None else '-'} -> "
-            f"{last['to_generation']}"
+            f"generation {first[C_FROM] if first[C_FROM] is not None else '-'} -> {last[C_TO]}"
             + (f"; churned most: {who}" if who else "")
             + "; " + "; ".join(d["text"] for d in diag)
         )
         return {
             "group": self.group,
             "log_partition": self.log_partition,
-            "start": first["timestamp"],
-            "end": last["timestamp"],
+            "start": first[C_TIMESTAMP],
+            "end": last[C_TIMESTAMP],
             "count": self.count,
-            "from_generation": first["from_generation"],
-            "to_generation": last["to_generation"],
-            "record_offset": first["record_offset"],
-            "position": first["position"],
-            "source": first["source"],
+            "from_generation": first[C_FROM],
+            "to_generation": last[C_TO],
+            "record_offset": first[C_RECORD_OFFSET],
+            "position": first[C_POSITION],
+            "source": first[C_SOURCE],
             "churn": churn,
             "diagnosis": diag,
             "message": message,
@@ -317,20 +328,20 @@ class StormWatch:
         """Take a rebalance; returns a storm that can no longer grow (else None)."""
         recent = self.recent
         recent.append(c)
-        if len(recent) < self.count or c[_ROW]["timestamp"] - recent[0][_ROW]["timestamp"] >= self.window_ms:
+        if len(recent) < self.count or c[C_TIMESTAMP] - recent[0][C_TIMESTAMP] >= self.window_ms:
             return None
         done = None
         ep = self.episode
-        if ep is not None and recent[0][_INDEX] <= self.last_index:
+        if ep is not None and recent[0][C_INDEX] <= self.last_index:
             for x in recent:  # the window overlaps the storm: it grows
-                if x[_INDEX] > self.last_index:
+                if x[C_INDEX] > self.last_index:
                     ep.add(x)
         else:
             done = ep
             ep = self.episode = Storm(self.group, self.log_partition)
             for x in recent:
                 ep.add(x)
-        self.last_index = c[_INDEX]
+        self.last_index = c[C_INDEX]
         return done
 
     def finish(self) -> Storm | None:
@@ -455,7 +466,7 @@ class GroupRebalances:
     def _remember(d: dict, key: Any, member_id: str) -> None:
         ids = d.pop(key, [])
         ids.append(member_id)
-        d[key] = ids[-DEPARTED_CAP:]  # most recent last
+        d[key] = ids[-DEPARTED_IDS:]  # most recent last
         if len(d) > DEPARTED_CAP:
             del d[next(iter(d))]
 
@@ -618,7 +629,8 @@ class GroupRebalances:
         if from_gen is None:
             return  # the group's creation (or first record seen) interrupted no consumer: not counted
         self.index += 1
-        storm = self.storm.add((self.index, row, churn))
+        storm = self.storm.add((self.index, ts, record_offset, position, source, from_gen, gen.generation_id, cause,
+                                proto_name, kind, revoked, moved, session, churn))
         if storm is not None:
             self.log.storm(storm)
 
@@ -664,6 +676,6 @@ class RebalanceLog:
             self.storms.append(d)
 
 
-__all__ = ["Change", "GroupRebalances", "Member", "RULE", "RebalanceLog", "Storm", "StormWatch",
+__all__ = ["Change", "make_change", "GroupRebalances", "Member", "RULE", "RebalanceLog", "Storm", "StormWatch",
            "client_name", "rebalance_protocol", "storm_finding"]
 

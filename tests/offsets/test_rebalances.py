@@ -17,7 +17,16 @@ from hypothesis import strategies as st
 
 from kgtool.offsets.audit import audit_entries
 from kgtool.offsets.options import AuditOptions
-from kgtool.offsets.rebalances import DEPARTED_CAP, RULE, StormWatch, rebalance_protocol
+from kgtool.offsets.rebalances import (
+    C_INDEX,
+    DEPARTED_CAP,
+    DEPARTED_IDS,
+    RULE,
+    GroupRebalances,
+    StormWatch,
+    make_change,
+    rebalance_protocol,
+)
 from kgtool.offsets.scenario import Script
 from kgtool.offsets.tables import REBALANCES, TABLE_NAMES
 from kgtool.offsets.writer import write_segment
@@ -237,8 +246,7 @@ def test_two_bursts_two_storms_and_overlapping_windows_one(tmp_path):
 
 def test_window_is_strictly_shorter_than_w():
     watch = StormWatch("g", 0, 3, 10 * MINUTE)
-    add = lambda i, ts: watch.add((i, {"timestamp": ts, "cause": "c", "protocol_name": None,  # noqa: E731
-                                        "rebalance_protocol": None, "session_timeout_ms": None}, ()))
+    add = lambda i, ts: watch.add(make_change(i, ts))  # noqa: E731
     for i, ts in enumerate([0, 5 * MINUTE, 10 * MINUTE]):  # 3 within exactly W: not a storm
         assert add(i, ts) is None
     assert watch.episode is None
@@ -270,13 +278,12 @@ def test_storm_episodes_equal_brute_force(gaps, n, w):
     watch = StormWatch("g", 0, n, w)
     got = []
     for i, ts in enumerate(times):
-        done = watch.add((i, {"timestamp": ts, "cause": "c", "protocol_name": None, "rebalance_protocol": None,
-                              "session_timeout_ms": None, "index": i}, ()))
+        done = watch.add(make_change(i, ts))
         if done is not None:
             got.append(done)
     if watch.episode is not None:
         got.append(watch.finish())
-    assert [(s.first["index"], s.last["index"], s.count) for s in got] == brute_force_storms(times, n, w)
+    assert [(s.first[C_INDEX], s.last[C_INDEX], s.count) for s in got] == brute_force_storms(times, n, w)
 
 
 # ---- causes of single changes -----------------------------------------------------------------------
@@ -452,6 +459,11 @@ def test_departed_members_are_remembered_within_a_bound():
     assert len(track.departed) <= DEPARTED_CAP
     assert {x["cause"] for x in r.tables["rebalances"][1:]} == {"member-left"}  # and another joined
     assert r.tables["rebalances"][-1]["joined"] == [f"c{DEPARTED_CAP + 49}-1"]
+    departed: dict = {}
+    for i in range(3 * DEPARTED_CAP):  # many departures of one client, then of many
+        GroupRebalances._remember(departed, ("a", "/h"), f"a-{i}")
+        GroupRebalances._remember(departed, (f"c{i}", "/h"), f"c-{i}")
+    assert len(departed) <= DEPARTED_CAP and all(len(ids) <= DEPARTED_IDS for ids in departed.values())
 
 
 def test_summary_timeline_with_group(tmp_path):
