@@ -12,7 +12,8 @@ A group's generation decides what its commits are attributed to (generation, pro
 owners of the partition) and what the orphan and zombie rules see; :class:`GroupState` keeps
 that snapshot in the :class:`~kgtool.offsets.store.Store` arrays that the commit loop reads,
 and refreshes it only when the generation changes. Generations and members are rows of their
-tables (rare: one per generation record).
+tables (rare: one per generation record); each generation change is also handed, with the
+previous generation, to :mod:`kgtool.offsets.rebalances` (the rebalances table).
 """
 
 from __future__ import annotations

@@ -31,6 +31,9 @@ Exact semantics (the README and the man page repeat them):
   offset tombstone at a higher record offset followed it.
 - ``pending-txn``: the same for a transactional commit with no marker by the log's end.
 
+``rebalance-storm`` (group-level: no topic partition) lives with the rebalances it counts, in
+:mod:`kgtool.offsets.rebalances`.
+
 The checks that compare a commit with the past run in the commit loop
 (:mod:`kgtool.offsets.store`); this module words what they found and evaluates the rules about
 the end of the log.
