@@ -404,6 +404,7 @@ class GroupRebalances:
         """A group tombstone: the group is gone; a later generation starts a new one."""
         self.close()
         self.deleted = True
+        self.last_change = None  # the next generation starts a new group: no previous rebalance
         self.departed.clear()
         self.departed_static.clear()
 

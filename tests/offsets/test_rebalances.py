@@ -358,6 +358,7 @@ def test_group_tombstone_then_a_new_group(tmp_path):
     assert [(x["from_generation"], x["to_generation"], x["cause"]) for x in r] == [
         (None, 1, "first-generation"), (1, 2, "group-emptied"), (None, 1, "first-generation")]
     assert r[2]["message"] == "group created again after its deletion, 1 member(s)"
+    assert [x["seconds_since_previous"] for x in r] == [None, 1.0, None]
 
 
 def test_first_record_of_a_compacted_log(tmp_path):
