@@ -66,6 +66,7 @@ DEFAULT_SESSION_TIMEOUT_MS = 45_000
 DEPARTED_CAP = 64  # departed clients remembered per group (rejoin detection), oldest dropped ...
 DEPARTED_IDS = 4  # ... and member ids per client
 CHURN_CAP = 1024  # distinct clients counted per storm; the rest are counted as others
+FOLD_EVERY = 256  # rebalances a storm holds before counting them
 SHOWN_NAMES = 3  # members named in a sentence
 
 # What a generation record says about one member (``GroupMetadataValue.MemberMetadata``,
@@ -164,8 +165,23 @@ class Storm:
         self.session_min: int | None = None  # smallest recorded session.timeout.ms
         self.expulsions = 0  # left or rejoined members (possible session / poll timeouts)
         self.causes: dict[str, int] = {}
+        self.added: list[Change] = []  # not yet counted: added in bulk (bounded: FOLD_EVERY)
 
     def add(self, c: Change) -> None:
+        """Take a rebalance of the storm: kept, and counted with the next ones in bulk (one
+        append per generation record)."""
+        added = self.added
+        added.append(c)
+        if len(added) >= FOLD_EVERY:
+            self.fold()
+
+    def fold(self) -> None:
+        """Count the rebalances added since the last fold."""
+        added, self.added = self.added, []
+        for c in added:
+            self._count(c)
+
+    def _count(self, c: Change) -> None:
         if self.first is None:
             self.first = c
         self.last = c
@@ -263,6 +279,7 @@ class Storm:
 
     def to_dict(self, count: int, window_ms: int) -> dict[str, Any]:
         """The storm as the summary carries it (and the finding words it)."""
+        self.fold()
         first, last = self.first, self.last
         assert first is not None and last is not None
         churn = self.top_churn()
@@ -332,12 +349,19 @@ class StormWatch:
             return None
         done = None
         ep = self.episode
-        if ep is not None and recent[0][C_INDEX] <= self.last_index:
-            for x in recent:  # the window overlaps the storm: it grows
-                if x[C_INDEX] > self.last_index:
-                    ep.add(x)
+        last = self.last_index
+        if ep is not None and recent[0][C_INDEX] <= last:
+            # the window overlaps the storm: it grows by the window's rebalances after its last
+            if recent[-2][C_INDEX] <= last:
+                ep.add(c)  # the usual case: only this one
+            else:
+                for x in recent:
+                    if x[C_INDEX] > last:
+                        ep.add(x)
         else:
             done = ep
+            if done is not None:
+                done.fold()
             ep = self.episode = Storm(self.group, self.log_partition)
             for x in recent:
                 ep.add(x)
@@ -346,6 +370,8 @@ class StormWatch:
 
     def finish(self) -> Storm | None:
         ep, self.episode = self.episode, None
+        if ep is not None:
+            ep.fold()
         return ep
 
 
@@ -592,7 +618,17 @@ class GroupRebalances:
                 # a set operation in C (this runs for every generation record)
                 revoked = len(before.items() - after.items()) if before != after else 0
         infos = gen.member_info or (prev.member_info if prev is not None else None) or _NO_MEMBERS
-        session, rebalance_to = _timeouts(infos)
+        # the smallest recorded timeouts (as _timeouts(), inlined: this runs per generation)
+        members = infos.values()
+        sessions, rebalances = set(map(_SESSION, members)), set(map(_REBALANCE, members))
+        if len(sessions) == 1 and len(rebalances) == 1:  # the usual case: one configuration
+            (session,), (rebalance_to,) = sessions, rebalances
+            if session is not None and session < 0:
+                session = None
+            if rebalance_to is not None and rebalance_to < 0:
+                rebalance_to = None
+        else:
+            session, rebalance_to = _min(sessions), _min(rebalances)
         if rebalance and revoked:
             sentence += f"; {proto_name or kind} ({kind}): {revoked} partition(s) revoked, {moved} changed owner"
         from_gen = None if prev is None else prev.generation_id

@@ -21,6 +21,7 @@ from kgtool.offsets.rebalances import (
     C_INDEX,
     DEPARTED_CAP,
     DEPARTED_IDS,
+    FOLD_EVERY,
     RULE,
     GroupRebalances,
     StormWatch,
@@ -251,7 +252,21 @@ def test_window_is_strictly_shorter_than_w():
         assert add(i, ts) is None
     assert watch.episode is None
     add(3, 10 * MINUTE + 1)  # 5m, 10m, 10m+1ms: within W
-    assert watch.episode is not None and watch.episode.count == 3
+    storm = watch.finish()
+    assert storm is not None and storm.count == 3
+
+
+def test_a_long_storm_is_counted_in_bounded_memory():
+    """A group rebalancing every 10 s for 3 hours: one storm of 1080 rebalances, its changes
+    counted in bulk (never more than FOLD_EVERY held)."""
+    watch = StormWatch("g", 0, 5, 10 * MINUTE)
+    held = 0
+    for i in range(1080):
+        assert watch.add(make_change(i, i * 10_000, cause="assignment-only")) is None
+        held = max(held, len(watch.episode.added))
+    storm = watch.finish()
+    assert held < FOLD_EVERY and storm.count == 1080 and storm.causes == {"assignment-only": 1080}
+    assert storm.to_dict(5, 10 * MINUTE)["end"] == 1079 * 10_000
 
 
 def brute_force_storms(times: list[int], n: int, w: int) -> list[tuple[int, int, int]]:
