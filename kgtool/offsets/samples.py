@@ -86,13 +86,18 @@ def partition_7() -> Script:
                      clients={mid: ("clicks", "/10.0.0.5"), "feed-1": ("feed", "/10.0.0.6")})
     # clicks-static: a rolling restart of static members (KIP-345): same generation, no rebalance
     static = {f"web-{n}": f"web-{n}-0" for n in range(3)}
+
+    def web(members: dict[str, str]) -> dict[str, tuple[str, str]]:
+        return {m: ("web", f"/10.0.1.{n}") for n, m in enumerate(members.values())}
+
     s.generation("clicks-static", 1, {m: [clicks[n]] for n, m in enumerate(static.values())},
-                 instance_ids={m: i for i, m in static.items()}, at=10 * MINUTE)
+                 instance_ids={m: i for i, m in static.items()}, at=10 * MINUTE, clients=web(static))
     for restart in range(1, 3):
         for n, inst in enumerate(static):
             static[inst] = f"{inst}-{restart}"
             s.generation("clicks-static", 1, {m: [clicks[k]] for k, m in enumerate(static.values())},
-                         instance_ids={m: i for i, m in static.items()}, at=(10 + restart) * MINUTE + n * 20_000)
+                         instance_ids={m: i for i, m in static.items()}, at=(10 + restart) * MINUTE + n * 20_000,
+                         clients=web(static))
     return s
 
 
