@@ -19,7 +19,7 @@ HELP = """Reconstruct consumer-group history from __consumer_offsets segments wi
 
 PATH is a broker log directory (its __consumer_offsets-N directories are read), a __consumer_offsets-N directory or a segment file, local or on any filesystem Spark's Hadoop layer reads (hdfs://, s3a://). Without PATH, the sample log shipped with kgtool is audited.
 
-Each __consumer_offsets partition is audited by one Spark task that replays its segments in log order exactly as Kafka's group coordinator loads the partition. Findings (rewind, zombie, orphan, epoch-regression, expiring, aborted-txn, pending-txn) exit with status 1. Needs Java 17+.
+Each __consumer_offsets partition is audited by one Spark task that replays its segments in log order exactly as Kafka's group coordinator loads the partition. Every change of a group's generation is explained (the rebalances table). Findings (rewind, zombie, orphan, epoch-regression, expiring, aborted-txn, pending-txn, rebalance-storm) exit with status 1. Needs Java 17+.
 
 Spark's own output (log lines, JVM warnings, Python workers' stderr) stays off the terminal unless asked for with --spark-log-level or --verbose. When Spark fails for lack of resources (out of memory, a lost executor or Python worker, a task failing past spark.task.maxFailures, the JVM gone), one line names the cause and the --conf KEY=VALUE to change, and the exit status is 4.
 """
@@ -42,6 +42,7 @@ RULE_MEANINGS = {
     "expiring": "Empty group whose offsets are past the retention at the log's end",
     "aborted-txn": "aborted transactional commit that would otherwise be the latest",
     "pending-txn": "transactional commit without a marker that would be the latest",
+    "rebalance-storm": "at least N rebalances of a group within a window W (--storm N/W)",
 }
 
 MAN_SECTIONS = {
@@ -100,18 +101,32 @@ MAN_SECTIONS = {
         "pending-txn: a transactional commit with no marker by the end of the log and no "
         "effective commit or tombstone at a higher record offset (the offset is invisible "
         "until the transaction completes)."
+        "\n\n"
+        "rebalance-storm: at least N rebalances of one group within any window shorter than W "
+        "(--storm N/W, default 5/10m). A rebalance is a row of the rebalances table with rebalance "
+        "true and a previous generation (the group's creation stops no consumer). Overlapping "
+        "windows are one storm, reported once: its window, its count, the members that churned "
+        "most (client id and host) and a diagnosis with a recommendation for each case found: the "
+        "same dynamic client rejoining again and again (its processing between polls exceeds "
+        "max.poll.interval.ms: check it, and use group.instance.id); a rolling restart of dynamic "
+        "members (use static membership, KIP-345); an eager assignor (use cooperative-sticky, "
+        "KIP-429; the partitions revoked are counted); recorded session timeouts below Kafka's "
+        "default 45000 ms (KIP-735). Not a storm: a rolling restart of static members (member ids "
+        "replaced in the same generation), a slow scale-out (one member every ten minutes), one "
+        "deploy below the threshold."
     ),
     "OUTPUT": (
-        "With --out DIR, the tables generations, members, commits, findings, coverage and offsets "
+        "With --out DIR, the tables generations, members, commits, findings, coverage, offsets and rebalances "
         "are written as DIR/<table>/ (Parquet, or JSON Lines with --format jsonl), first into "
         "a temporary directory next to DIR, which is then renamed into place: an interrupted "
         "or failed run leaves DIR as it was, and a re-run replaces it with the same rows. Each "
         "table holds one file per partition (part-NNNNN.parquet or .json, written whole by the "
         "partition's task: a retried task rewrites the same file). Generations, members and "
         "findings are sorted by log partition, group and record offset; commits are in log "
-        "order (log partition, record offset). The console shows the coverage, "
-        "the counts, the findings by rule and the worst groups (--format json: the same as "
-        "one JSON document; --format jsonl: the findings, one JSON object per line)."
+        "order (log partition, record offset); rebalances as generations. The console shows the "
+        "coverage, the counts, the findings by rule, the worst groups and the rebalances panel "
+        "(--format json: the same as one JSON document; --format jsonl: the findings, one JSON "
+        "object per line)."
     ),
     "FILTERS": (
         "--group REGEX keeps groups whose id matches (Python re.search). --until TIME reads "
@@ -123,8 +138,38 @@ MAN_SECTIONS = {
         "rules (expiring, pending-txn, aborted-txn) and the offsets table's expired column are "
         "judged at TIME. --since TIME hides generations, members, commits and findings before "
         "TIME (the replay still reads them for state; findings about the end of the log and "
-        "the offsets table are always shown). TIME is ISO-8601 (UTC unless an offset is given) "
-        "or epoch milliseconds."
+        "the offsets table are always shown; a storm that started before TIME is hidden). TIME is "
+        "ISO-8601 (UTC unless an offset is given) or epoch milliseconds. --storm N/WINDOW sets "
+        "the rebalance-storm rule (WINDOW like 90s, 10m, 1h); a malformed value is a usage error "
+        "(exit 2) before Spark starts."
+    ),
+    "REBALANCES": (
+        "The rebalances table has one row per change of a group's generation: a GroupMetadata "
+        "record with a new generation id (classic groups), a ConsumerGroupMetadata record with a "
+        "new group epoch (KIP-848). A GroupMetadata record that keeps the generation (a static "
+        "member that rejoins while the group is Stable gets a new member id without a rebalance, "
+        "ClassicGroup.replaceStaticMember) is a row with rebalance false, not left out. Columns: "
+        "group, log_partition, protocol, from_generation (null for the group's first record, or "
+        "after a group tombstone), to_generation, rebalance, record_offset, position, source, "
+        "timestamp, seconds_since_previous (since the group's previous rebalance), members_before, "
+        "members_after, joined, left, rejoined (member ids of clients back with a new member id: "
+        "the same client id and host, a restart or an expulsion, also when they left in an earlier "
+        "rebalance), static_replaced (group.instance.id of static members whose member id was "
+        "replaced), protocol_name (the assignor), rebalance_protocol (eager for range, roundrobin "
+        "and sticky; cooperative for cooperative-sticky, stream and KIP-848 groups; null when "
+        "unknown), partitions_moved (given to other owners than they last had), "
+        "partitions_revoked (eager: every partition owned in the previous generation; cooperative: "
+        "those leaving their owner), session_timeout_ms and rebalance_timeout_ms (the smallest "
+        "recorded among the members), cause and message. Causes: first-generation, member-joined, "
+        "member-left, member-rejoined, static-member-replaced, group-emptied, "
+        "cooperative-follow-up (KIP-429's second rebalance), leader-change, assignment-only (same "
+        "members), kip848-epoch-bump (same members), same-generation. A KIP-848 row is completed "
+        "when the group's next change closes it (its assignment converges after the epoch bump).\n\n"
+        "The console shows a rebalances panel: the counts, the storms and the groups with the most "
+        "rebalances. With --group, each matching group's generation timeline follows: one line "
+        "per generation with its time, members, what changed and why (at most 20 groups per "
+        "partition and their last 500 changes). --format json carries the same under rebalances "
+        "and timeline."
     ),
     "OFFSETS AND RESET PLAN": (
         "The offsets table holds the committed offsets the group coordinator would serve at the "
@@ -188,6 +233,7 @@ MAN_SECTIONS = {
         "kgtool spark-audit __consumer_offsets-12 --since 2024-06-01T00:00:00Z --format json\n"
         "kgtool spark-audit /var/lib/kafka/data --group '^orders-app$' --until 2024-06-01T14:03:00Z "
         "--reset-plan plan.csv\n"
+        "kgtool spark-audit /var/lib/kafka/data --group '^orders-app$' --storm 3/5m\n"
         "kgtool spark-audit hdfs://nn/backups/kafka/ --master yarn --conf spark.executor.memory=4g "
         "--out hdfs://nn/audit/run1\n"
         "kgtool spark-audit big-log/ --conf spark.driver.memory=4g --verbose\n"
@@ -195,7 +241,8 @@ MAN_SECTIONS = {
     ),
     "FILES": (
         "kgtool/data/sample_offsets/__consumer_offsets-{7,23}/00000000000000000000.log: the "
-        "sample audited when no PATH is given (every rule and its look-alike)."
+        "sample audited when no PATH is given (every rule and its look-alike, rebalance-storm "
+        "included: clicks-app, with clicks-static as its look-alike)."
     ),
     "NOTES": (
         "Compaction removes history: the coverage table gives each partition's offset and "
@@ -259,6 +306,25 @@ def parse_size(text: str, option: str) -> int:
     return n
 
 
+_STORM = re.compile(r"^\s*(\d+)\s*/\s*(\S.*)$")
+
+
+def parse_storm(text: str, option: str = "--storm") -> tuple[int, int]:
+    """``N/W`` (e.g. ``5/10m``, ``3/90s``, ``10/1h``) -> (N, W in ms); N at least 2, W above 0."""
+    m = _STORM.match(text)
+    usage = f"{option}: expected N/WINDOW such as 5/10m, 3/90s or 10/1h (N >= 2 rebalances within WINDOW), got {text!r}"
+    if not m:
+        raise UsageError(usage)
+    try:
+        window = parse_duration_ms(m.group(2), option)
+    except UsageError:
+        raise UsageError(usage) from None
+    n = int(m.group(1))
+    if n < 2 or window < 1:
+        raise UsageError(usage)
+    return n, window
+
+
 def parse_conf(items: list[str]) -> dict[str, str]:
     conf = {}
     for item in items:
@@ -279,7 +345,7 @@ def command(
     ),
     out: Optional[str] = typer.Option(
         None, "--out", "-o", metavar="DIR",
-        help="Write the tables generations, members, commits, findings, coverage under DIR "
+        help="Write the tables generations, members, commits, findings, coverage, rebalances under DIR "
         "(Parquet; JSON Lines with --format jsonl), atomically.",
         show_default=False,
     ),
@@ -290,7 +356,8 @@ def command(
         case_sensitive=False,
     ),
     group: Optional[str] = typer.Option(
-        None, "--group", "-g", metavar="REGEX", help="Only groups whose id matches REGEX (re.search).",
+        None, "--group", "-g", metavar="REGEX",
+        help="Only groups whose id matches REGEX (re.search); also shows their generation timelines.",
         show_default=False,
     ),
     since: Optional[str] = typer.Option(
@@ -327,6 +394,10 @@ def command(
         "atomically, when the audit succeeds; - for stdout. Needs --group.",
         show_default=False,
     ),
+    storm: str = typer.Option(
+        "5/10m", "--storm", metavar="N/WINDOW",
+        help="rebalance-storm rule: at least N rebalances of a group within WINDOW (e.g. 5/10m, 3/90s, 10/1h).",
+    ),
 ) -> None:
     from kgtool.offsets import reset_plan as plans
     from kgtool.offsets.audit import AuditOptions
@@ -343,11 +414,14 @@ def command(
         if reset_plan == plans.STDOUT and output_format is not OutputFormat.table:
             raise UsageError("--reset-plan -: stdout carries the plan; --format json/jsonl would mix with it")
         plans.check_plan_path(reset_plan)
+    storm_count, storm_window_ms = parse_storm(storm)
     options = AuditOptions(
         group_pattern=group,
         since=None if since is None else parse_time_ms(since, "--since"),
         until=None if until is None else parse_time_ms(until, "--until"),
         retention_ms=parse_duration_ms(retention, "--retention"),
+        storm_count=storm_count,
+        storm_window_ms=storm_window_ms,
     )
     split_bytes = parse_size(split_size, "--split-size")
     spark_conf = parse_conf(list(conf or []))
@@ -522,12 +596,21 @@ def _render_summary(s: Any) -> None:
               ", ".join(f"{r} {w[r]}" for r in RULE_MEANINGS if w.get(r))] for w in s.worst_groups],
             title="worst groups",
         )
+    _render_rebalances(s)
     if s.findings:
         title = "findings" + (f" (first {len(s.findings)} of {s.finding_count})" if s.finding_count > len(s.findings) else "")
         c.print(f"[bold]{title}[/bold]")
         for f in s.findings:
             prev = "" if f["previous_offset"] is None else f" (previous {f['previous_offset']})"
             gen = "" if f["generation_id"] is None else f" gen {f['generation_id']}"
+            if f["topic"] is None:  # a group-level finding (rebalance-storm)
+                c.print(
+                    f"[red]{f['rule']}[/red] {render.display_text(f['group'])}{gen} "
+                    f"[dim]from __consumer_offsets-{f['log_partition']} offset {f['record_offset']}, "
+                    f"byte {f['position']} of {render.display_text(f['source'])}[/dim]"
+                )
+                c.print(f"    {render.display_text(f['message'])}", style="dim")
+                continue
             c.print(
                 f"[red]{f['rule']}[/red] {render.display_text(f['group'])} "
                 f"{render.display_text(f['topic'] + '-' + str(f['partition']))} offset {f['offset']}{prev}{gen} "
@@ -537,3 +620,71 @@ def _render_summary(s: Any) -> None:
             c.print(f"    {render.display_text(f['message'])}", style="dim")
     else:
         c.print("[green]no findings[/green]")
+
+
+def _window(ms: int) -> str:
+    for unit, size in (("h", 3_600_000), ("m", 60_000), ("s", 1000)):
+        if ms % size == 0:
+            return f"{ms // size}{unit}"
+    return f"{ms}ms"
+
+
+def _render_rebalances(s: Any) -> None:
+    """The rebalances panel: counts, storms, the groups with the most rebalances; with --group,
+    each group's generation timeline."""
+    rb = s.rebalances
+    if not rb:
+        return
+    c = render.out()
+    rule = f"{s.options.get('storm_count', 5)} within {_window(s.options.get('storm_window_ms', 600_000))}"
+    c.print(f"[bold]rebalances[/bold]: {rb['count']} generation change(s) with a rebalance, "
+            f"{rb['no_rebalance']} without (same generation); {rb['storm_count']} storm(s) (rule: {rule})")
+    if rb["storms"]:
+        render.print_table(
+            ["group", "window (UTC)", ("rebalances", "right"), "generations", "churned most", "diagnosis"],
+            [[render.display_text(st["group"]), f"{_ts(st['start'])} .. {_ts(st['end'])}", str(st["count"]),
+              f"{'-' if st['from_generation'] is None else st['from_generation']} -> {st['to_generation']}",
+              render.display_text(", ".join(f"{_client(x['client_id'], x['client_host'])} ({x['count']})"
+                                            for x in st["churn"])),
+              ", ".join(d["code"] for d in st["diagnosis"])]
+             for st in rb["storms"]],
+            title="rebalance storms" + (f" (largest {len(rb['storms'])} of {rb['storm_count']})"
+                                         if rb["storm_count"] > len(rb["storms"]) else ""),
+        )
+    if rb["worst_groups"]:
+        peak = max(g["rebalances"] for g in rb["worst_groups"]) or 1
+        render.print_table(
+            ["group", ("rebalances", "right"), "", ("same gen.", "right"), ("storms", "right"), "causes"],
+            [[render.display_text(g["group"]), str(g["rebalances"]),
+              f"[yellow]{render.bar(g['rebalances'], peak, 20)}[/yellow]", str(g["no_rebalance"]), str(g["storms"]),
+              ", ".join(f"{k} {v}" for k, v in list(g["causes"].items())[:4])]
+             for g in rb["worst_groups"]],
+            title="rebalances per group (most first)",
+        )
+    for group, lines in s.timeline.items():
+        render.print_table(
+            ["time (UTC)", "generation", "members", "changed", ("moved", "right"), ("revoked", "right"), "cause",
+             "why"],
+            [[_ts(x["timestamp"]),
+              (f"{'-' if x['from_generation'] is None else x['from_generation']} -> {x['to_generation']}"
+               if x["rebalance"] else f"{x['to_generation']} (same)"),
+              f"{x['members_before']} -> {x['members_after']}", _changed(x),
+              "-" if x["partitions_moved"] is None else str(x["partitions_moved"]),
+              "-" if x["partitions_revoked"] is None else str(x["partitions_revoked"]),
+              x["cause"], render.display_text(x["message"])]
+             for x in lines],
+            title=f"generation timeline of {render.display_text(group)}",
+        )
+
+
+def _client(client_id: str | None, host: str | None) -> str:
+    from kgtool.offsets.rebalances import client_name
+
+    return client_name(client_id, host)
+
+
+def _changed(x: dict[str, Any]) -> str:
+    parts = [f"{label} {len(x[k])}" for k, label in
+             (("joined", "+joined"), ("left", "-left"), ("rejoined", "rejoined"), ("static_replaced", "static"))
+             if x[k]]
+    return ", ".join(parts) or "-"

@@ -13,6 +13,8 @@ it saw: generations, members, commits with attribution, findings, and coverage.
 - :mod:`kgtool.offsets.store`: the offset store and pending transactional offsets
   (``OffsetMetadataManager``), with the commit loop (compiled in ``_replay.c``).
 - :mod:`kgtool.offsets.rules`: the stale-commit rules and their findings.
+- :mod:`kgtool.offsets.rebalances`: one row per generation change (who joined, left, rejoined,
+  why) and the rebalance-storm rule.
 - :mod:`kgtool.offsets.partition`: one partition's replay, coverage and output tables.
 - :mod:`kgtool.offsets.tables`: the output tables as data (column names and types).
 - :mod:`kgtool.offsets.audit`: the whole audit of decoded entries in one process.

@@ -64,6 +64,7 @@ def audit_entries(
         result.tables["members"].extend(rp.members)
         result.tables["findings"].extend(rp.findings)
         result.tables["offsets"].extend(rp.offset_rows)
+        result.tables["rebalances"].extend(rp.rebalances)
         segments, size = seg.get(part, [0, 0])
         result.tables["coverage"].append(rp.coverage(segments, size))
         result.problems.extend(rp.problems)

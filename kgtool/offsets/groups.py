@@ -12,18 +12,23 @@ A group's generation decides what its commits are attributed to (generation, pro
 owners of the partition) and what the orphan and zombie rules see; :class:`GroupState` keeps
 that snapshot in the :class:`~kgtool.offsets.store.Store` arrays that the commit loop reads,
 and refreshes it only when the generation changes. Generations and members are rows of their
-tables (rare: one per generation record).
+tables (rare: one per generation record); each generation change is also handed, with the
+previous generation, to :mod:`kgtool.offsets.rebalances` (the rebalances table).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from kgtool.offsets.entries import LogEntry
+from kgtool.offsets.rebalances import Member
 from kgtool.offsets.store import G, K, NULL, Store
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kgtool.offsets.rebalances import RebalanceLog
 
 TopicPartition = tuple[str, int]
 _K_OWNERS, _K_ORPHAN, _K_MOVED, _K_TOP_HAS = K["owners"], K["orphan"], K["moved"], K["top_has"]
@@ -125,6 +130,12 @@ class Generation:
     # protocol, undecodable assignments).
     owners: dict[TopicPartition, tuple[str, ...]] | None = None
     row: dict[str, Any] | None = None  # its generations-table row, updated as the log goes on
+    # Per member: instance id, client id, host and timeouts, as the record gives them (compared
+    # with the previous generation's: kgtool.offsets.rebalances); None for a group tombstone.
+    member_info: dict[str, Member] | None = None
+    # Partitions given to other owners than their last known ones while the generation is in
+    # effect (the zombie rule's moves: at its start for classic, during reconciliation for KIP-848).
+    moved: int = 0
 
     @property
     def empty(self) -> bool:
@@ -151,7 +162,8 @@ class GroupState:
     """One group's generations, members and the snapshot its commits are attributed to."""
 
     def __init__(self, name: str, log_partition: int, store: Store, owner_lists: OwnerLists,
-                 generations: list[dict[str, Any]], members: list[dict[str, Any]]) -> None:
+                 generations: list[dict[str, Any]], members: list[dict[str, Any]],
+                 rebalances: RebalanceLog | None = None) -> None:
         self.name = name
         self.log_partition = log_partition
         self.store = store
@@ -172,6 +184,7 @@ class GroupState:
         self.topic_names: dict[str, str] = {}
         self._moves_seen: dict[TopicPartition, Any] | None = None  # owners last given to _track_moves
         self._attributed: dict[TopicPartition, Any] | None = None  # owners under which every key is owned
+        self.rebalances = None if rebalances is None else rebalances.track(name)  # rows of generation changes
 
     # ---- keys ----------------------------------------------------------------------------
     def key(self, tp: TopicPartition) -> int:
@@ -261,6 +274,8 @@ class GroupState:
         g[G["count"]] = 0
 
     def finish(self) -> None:
+        if self.rebalances is not None:
+            self.rebalances.finish()
         if self.gen is not None and self.gen.row is not None:
             self.gen.row["commit_count"] += int(self.store.g[self.gid, G["count"]])
         self.store.g[self.gid, G["count"]] = 0
@@ -272,6 +287,8 @@ class GroupState:
         self.gen = gen
         if gen.owners is not None:
             self._track_moves(gen)
+        if self.rebalances is not None:
+            self.rebalances.change(self.prev_gen, gen, e)
         gen.row = self._generation_row(gen, e, state)
         self.generations.append(gen.row)
         self.snapshot()
@@ -306,14 +323,17 @@ class GroupState:
         last, keys = self.last_owners, self.keys
         token = gen.record_offset
         moved = []
+        n = 0
         for tp, now in gen.owners.items():
             before = last.get(tp)
             if before is not None and before != now:
+                n += 1
                 self.moved_at[tp] = token
                 k = keys.get(tp)
                 if k is not None:
                     moved.append(k)
             last[tp] = now
+        gen.moved += n
         if moved:
             kk = self.store.k
             kk[moved, _K_MOVED] = token
@@ -324,6 +344,8 @@ class GroupState:
         if e.value is None:
             # A tombstone removes the group.
             self._close_generation(e.offset)
+            if self.rebalances is not None:
+                self.rebalances.tombstone()
             self.prev_gen = self.gen
             self.gen = None
             self.store.g[self.gid, G["exists"]] = 0
@@ -337,6 +359,7 @@ class GroupState:
         leader = _get(v, "leader")
         owners: dict[TopicPartition, Any] | None = {}
         member_rows = []
+        info: dict[str, Member] = {}
         known = protocol_type == "consumer"
         name, part, offset, timestamp = self.name, self.log_partition, e.offset, e.timestamp
         for m in members:
@@ -353,6 +376,9 @@ class GroupState:
             for tp in assigned:
                 owners.setdefault(tp, []).append(mid)  # type: ignore[union-attr]
             owned, owned_names = _shared_partitions(sub.get("owned_partitions")) if sub_ok else (None, None)
+            inst, client, host = mget("group_instance_id"), mget("client_id"), mget("client_host")
+            session, rebalance = _int_or_none(mget("session_timeout")), _int_or_none(mget("rebalance_timeout"))
+            info[mid] = (inst, client, host, session, rebalance)  # a rebalances.Member
             member_rows.append(
                 {
                     "group": name,
@@ -360,12 +386,12 @@ class GroupState:
                     "protocol": "classic",
                     "generation_id": gen_id,
                     "member_id": mid,
-                    "group_instance_id": mget("group_instance_id"),
-                    "client_id": mget("client_id"),
-                    "client_host": mget("client_host"),
+                    "group_instance_id": inst,
+                    "client_id": client,
+                    "client_host": host,
                     "rack_id": sub.get("rack_id") if sub_ok else None,
-                    "session_timeout_ms": _int_or_none(mget("session_timeout")),
-                    "rebalance_timeout_ms": _int_or_none(mget("rebalance_timeout")),
+                    "session_timeout_ms": session,
+                    "rebalance_timeout_ms": rebalance,
                     "is_leader": mid == leader,
                     "member_epoch": None,
                     "subscribed_topics": _shared_sorted(sub.get("topics")) if sub_ok else None,
@@ -389,6 +415,7 @@ class GroupState:
             current_state_timestamp=_int_or_none(_get(v, "current_state_timestamp")),
             members=[r["member_id"] for r in member_rows],
             owners=owners if members else {},
+            member_info=info,
         )
         self.store.g[self.gid, G["exists"]] = 1
         self._start_generation(gen, e, "Empty" if not members else "Stable")
@@ -446,6 +473,7 @@ class GroupState:
                 protocol_name=None,
                 members=sorted(self.kip848_members),
                 owners={},
+                member_info={mid: _kip848_member(md) for mid, md in self.kip848_members.items()},
             )
             self.store.g[self.gid, G["exists"]] = 1
             self._start_generation(gen, e, "Empty" if not gen.members else "Stable")
@@ -492,3 +520,14 @@ class GroupState:
                 "timestamp": e.timestamp,
             }
         )
+
+
+def _kip848_member(md: dict[str, Any]) -> Member:
+    """A KIP-848 member's identity and timeouts (``ConsumerGroupMemberMetadataValue``): the
+    session timeout is the group's (``group.consumer.session.timeout.ms``, not recorded) unless
+    the member speaks the classic protocol (``classic_member_metadata``)."""
+    classic = _get(md, "classic_member_metadata")
+    session = _get(classic, "session_timeout_ms") if isinstance(classic, dict) else None
+    rebalance = _int_or_none(_get(md, "rebalance_timeout_ms"))
+    return (_get(md, "instance_id"), _get(md, "client_id"), _get(md, "client_host"),
+            _int_or_none(session), None if rebalance is None or rebalance < 0 else rebalance)

@@ -6,16 +6,20 @@ import re
 from dataclasses import dataclass
 
 DEFAULT_RETENTION_MS = 7 * 24 * 3600 * 1000  # offsets.retention.minutes default (10080)
+DEFAULT_STORM_COUNT = 5  # rebalance-storm: at least this many rebalances ...
+DEFAULT_STORM_WINDOW_MS = 10 * 60 * 1000  # ... within this window (--storm 5/10m)
 
 
 @dataclass(frozen=True)
 class AuditOptions:
-    """``--group``, ``--since``, ``--until`` and ``--retention``."""
+    """``--group``, ``--since``, ``--until``, ``--retention`` and ``--storm``."""
 
     group_pattern: str | None = None  # Python regex, re.search on the group id
     since: int | None = None  # epoch ms, inclusive: hide rows before it
     until: int | None = None  # epoch ms: read each partition up to its first record stamped at or after it
     retention_ms: int = DEFAULT_RETENTION_MS
+    storm_count: int = DEFAULT_STORM_COUNT  # --storm N/W: the rebalance-storm rule's N ...
+    storm_window_ms: int = DEFAULT_STORM_WINDOW_MS  # ... and W
 
     def group_matches(self, group: str | None) -> bool:
         if group is None or self.group_pattern is None:

@@ -43,6 +43,7 @@ from kgtool.offsets.entries import (
 )
 from kgtool.offsets.options import AuditOptions
 from kgtool.offsets.groups import GroupState, OwnerLists, TopicPartition
+from kgtool.offsets.rebalances import RebalanceLog
 from kgtool.offsets.rules import (
     END_OF_LOG_RULES,
     CommitRef,
@@ -84,6 +85,7 @@ SORT_KEYS: dict[str, list[str]] = {
     "findings": ["log_partition", "group", "record_offset", "rule", "topic", "partition"],
     "coverage": ["log_partition"],
     "offsets": ["log_partition", "group", "topic", "partition"],
+    "rebalances": ["log_partition", "group", "record_offset"],
 }
 SHOWN_PROBLEMS = 20
 ROW_BATCH = 20_000  # rows of the small tables handed out at a time (rows_sink)
@@ -170,6 +172,10 @@ class PartitionReplay:
         self.members: list[dict[str, Any]] = []
         self.findings: list[dict[str, Any]] = []
         self.offset_rows: list[dict[str, Any]] = []  # the offsets table (made by finish)
+        # generation changes (rows of the rebalances table) and the rebalance-storm rule
+        self.rebalance_log = RebalanceLog(log_partition, self.options.storm_count, self.options.storm_window_ms,
+                                          self.findings, since=self.options.since)
+        self.rebalances = self.rebalance_log.rows
         self.sources: list[str] = []
         self._source_codes: dict[str, int] = {}
         self.key_tp: list[TopicPartition] = []  # store key -> topic partition
@@ -207,7 +213,8 @@ class PartitionReplay:
         if g is None:
             if not self.options.group_matches(name):
                 return None
-            g = GroupState(name, self.log_partition, self.store, self.owner_lists, self.generations, self.members)
+            g = GroupState(name, self.log_partition, self.store, self.owner_lists, self.generations, self.members,
+                           self.rebalance_log)
             self.groups[name] = g
             self.by_gid.append(g)
         return g
@@ -604,7 +611,7 @@ class PartitionReplay:
     def output_groups(self) -> int:
         """Groups with at least one row in an output table."""
         names = {self.by_gid[g].name for g in self.gids_with_rows} | self.row_groups
-        for rows in (self.generations, self.members, self.findings):
+        for rows in (self.generations, self.members, self.findings, self.rebalances):
             names.update(r["group"] for r in rows)
         return len(names)
 
@@ -730,7 +737,8 @@ class PartitionReplay:
         group's next generation (or the end of the log) closes it."""
         if self.rows_sink is None:
             return
-        if not final and len(self.generations) + len(self.members) + len(self.findings) < ROW_BATCH:
+        if not final and len(self.generations) + len(self.members) + len(self.findings) \
+                + len(self.rebalances) < ROW_BATCH:
             return
         since = self.options.since
         open_rows = set() if final else {id(g.gen.row) for g in self.by_gid if g.gen is not None and g.gen.row is not None}
@@ -738,10 +746,12 @@ class PartitionReplay:
             "generations": [r for r in self.generations if id(r) not in open_rows],
             "members": list(self.members),
             "findings": list(self.findings),
+            "rebalances": list(self.rebalances),  # a row joins the list when final
         }
         self.generations[:] = [r for r in self.generations if id(r) in open_rows]  # in place: groups append here
         self.members.clear()
         self.findings.clear()
+        self.rebalances.clear()
         for name, rows in ready.items():
             if since is not None:
                 rows = [r for r in rows if (name == "findings" and r["rule"] in END_OF_LOG_RULES) or _keep(r, since)]
@@ -772,7 +782,9 @@ class PartitionReplay:
             self.generations[:] = [r for r in self.generations if _keep(r, since)]
             self.members[:] = [r for r in self.members if _keep(r, since)]
             self.findings[:] = [r for r in self.findings if r["rule"] in END_OF_LOG_RULES or _keep(r, since)]
+            self.rebalances[:] = [r for r in self.rebalances if _keep(r, since)]
         sort_rows(self.generations, "generations")
+        sort_rows(self.rebalances, "rebalances")
         sort_rows(self.members, "members")
         sort_rows(self.findings, "findings")
 

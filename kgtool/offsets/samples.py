@@ -13,6 +13,11 @@ partition 7 (``orders`` / ``billing`` / ``inventory`` / ``metrics`` topics):
     it in onPartitionsRevoked: no finding.
   - ``metrics-agg``: metrics-0 committed with leader epoch 7, later epoch 6:
     **epoch-regression**; metrics-1 commits with epoch -1 (unknown) between: no finding.
+  - ``clicks-app`` (``clicks`` topic, eager ``range``): the dynamic member of client ``clicks``
+    on 10.0.0.5 is expelled and rejoins with a new member id every minute, six times:
+    **rebalance-storm** (the same client rejoining, eager assignor).
+  - ``clicks-static``: three static members (``group.instance.id``) restarted one after the
+    other, twice: their member ids are replaced in the same generation, no rebalance: no finding.
 
 partition 23 (``payments`` / ``ledger`` / ``events``):
   - ``payments-eos``: a transactional commit payments-0 = 900 is ABORTed and nothing
@@ -31,6 +36,7 @@ from __future__ import annotations
 from kgtool.offsets.scenario import Script
 
 DAY = 24 * 3600 * 1000
+MINUTE = 60 * 1000
 
 
 def partition_7() -> Script:
@@ -70,6 +76,28 @@ def partition_7() -> Script:
     s.commit("metrics-agg", {("metrics", 0): 70, ("metrics", 1): 70}, leader_epoch=7)
     s.commit("metrics-agg", {("metrics", 1): 80}, leader_epoch=-1)
     s.commit("metrics-agg", {("metrics", 0): 90}, leader_epoch=6, compression="lz4")
+    # clicks-app: a consumer that keeps exceeding max.poll.interval.ms
+    clicks = [("clicks", p) for p in range(4)]
+    s.generation("clicks-app", 1, {"clicks-0a": clicks[:2], "feed-1": clicks[2:]}, at=MINUTE,
+                 clients={"clicks-0a": ("clicks", "/10.0.0.5"), "feed-1": ("feed", "/10.0.0.6")})
+    for i in range(2, 8):
+        mid = f"clicks-{i}a"
+        s.generation("clicks-app", i, {mid: clicks[:2], "feed-1": clicks[2:]}, at=i * MINUTE,
+                     clients={mid: ("clicks", "/10.0.0.5"), "feed-1": ("feed", "/10.0.0.6")})
+    # clicks-static: a rolling restart of static members (KIP-345): same generation, no rebalance
+    static = {f"web-{n}": f"web-{n}-0" for n in range(3)}
+
+    def web(members: dict[str, str]) -> dict[str, tuple[str, str]]:
+        return {m: ("web", f"/10.0.1.{n}") for n, m in enumerate(members.values())}
+
+    s.generation("clicks-static", 1, {m: [clicks[n]] for n, m in enumerate(static.values())},
+                 instance_ids={m: i for i, m in static.items()}, at=10 * MINUTE, clients=web(static))
+    for restart in range(1, 3):
+        for n, inst in enumerate(static):
+            static[inst] = f"{inst}-{restart}"
+            s.generation("clicks-static", 1, {m: [clicks[k]] for k, m in enumerate(static.values())},
+                         instance_ids={m: i for i, m in static.items()}, at=(10 + restart) * MINUTE + n * 20_000,
+                         clients=web(static))
     return s
 
 

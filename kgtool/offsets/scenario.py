@@ -82,22 +82,29 @@ class Script:
         instance_ids: dict[str, str] | None = None,
         at: int | None = None,
         compression: str = "none",
+        clients: dict[str, tuple[str, str]] | None = None,
+        session_timeout: int = 45000,
+        rebalance_timeout: int = 300000,
     ) -> int:
         """A GroupMetadata record (a rebalance completed, or the group became Empty when
-        ``assignment`` is empty). Returns the record's timestamp."""
+        ``assignment`` is empty). Returns the record's timestamp.
+
+        Members' client id and host default to the member id's first "-" field and
+        ``/10.0.0.1``; ``clients`` gives them per member id as ``(client_id, client_host)``."""
         ts = self._ts(at)
         members = []
         for mid, tps in assignment.items():
             subscribed = topics if topics is not None else sorted({t for t, _ in tps})
             own = (owned or {}).get(mid, [])
+            client_id, client_host = (clients or {}).get(mid, (mid.split("-")[0], "/10.0.0.1"))
             members.append(
                 {
                     "member_id": mid,
                     "group_instance_id": (instance_ids or {}).get(mid),
-                    "client_id": mid.split("-")[0],
-                    "client_host": "/10.0.0.1",
-                    "rebalance_timeout": 300000,
-                    "session_timeout": 45000,
+                    "client_id": client_id,
+                    "client_host": client_host,
+                    "rebalance_timeout": rebalance_timeout,
+                    "session_timeout": session_timeout,
                     "subscription_decoded": {
                         "topics": list(subscribed),
                         "user_data": None,

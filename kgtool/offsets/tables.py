@@ -1,6 +1,6 @@
 """The audit's output tables, as data: one list of ``(column, type)`` per table.
 
-Types are a small vocabulary (``string``, ``int32``, ``int64``, ``bool``, ``list<string>``)
+Types are a small vocabulary (``string``, ``int32``, ``int64``, ``float64``, ``bool``, ``list<string>``)
 that :mod:`kgtool.spark.schemas` turns into Spark and Arrow schemas; the pure-Python replay
 produces dict rows with exactly these keys, in this order.
 
@@ -12,7 +12,7 @@ batch in ``source``); ``offset`` is the committed consumer offset.
 
 from __future__ import annotations
 
-TABLE_NAMES = ("generations", "members", "commits", "findings", "coverage", "offsets")
+TABLE_NAMES = ("generations", "members", "commits", "findings", "coverage", "offsets", "rebalances")
 
 GENERATIONS = [
     ("group", "string"),
@@ -142,6 +142,37 @@ OFFSETS = [
     ("expired", "bool"),  # past the retention at that instant: the expiring rule holds for it
 ]
 
+# One row per change of a group's generation (kgtool.offsets.rebalances): a classic
+# GroupMetadata record with a new generation id, a KIP-848 group epoch bump; a metadata record
+# that keeps the generation (a static member replaced, KIP-345) is a row with rebalance false.
+REBALANCES = [
+    ("group", "string"),
+    ("log_partition", "int32"),
+    ("protocol", "string"),  # "classic" / "consumer" (KIP-848)
+    ("from_generation", "int32"),  # null: the group's first generation record (or after a tombstone)
+    ("to_generation", "int32"),
+    ("rebalance", "bool"),  # false: the same generation rewritten (no rebalance)
+    ("record_offset", "int64"),
+    ("position", "int64"),
+    ("source", "string"),
+    ("timestamp", "int64"),
+    ("seconds_since_previous", "float64"),  # since the group's previous rebalance; null for the first
+    ("members_before", "int32"),
+    ("members_after", "int32"),
+    ("joined", "list<string>"),  # member ids new in this generation (not rejoins)
+    ("left", "list<string>"),  # member ids gone (not back under a new id in this change)
+    ("rejoined", "list<string>"),  # new member ids of clients back (same client id and host, new member id)
+    ("static_replaced", "list<string>"),  # group.instance.id of static members whose member id was replaced
+    ("protocol_name", "string"),  # the assignor
+    ("rebalance_protocol", "string"),  # eager / cooperative (from the assignor; KIP-848: cooperative); null unknown
+    ("partitions_moved", "int32"),  # owner set changed; null when assignments are unknown
+    ("partitions_revoked", "int32"),  # eager: every owned partition; cooperative: those moving away
+    ("session_timeout_ms", "int32"),  # smallest recorded among the members (after the change, else before)
+    ("rebalance_timeout_ms", "int32"),  # smallest recorded rebalance timeout (max.poll.interval.ms)
+    ("cause", "string"),  # member-joined, member-left, member-rejoined, static-member-replaced, ...
+    ("message", "string"),
+]
+
 TABLES: dict[str, list[tuple[str, str]]] = {
     "generations": GENERATIONS,
     "members": MEMBERS,
@@ -149,6 +180,8 @@ TABLES: dict[str, list[tuple[str, str]]] = {
     "findings": FINDINGS,
     "coverage": COVERAGE,
     "offsets": OFFSETS,
+    "rebalances": REBALANCES,
 }
 
-RULES = ("rewind", "zombie", "orphan", "epoch-regression", "expiring", "aborted-txn", "pending-txn")
+RULES = ("rewind", "zombie", "orphan", "epoch-regression", "expiring", "aborted-txn", "pending-txn",
+         "rebalance-storm")

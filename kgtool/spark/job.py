@@ -70,6 +70,9 @@ class AuditSummary:
     options: dict[str, Any] = field(default_factory=dict)
     all_findings: list[dict[str, Any]] = field(default_factory=list)
     offsets: list[list[Any]] = field(default_factory=list)  # keep_offsets: [group, topic, partition, offset, expired]
+    # the rebalances panel: counts, storms (largest first) and the groups with the most rebalances
+    rebalances: dict[str, Any] = field(default_factory=dict)
+    timeline: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # --group: per group
 
     @property
     def finding_count(self) -> int:
@@ -166,10 +169,39 @@ def combine(summaries: list[PartitionSummary], parts: list[PartitionFiles], out:
             "since": options.since,
             "until": options.until,
             "retention_ms": options.retention_ms,
+            "storm_count": options.storm_count,
+            "storm_window_ms": options.storm_window_ms,
         },
         all_findings=[f for s in summaries for f in s.all_findings],
         offsets=[o for s in summaries for o in s.offsets],
+        **combine_rebalances(summaries),
     )
+
+
+SHOWN_STORMS = 20
+SHOWN_REBALANCE_GROUPS = 10
+
+
+def combine_rebalances(summaries: list[PartitionSummary]) -> dict[str, Any]:
+    """The tasks' rebalance summaries as one: a group lives in one partition, so the groups with
+    the most rebalances are among each partition's own top ones."""
+    storms = sorted((st for s in summaries for st in s.storms),
+                    key=lambda st: (-st["count"], st["group"], st["start"]))[:SHOWN_STORMS]
+    groups = sorted((g for s in summaries for g in s.rebalance_groups),
+                    key=lambda g: (-g["rebalances"], g["group"]))[:SHOWN_REBALANCE_GROUPS]
+    timeline: dict[str, list[dict[str, Any]]] = {}
+    for s in summaries:
+        timeline.update(s.timeline)
+    return {
+        "rebalances": {
+            "count": sum(s.rebalance_count for s in summaries),
+            "no_rebalance": sum(s.no_rebalance_count for s in summaries),
+            "storm_count": sum(s.storm_count for s in summaries),
+            "storms": storms,
+            "worst_groups": groups,
+        },
+        "timeline": dict(sorted(timeline.items())),
+    }
 
 
 def run_audit(
@@ -242,6 +274,8 @@ def summary_json(summary: AuditSummary) -> dict[str, Any]:
         "problems": summary.problems,
         "coverage": summary.coverage,
         "options": summary.options,
+        "rebalances": summary.rebalances,
+        "timeline": summary.timeline,
     }
 
 
@@ -267,9 +301,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--until", type=int, help="epoch ms")
     ap.add_argument("--retention-ms", type=int, default=AuditOptions().retention_ms)
     ap.add_argument("--split-bytes", type=int, default=DEFAULT_SPLIT_BYTES)
+    ap.add_argument("--storm-count", type=int, default=AuditOptions().storm_count, help="rebalance-storm: N ...")
+    ap.add_argument("--storm-window-ms", type=int, default=AuditOptions().storm_window_ms, help="... within W ms")
     a = ap.parse_args(argv)
     spark = SparkSession.builder.appName("kgtool spark-audit").getOrCreate()
-    options = AuditOptions(group_pattern=a.group, since=a.since, until=a.until, retention_ms=a.retention_ms)
+    if a.storm_count < 2 or a.storm_window_ms < 1:
+        ap.error("--storm-count must be at least 2 and --storm-window-ms at least 1")
+    options = AuditOptions(group_pattern=a.group, since=a.since, until=a.until, retention_ms=a.retention_ms,
+                           storm_count=a.storm_count, storm_window_ms=a.storm_window_ms)
     empty: set[int] = set()
     try:
         files = resolve_inputs(a.paths, spark, empty=empty)

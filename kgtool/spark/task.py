@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import gc
 import json
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 
 from kgtool.errors import SparkFailure
@@ -35,8 +36,13 @@ from kgtool.spark.files import RangeReader
 from kgtool.spark.plan import DEFAULT_SPLIT_BYTES, plan_ranges
 
 SHOWN_FINDINGS = 50
+SHOWN_REBALANCE_GROUPS = 10  # groups with the most rebalances, per partition (a group lives in one)
+TIMELINE_GROUPS = 20  # --group: generation timelines of at most this many groups per partition ...
+TIMELINE_ROWS = 500  # ... of their last this many generation changes
+_TIMELINE_DROP = frozenset({"group", "log_partition", "position", "source"})
+_GROUP_REBALANCE_CAUSE = itemgetter("group", "rebalance", "cause")
 #: The tables a task writes (coverage is the driver's: one row per partition).
-TASK_TABLES = ("generations", "members", "commits", "findings", "offsets")
+TASK_TABLES = ("generations", "members", "commits", "findings", "offsets", "rebalances")
 
 
 @dataclass
@@ -63,6 +69,14 @@ class PartitionSummary:
     problem_count: int
     all_findings: list[dict[str, Any]] = field(default_factory=list)  # when asked for
     offsets: list[list[Any]] = field(default_factory=list)  # when asked for: [group, topic, partition, offset, expired]
+    # the rebalances table, summarized: rows with and without a rebalance, the groups with the most
+    # rebalances, the first storms (kgtool.offsets.rebalances), and --group's timelines
+    rebalance_count: int = 0
+    no_rebalance_count: int = 0
+    rebalance_groups: list[dict[str, Any]] = field(default_factory=list)
+    storms: list[dict[str, Any]] = field(default_factory=list)
+    storm_count: int = 0
+    timeline: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
 
 def _ranges(rd: RangeReader, path: str, size: int, split_bytes: int,
@@ -142,6 +156,7 @@ def audit_partition(
     head: list[dict[str, Any]] = []  # the first SHOWN_FINDINGS findings in sort order
     every: list[dict[str, Any]] = []
     plan: list[list[Any]] = []
+    rebalances = RebalanceSummary(options.group_pattern is not None)
 
     def rows(name: str, batch: Any) -> None:  # dict rows; the offsets table as an Arrow table
         counts[name] += len(batch)
@@ -152,6 +167,8 @@ def audit_partition(
         if name == "offsets" and keep_offsets:  # an Arrow table
             plan.extend(map(list, zip(*(batch.column(c).to_pylist()
                                         for c in ("group", "topic", "partition", "offset", "expired")))))
+        if name == "rebalances":
+            rebalances.add(batch)
         if name != "findings":
             return
         for f in batch:
@@ -212,7 +229,60 @@ def audit_partition(
         problem_count=rp.problem_count,
         all_findings=sorted(every, key=sort_key("findings")) if keep_findings else [],
         offsets=plan,
+        **rebalances.result(rp, per_group),
     )
+
+
+class RebalanceSummary:
+    """The rebalances rows of a partition as the summary shows them: counts per group (bounded
+    by the partition's groups) and, with ``--group``, each matched group's generation timeline
+    (bounded: TIMELINE_GROUPS groups, their last TIMELINE_ROWS changes)."""
+
+    def __init__(self, timeline: bool) -> None:
+        self.count = 0
+        self.no_rebalance = 0
+        self.groups: dict[str, list[Any]] = {}  # group -> [rebalances, no rebalance, causes]
+        self.timeline: dict[str, deque] | None = {} if timeline else None
+
+    def add(self, rows: list[dict[str, Any]]) -> None:
+        # counted in C (a row per generation record: rows repeat a few keys)
+        for (group, rebalance, cause), n in Counter(map(_GROUP_REBALANCE_CAUSE, rows)).items():
+            g = self.groups.get(group)
+            if g is None:
+                g = self.groups[group] = [0, 0, Counter()]
+            if rebalance:
+                self.count += n
+                g[0] += n
+            else:
+                self.no_rebalance += n
+                g[1] += n
+            g[2][cause] += n
+        if self.timeline is None:
+            return
+        for r in rows:
+            lines = self.timeline.get(r["group"])
+            if lines is None:
+                if len(self.timeline) >= TIMELINE_GROUPS:
+                    continue
+                lines = self.timeline[r["group"]] = deque(maxlen=TIMELINE_ROWS)
+            lines.append({k: v for k, v in r.items() if k not in _TIMELINE_DROP})
+
+    def result(self, rp: PartitionReplay, findings_per_group: dict[str, Counter]) -> dict[str, Any]:
+        from kgtool.offsets.rebalances import RULE
+
+        worst = sorted(self.groups.items(), key=lambda kv: (-kv[1][0], kv[0]))[:SHOWN_REBALANCE_GROUPS]
+        return {
+            "rebalance_count": self.count,
+            "no_rebalance_count": self.no_rebalance,
+            "rebalance_groups": [
+                {"group": name, "rebalances": n, "no_rebalance": m,
+                 "storms": int(findings_per_group.get(name, Counter()).get(RULE, 0)),
+                 "causes": dict(causes.most_common())}
+                for name, (n, m, causes) in worst if n or m],
+            "storms": rp.rebalance_log.storms,
+            "storm_count": rp.rebalance_log.storm_total,
+            "timeline": {} if self.timeline is None else {g: list(v) for g, v in sorted(self.timeline.items())},
+        }
 
 
 def _out_of_memory(part: int, rp: PartitionReplay) -> str:

@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from kgtool.cli.main import app
-from kgtool.cli.spark_audit import parse_duration_ms, parse_size, parse_time_ms
+from kgtool.cli.spark_audit import parse_duration_ms, parse_size, parse_storm, parse_time_ms
 from kgtool.errors import UsageError
 from kgtool.spark.session import parse_java_version
 from tests.offsets.golden import FIXTURES
@@ -26,6 +26,7 @@ SAMPLE_FINDINGS = [
     ("expiring", "legacy-batch", "events", 0, 12, None, 23, 2),
     ("orphan", "inventory-sync", "inventory", 9, 4, None, 7, 16),
     ("pending-txn", "ledger-eos", "ledger", 0, 77, None, 23, 20),
+    ("rebalance-storm", "clicks-app", None, None, None, None, 7, 28),
     ("rewind", "billing-rewind", "billing", 0, 420, 500, 7, 2),
     ("zombie", "orders-app", "orders", 0, 1200, 1500, 7, 13),
 ]
@@ -46,13 +47,14 @@ def test_sample_jsonl_findings_and_tables(spark, tmp_path):  # noqa: F811
     assert result.exit_code == 1, result.output
     lines = [json.loads(x) for x in result.stdout.splitlines() if x.strip()]
     assert _tuples(lines) == SAMPLE_FINDINGS
-    assert sorted(os.listdir(out)) == ["commits", "coverage", "findings", "generations", "members", "offsets"]
+    assert sorted(os.listdir(out)) == ["commits", "coverage", "findings", "generations", "members", "offsets",
+                                      "rebalances"]
     written = [json.loads(x) for p in sorted((out / "findings").glob("part-*.json")) for x in p.read_text().splitlines()]
     assert _tuples(written) == SAMPLE_FINDINGS
     assert all(f["message"] for f in written)
     coverage = [json.loads(x) for p in (out / "coverage").glob("part-*.json") for x in p.read_text().splitlines()]
-    assert sorted((c["log_partition"], c["records"], c["control_records"]) for c in coverage) == [(7, 27, 0), (23, 22, 4)]
-    assert "7 findings reported" in result.stderr
+    assert sorted((c["log_partition"], c["records"], c["control_records"]) for c in coverage) == [(7, 41, 0), (23, 22, 4)]
+    assert "8 findings reported" in result.stderr
 
 
 @pytest.mark.spark
@@ -102,12 +104,18 @@ def test_directory_without_segments_exits_2(tmp_path):
         (["--conf", "novalue"], "--conf expects KEY=VALUE"),
         (["--since", "yesterday"], "--since"),
         (["--split-size", "12"], "--split-size"),
+        (["--storm", "5"], "--storm: expected N/WINDOW"),
+        (["--storm", "5/soon"], "--storm: expected N/WINDOW"),
+        (["--storm", "1/10m"], "--storm: expected N/WINDOW"),
+        (["--storm", "5/0s"], "--storm: expected N/WINDOW"),
+        (["--storm", "/10m"], "--storm: expected N/WINDOW"),
     ],
 )
 def test_bad_options_exit_2(args, message):
     result = runner.invoke(app, ["spark-audit", *args])
     assert result.exit_code == 2, result.output
     assert message in result.stderr
+    assert result.stderr.count("\n") == 1, result.stderr  # one line, before Spark starts
 
 
 def test_missing_java_is_an_environment_problem(monkeypatch, tmp_path):
@@ -152,6 +160,10 @@ def test_option_parsers():
     assert parse_size("4096", "--split-size") == 4096
     with pytest.raises(UsageError):
         parse_size("1", "--split-size")
+    assert parse_storm("5/10m") == (5, 600_000)
+    assert parse_storm("3/90s") == (3, 90_000)
+    assert parse_storm(" 10 / 1h ") == (10, 3_600_000)
+    assert parse_storm("2/1500") == (2, 1500)  # no unit: milliseconds, as --retention
 
 
 def test_help_lists_rules():
@@ -208,7 +220,7 @@ def _audit_process(run_process, monkeypatch, tmp_path, *args):
 def test_quiet_by_default_only_kgtool_lines_on_stderr(run_process, monkeypatch, tmp_path):
     proc, out, err, left = _audit_process(run_process, monkeypatch, tmp_path)
     assert proc.returncode == 1, err
-    assert err == "kgtool: 7 findings reported\n"  # no Spark, JVM or Python worker line
+    assert err == "kgtool: 8 findings reported\n"  # no Spark, JVM or Python worker line
     assert "zombie" in out
     assert left == []
 
@@ -233,7 +245,7 @@ def test_verbose_and_spark_log_level_bring_spark_back(run_process, monkeypatch, 
     assert any(" INFO SparkContext: Running Spark version" in ln for ln in lines), err[:2000]
     assert any(ln.startswith("spark-audit [") and "auditing" in ln and "partition(s)" in ln for ln in lines)  # progress
     assert not any("Setting default log level" in ln or "Using Spark's default log4j profile" in ln for ln in lines)
-    assert "kgtool: 7 findings reported" in lines  # (Spark logs its shutdown after it, at INFO)
+    assert "kgtool: 8 findings reported" in lines  # (Spark logs its shutdown after it, at INFO)
     assert left == []
 
 
@@ -256,3 +268,88 @@ def test_bad_spark_log_level_exits_2(run):
     result = run(["spark-audit", "--spark-log-level", "loud"])
     assert result.exit_code == 2
     assert "--spark-log-level" in result.stderr
+
+
+# --- the rebalances panel and the --group timeline (rendered from a task's summary, no Spark) ---------
+
+
+@pytest.fixture
+def wide(monkeypatch):
+    """A wide console on stdout (table cells unwrapped)."""
+    import sys
+
+    from rich.console import Console
+
+    from kgtool.cli import render
+
+    monkeypatch.setattr(render, "out", lambda: Console(file=sys.stdout, width=400, highlight=False, soft_wrap=False))
+
+
+def _storm_summary(tmp_path, group_pattern=None):
+    from kgtool.offsets.audit import AuditOptions
+    from kgtool.offsets.samples import partition_7
+    from kgtool.offsets.writer import write_segment
+    from kgtool.spark import job
+    from kgtool.spark.task import PartitionFiles, audit_partition
+
+    path = write_segment(partition_7(), str(tmp_path / "__consumer_offsets-7"))
+    files = PartitionFiles(7, [path], [os.path.getsize(path)])
+    options = AuditOptions(group_pattern=group_pattern)
+    return job, job.combine([audit_partition(files, options)], [files], None, options)
+
+
+def test_rebalances_panel_renders(tmp_path, capsys, wide):
+    from kgtool.cli.spark_audit import _render_summary
+
+    _job, summary = _storm_summary(tmp_path)
+    _render_summary(summary)
+    out = " ".join(capsys.readouterr().out.split())  # lines as Rich wraps them
+    assert "rebalances: 18 generation change(s) with a rebalance, 6 without (same generation); 1 storm(s) " \
+           "(rule: 5 within 10m)" in out
+    assert "rebalance storms" in out and "clicks@10.0.0.5 (6)" in out and "rejoin-loop, eager-assignor" in out
+    assert "rebalances per group (most first)" in out and "member-rejoined 6" in out
+    assert "generation timeline" not in out  # only with --group
+    assert "rebalance-storm clicks-app gen 7" in out  # the finding, without a topic partition
+
+
+def test_group_timeline_renders_in_table_and_json(tmp_path, capsys, wide):
+    from kgtool.cli.spark_audit import _render_summary
+
+    job, summary = _storm_summary(tmp_path, group_pattern="^clicks-")
+    _render_summary(summary)
+    out = " ".join(capsys.readouterr().out.split())
+    assert "generation timeline of clicks-app" in out and "generation timeline of clicks-static" in out
+    assert "1 (same)" in out and "static-member-replaced" in out and "1 -> 2" in out
+    doc = json.loads(json.dumps(job.summary_json(summary)))
+    assert [(x["from_generation"], x["to_generation"], x["cause"]) for x in doc["timeline"]["clicks-app"]] == \
+        [(None, 1, "first-generation")] + [(i, i + 1, "member-rejoined") for i in range(1, 7)]
+    assert doc["rebalances"]["storm_count"] == 1
+    (storm,) = doc["rebalances"]["storms"]
+    assert (storm["group"], storm["count"], storm["from_generation"], storm["to_generation"]) == ("clicks-app", 6, 1, 7)
+    assert doc["options"]["storm_count"] == 5 and doc["options"]["storm_window_ms"] == 600_000
+
+
+@pytest.mark.spark
+def test_rebalances_table_panel_and_timeline_end_to_end(spark, tmp_path):  # noqa: F811
+    """The sample through Spark: the rebalances table is written; the summary's panel and the
+    --group timeline render, in table and in JSON."""
+    import pyarrow.parquet as pq
+
+    out = tmp_path / "audit"
+    result = runner.invoke(app, ["spark-audit", "--master", "local[2]", "--out", str(out), "--group", "^clicks-app$"],
+                           env={"COLUMNS": "240"})
+    assert result.exit_code == 1, result.output
+    rows = pq.read_table(out / "rebalances").to_pylist()
+    assert [(r["group"], r["from_generation"], r["to_generation"], r["cause"]) for r in rows][:2] == [
+        ("clicks-app", None, 1, "first-generation"), ("clicks-app", 1, 2, "member-rejoined")]
+    assert len(rows) == 7 and all(r["rebalance"] for r in rows)
+    assert "rebalances: 7 generation change(s) with a rebalance" in result.stdout
+    assert "rebalance storms" in result.stdout and "generation timeline of clicks-app" in result.stdout
+    assert "1 finding reported" in result.stderr
+    result = runner.invoke(app, ["spark-audit", "--master", "local[2]", "--group", "^clicks-app$", "--format", "json",
+                                 "--storm", "8/10m"])
+    assert result.exit_code == 0, result.output  # 6 rebalances: below 8 within 10 minutes
+    doc = json.loads(result.stdout)
+    assert doc["rebalances"]["count"] == 7 and doc["rebalances"]["storm_count"] == 0
+    assert len(doc["timeline"]["clicks-app"]) == 7
+    assert doc["rebalances"]["worst_groups"][0]["group"] == "clicks-app"

@@ -30,6 +30,13 @@ from kgtool.offsets.tables import TABLE_NAMES, TABLES
 from tests.offsets import oracle_replay, reference_offsets
 
 
+#: What kgtool 0.1 computed, and so what the oracle can judge: the tables and rules added since
+#: (the rebalances table, the rebalance-storm rule) have their own tests
+#: (tests/offsets/test_rebalances.py).
+ORACLE_TABLES = ("generations", "members", "commits", "findings", "coverage")
+ORACLE_RULES = frozenset({"rewind", "zombie", "orphan", "epoch-regression", "expiring", "aborted-txn", "pending-txn"})
+
+
 def _keep(table: str, row: dict[str, Any], since: int | None) -> bool:
     if since is None or table == "coverage":
         return True
@@ -80,10 +87,13 @@ def read_until(items: list[LogEntry], until: int | None) -> list[LogEntry]:
 
 
 def canonical(name: str, rows: list[dict[str, Any]]) -> list[tuple]:
-    """Rows of a table as tuples in column order, sorted (order-insensitive comparison)."""
+    """Rows of a table as tuples in column order, sorted (order-insensitive comparison); findings
+    of rules the oracle does not know are left out."""
     cols = [c for c, _t in TABLES[name]]
     out = []
     for r in rows:
+        if name == "findings" and r["rule"] not in ORACLE_RULES:
+            continue
         assert list(r) == cols, (name, list(r))
         out.append(tuple(r[c] for c in cols))
     return sorted(out, key=lambda t: tuple((v is None, str(type(v)), repr(v)) for v in t))

@@ -16,7 +16,7 @@ from kgtool.offsets.scenario import Script
 from kgtool.offsets.store import _use_c
 from kgtool.offsets.tables import TABLE_NAMES
 from tests.offsets.chunks import ToyKeys, to_chunks
-from tests.offsets.oracle_audit import canonical, oracle_audit
+from tests.offsets.oracle_audit import ORACLE_TABLES, canonical, oracle_audit
 from tests.offsets.test_properties import apply_offset_op
 
 GROUPS = ("g1", "g2", "h3")
@@ -113,10 +113,10 @@ def columnar_audit(entries, opts: AuditOptions, pure: bool, max_rows: int) -> di
 def assert_same(entries, opts: AuditOptions, pure: bool, max_rows: int = 5) -> None:
     new = audit_entries(entries, options=opts, pure=pure)
     old = oracle_audit(entries, options=opts)
-    for name in TABLE_NAMES:
+    for name in ORACLE_TABLES:
         assert canonical(name, new.tables[name]) == canonical(name, old[name]), name
     col = columnar_audit(entries, opts, pure, max_rows)
-    for name in TABLE_NAMES:
+    for name in ORACLE_TABLES:
         assert canonical(name, col[name]) == canonical(name, old[name]), ("columnar", name)
 
 

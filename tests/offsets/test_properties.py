@@ -107,4 +107,5 @@ def test_invariants(ops):
             assert c["effective"] and c["effective_at_offset"] == c["record_offset"]
     for f in r.tables["findings"]:
         assert f["message"] and f["rule"] in {
-            "rewind", "zombie", "orphan", "epoch-regression", "expiring", "aborted-txn", "pending-txn"}
+            "rewind", "zombie", "orphan", "epoch-regression", "expiring", "aborted-txn", "pending-txn",
+            "rebalance-storm"}

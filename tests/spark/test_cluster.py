@@ -32,7 +32,7 @@ from tests.spark.cluster import JVM_OPTS, REPO, Cluster, executor_jvm_of, jvm_ar
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
-TABLES = ["generations", "members", "commits", "findings", "coverage"]
+TABLES = ["generations", "members", "commits", "findings", "coverage", "rebalances"]
 SPLIT_SIZE = "256KiB"
 GENERATED_PARTITIONS = (30, 31, 32)
 # What a cluster run is given besides the master: no driver web UI (ports are shared on this
@@ -40,7 +40,8 @@ GENERATED_PARTITIONS = (30, 31, 32)
 # would be 200 Python tasks per shuffle for 2 one-core executors).
 CLUSTER_CONF = ["--conf", "spark.ui.enabled=false", "--conf", "spark.sql.shuffle.partitions=4"]
 RUN_TIMEOUT = 300
-SAMPLE_RULES = ["rewind", "zombie", "orphan", "epoch-regression", "expiring", "aborted-txn", "pending-txn"]
+SAMPLE_RULES = ["rewind", "zombie", "orphan", "epoch-regression", "expiring", "aborted-txn", "pending-txn",
+                "rebalance-storm"]
 
 
 # ---- inputs and the local reference --------------------------------------------------------
@@ -262,7 +263,7 @@ def test_spark_submit_with_py_files(spark_cluster, tmp_path):
     assert sorted((f["rule"], f["group"], f["log_partition"], f["record_offset"]) for f in summary["findings"]) == [
         ("aborted-txn", "payments-eos", 23, 6), ("epoch-regression", "metrics-agg", 7, 26),
         ("expiring", "legacy-batch", 23, 2), ("orphan", "inventory-sync", 7, 16), ("pending-txn", "ledger-eos", 23, 20),
-        ("rewind", "billing-rewind", 7, 2), ("zombie", "orders-app", 7, 13),
+        ("rebalance-storm", "clicks-app", 7, 28), ("rewind", "billing-rewind", 7, 2), ("zombie", "orders-app", 7, 13),
     ]
     assert [(c["log_partition"], c["records"], c["control_records"]) for c in summary["coverage"]] == [
-        (7, 27, 0), (23, 22, 4)]
+        (7, 41, 0), (23, 22, 4)]
