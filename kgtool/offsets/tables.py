@@ -165,8 +165,8 @@ REBALANCES = [
     ("static_replaced", "list<string>"),  # group.instance.id of static members whose member id was replaced
     ("protocol_name", "string"),  # the assignor
     ("rebalance_protocol", "string"),  # eager / cooperative (from the assignor; KIP-848: cooperative); null unknown
-    ("partitions_moved", "int32"),  # owner set changed; null when assignments are unknown
-    ("partitions_revoked", "int32"),  # eager: every owned partition; cooperative: those moving away
+    ("partitions_moved", "int32"),  # given to other owners than they last had; null when assignments are unknown
+    ("partitions_revoked", "int32"),  # eager: every partition owned before; cooperative: those leaving their owner
     ("session_timeout_ms", "int32"),  # smallest recorded among the members (after the change, else before)
     ("rebalance_timeout_ms", "int32"),  # smallest recorded rebalance timeout (max.poll.interval.ms)
     ("cause", "string"),  # member-joined, member-left, member-rejoined, static-member-replaced, ...
