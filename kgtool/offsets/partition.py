@@ -556,8 +556,12 @@ class PartitionReplay:
                         self.findings.append(finding("orphan", g.name, self.log_partition, ref, p.orphan))
                     events: list = []
                     gen = NULL if ref.generation_id is None else ref.generation_id
+                    # The zombie rule counts a commit as the new owner's when it takes effect in a
+                    # generation at or after the move: for a transactional one, the generation in
+                    # effect at its COMMIT marker (the oracle's rule), not the one it was written in.
+                    now = int(self.store.g[g.gid, G["token"]])
                     self.store.apply(k, marker_offset, ref.offset, p.leader_epoch, ref.record_offset, ref.position,
-                                     p.source, ref.timestamp, gen, p.commit_ts, p.expire_ts, p.token, p.state,
+                                     p.source, ref.timestamp, gen, p.commit_ts, p.expire_ts, now, p.state,
                                      held.out, p.row, events, p.metadata)
                     for ev in events:
                         self._finding_event(g, held, p.row, k, ev[0], ev[3:])

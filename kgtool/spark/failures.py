@@ -127,8 +127,9 @@ def explain(exc: BaseException, state: SparkState | None = None) -> KgtoolError 
         state = observe(wait_for_exit=lost)
     err = explain_text(text, state, connection_lost=lost)
     if err is not None and observed and state.jvm_exit is None and _JVM_OOM.search(text):
-        # The driver JVM ran out of memory: it is about to exit (status 52); say so when it has.
-        later = observe(wait_for_exit=True, wait=5.0)
+        # The driver JVM ran out of memory: it is about to exit (status 52); say so when it has
+        # (on a loaded machine the dying JVM can take several seconds: wait for it, bounded).
+        later = observe(wait_for_exit=True, wait=20.0)
         if later.jvm_exit is not None:
             err = explain_text(text, later, connection_lost=lost)
     if err is None and observed and not lost:
