@@ -61,22 +61,14 @@ def rows_table(rows: list[dict[str, Any]], schema: Any) -> Any:
     arrays = []
     for f, col in zip(schema, columns):
         if pa.types.is_list(f.type):
-            first: dict[int, int] = {}
-            distinct = []
-            codes = np.empty(len(col), np.int32)
-            for i, v in enumerate(col):
-                if v is None:
-                    codes[i] = -1
-                    continue
-                c = first.get(id(v))
-                if c is None:
-                    c = first[id(v)] = len(distinct)
-                    distinct.append(v)
-                codes[i] = c
-            if len(distinct) * 2 > len(col):
+            # one conversion per distinct list object (None included), then a gather
+            ids = np.fromiter(map(id, col), np.int64, len(col))
+            _u, first, codes = np.unique(ids, return_index=True, return_inverse=True)
+            if len(first) * 2 > len(col):
                 arrays.append(pa.array(col, f.type))
             else:
-                arrays.append(pa.array(distinct, f.type).take(pa.array(np.maximum(codes, 0), mask=codes < 0)))
+                distinct = pa.array([col[i] for i in first.tolist()], f.type)
+                arrays.append(distinct.take(pa.array(codes.reshape(-1).astype(np.int32))))
         else:
             arrays.append(pa.array(col, f.type))
     return pa.Table.from_arrays(arrays, schema=schema)
