@@ -43,13 +43,13 @@ and for COMMIT/ABORT the value = version Int16 + CoordinatorEpoch Int32 (``EndTx
 from __future__ import annotations
 
 import mmap
-import os
 import struct
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from functools import partial
 from typing import Any
 
+from kgtool import native
 from kgtool.codec import compression as _comp
 from kgtool.codec.model import (
     CONTROL_TYPE_IDS,
@@ -113,12 +113,7 @@ _AFTER_CRC = struct.Struct(">hiqqqhii")
 
 # --- the record loop: C extension if built, else pure Python -----------------------------------
 
-_speedups: Any = None
-if os.environ.get("KGTOOL_PURE_PYTHON", "") not in ("1", "true", "yes"):
-    try:
-        from kgtool.codec import _speedups  # type: ignore[attr-defined,no-redef]
-    except ImportError:  # the optional extension did not build: pure Python, same results
-        _speedups = None
+_speedups: Any = native.load("kgtool.codec._speedups")
 
 
 def speedups_enabled() -> bool:

@@ -17,10 +17,10 @@ its own position and context, never ``IndexError`` or ``struct.error``.
 
 from __future__ import annotations
 
-import os
 import struct
 import zlib
 
+from kgtool import native
 from kgtool.errors import DecodeError
 
 INT32_MIN = -(1 << 31)
@@ -33,12 +33,7 @@ _S_INT32 = struct.Struct(">i")
 _S_UINT32 = struct.Struct(">I")
 _S_INT64 = struct.Struct(">q")
 
-_crc32c_impl = None
-if os.environ.get("KGTOOL_PURE_PYTHON", "") not in ("1", "true", "yes"):
-    try:  # kgtool's own C extension (SSE4.2 when the CPU has it): no extra import cost.
-        from kgtool.codec._speedups import crc32c as _crc32c_impl  # type: ignore[no-redef]
-    except ImportError:
-        _crc32c_impl = None
+_crc32c_impl = getattr(native.load("kgtool.codec._speedups"), "crc32c", None)  # SSE4.2 when the CPU has it
 if _crc32c_impl is None:
     try:  # The crc32c package: hardware CRC instructions, else a fast software table.
         from crc32c import crc32c as _crc32c_impl  # type: ignore[import-not-found,no-redef]

@@ -40,16 +40,12 @@ from typing import Any
 
 import numpy as np
 
+from kgtool import native
 from kgtool.errors import InputError
 from kgtool.inputs import STDIN, display_name, input_error
 from kgtool.partitioner.rules import HashFamily, hash_key
 
-_speedups: Any = None
-if os.environ.get("KGTOOL_PURE_PYTHON", "") not in ("1", "true", "yes"):
-    try:
-        from kgtool.partitioner import _speedups  # type: ignore[attr-defined,no-redef]
-    except ImportError:  # the optional extension did not build: pure Python, same results
-        _speedups = None
+_speedups: Any = native.load("kgtool.partitioner._speedups")
 
 
 def speedups_enabled() -> bool:
