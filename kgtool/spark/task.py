@@ -97,13 +97,16 @@ def _decoder() -> tuple[Callable[..., Any], Callable[..., Any], Any]:
 
 
 def last_markers(files: PartitionFiles, options: AuditOptions, split_bytes: int,
-                 storage: dict[str, str] | None) -> dict[int, int]:
-    """Each producer's last transaction marker in the partition (record offset)."""
+                 storage: dict[str, str] | None, keep: dict[str, RangeReader] | None = None) -> dict[int, int]:
+    """Each producer's last transaction marker in the partition (record offset). ``keep``: the
+    memory-mapped (local) files are left open there, for the main pass to read through the same
+    mappings (their pages are then mapped once, not twice)."""
     _decode, markers, _keys = _decoder()
     last: dict[int, int] = {}
     until = options.until
     for path, size in zip(files.paths, files.sizes):
-        with RangeReader(path, storage) as rd:
+        rd = RangeReader(path, storage)
+        try:
             for data, start, end, base in _ranges(rd, path, size, split_bytes, storage):
                 for m in markers(data, source=path, log_partition=files.log_partition, start=start, end=end,
                                  base_position=base, chain_from=start):
@@ -113,6 +116,11 @@ def last_markers(files: PartitionFiles, options: AuditOptions, split_bytes: int,
                         continue
                     if m.offset > last.get(m.producer_id, -1):
                         last[m.producer_id] = m.offset
+        finally:
+            if keep is not None and rd.data is not None:
+                keep[path] = rd
+            else:
+                rd.close()
     return last
 
 
@@ -186,12 +194,18 @@ def audit_partition(
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        rp = PartitionReplay(part, options, sink=commits, pure=pure, rows_sink=rows,
-                             last_markers=last_markers(files, options, split_bytes, storage))
+        mapped: dict[str, RangeReader] = {}
+        try:
+            rp = PartitionReplay(part, options, sink=commits, pure=pure, rows_sink=rows,
+                                 last_markers=last_markers(files, options, split_bytes, storage, keep=mapped))
+        except BaseException:
+            for rd in mapped.values():
+                rd.close()
+            raise
         keys = KeyTable()
         try:
             for path, size in zip(files.paths, files.sizes):
-                with RangeReader(path, storage) as rd:
+                with mapped.pop(path, None) or RangeReader(path, storage) as rd:
                     for data, start, end, base in _ranges(rd, path, size, split_bytes, storage):
                         for chunk in decode(data, source=path, log_partition=part, keys=keys, start=start,
                                             end=end, base_position=base, chain_from=start, pure=pure,
@@ -206,6 +220,9 @@ def audit_partition(
             rp.finish()
         except MemoryError:
             raise SparkFailure(_out_of_memory(part, rp)) from None
+        finally:
+            for rd in mapped.values():  # files after an --until cut, or after an error
+                rd.close()
         for w in writers.values():
             w.close()
     except BaseException:

@@ -51,9 +51,9 @@ def test_read_stops_at_the_cut(tmp_path, monkeypatch, pure):
     monkeypatch.setattr(PartitionReplay, "feed", counting_feed)
     out = str(tmp_path / "out")
     s = audit_partition(files, AuditOptions(until=t10), out_root=out, pure=pure, max_rows=4)
-    # last_markers' pre-pass reads both segments (control batches only); the replay only the first,
-    # and only up to the chunk holding the cut (rows 8..11).
-    assert opened == ["00000000000000000000.log", "00000000000000000040.log", "00000000000000000000.log"]
+    # last_markers' pre-pass maps both segments (control batches only) and the replay reads through
+    # the same mappings: the first segment only, and only up to the chunk holding the cut (rows 8..11).
+    assert opened == ["00000000000000000000.log", "00000000000000000040.log"]
     assert fed == [4, 4, 4]
     assert s.coverage["records"] == 10 and s.coverage["last_offset"] == 9 and s.counts["commits"] == 10
     rows = pq.read_table(os.path.join(out, "offsets", "part-00009.parquet")).to_pylist()
