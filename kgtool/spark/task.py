@@ -36,6 +36,11 @@ from kgtool.spark.files import RangeReader
 from kgtool.spark.plan import DEFAULT_SPLIT_BYTES, plan_ranges
 
 SHOWN_FINDINGS = 50
+#: Segment bytes a task keeps mapped from the markers pre-pass to the replay (2.5 segments of
+#: Kafka's default offsets.topic.segment.bytes, 100 MiB): a mapping read twice costs its page
+#: faults once (measured: -4% CPU per record), and the pages it holds are clean page cache,
+#: bounded by this whatever the partition's size.
+KEEP_MAPPED_BYTES = 256 << 20
 SHOWN_REBALANCE_GROUPS = 10  # groups with the most rebalances, per partition (a group lives in one)
 TIMELINE_GROUPS = 20  # --group: generation timelines of at most this many groups per partition ...
 TIMELINE_ROWS = 500  # ... of their last this many generation changes
@@ -99,11 +104,13 @@ def _decoder() -> tuple[Callable[..., Any], Callable[..., Any], Any]:
 def last_markers(files: PartitionFiles, options: AuditOptions, split_bytes: int,
                  storage: dict[str, str] | None, keep: dict[str, RangeReader] | None = None) -> dict[int, int]:
     """Each producer's last transaction marker in the partition (record offset). ``keep``: the
-    memory-mapped (local) files are left open there, for the main pass to read through the same
-    mappings (their pages are then mapped once, not twice)."""
+    first memory-mapped (local) files, up to :data:`KEEP_MAPPED_BYTES`, are left open there for
+    the main pass to read through the same mappings (their pages are faulted in once, not twice;
+    the others are mapped again)."""
     _decode, markers, _keys = _decoder()
     last: dict[int, int] = {}
     until = options.until
+    kept = 0
     for path, size in zip(files.paths, files.sizes):
         rd = RangeReader(path, storage)
         try:
@@ -117,8 +124,9 @@ def last_markers(files: PartitionFiles, options: AuditOptions, split_bytes: int,
                     if m.offset > last.get(m.producer_id, -1):
                         last[m.producer_id] = m.offset
         finally:
-            if keep is not None and rd.data is not None:
+            if keep is not None and rd.data is not None and kept + size <= KEEP_MAPPED_BYTES:
                 keep[path] = rd
+                kept += size
             else:
                 rd.close()
     return last

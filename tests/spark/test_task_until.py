@@ -68,3 +68,20 @@ def test_without_until_every_segment_is_read(tmp_path, pure):
     s = audit_partition(files, AuditOptions(), pure=pure, keep_offsets=True)
     assert s.coverage["records"] == 80
     assert sorted(s.offsets) == [["g", "t", p, 76 + p, False] for p in range(4)]
+
+
+def test_mappings_kept_between_the_passes_are_bounded(tmp_path, monkeypatch):
+    """The markers pre-pass keeps at most KEEP_MAPPED_BYTES of segments mapped for the replay;
+    the other segments are mapped again (read twice, never held all at once)."""
+    files, _t10 = two_segments(tmp_path)
+    opened = []
+    reader = task.RangeReader
+
+    def counting_reader(path, storage=None):
+        opened.append(os.path.basename(path))
+        return reader(path, storage)
+
+    monkeypatch.setattr(task, "RangeReader", counting_reader)
+    monkeypatch.setattr(task, "KEEP_MAPPED_BYTES", files.sizes[0])
+    audit_partition(files, AuditOptions())
+    assert opened == ["00000000000000000000.log", "00000000000000000040.log", "00000000000000000040.log"]
