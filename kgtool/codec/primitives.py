@@ -72,24 +72,10 @@ def crc32c(data: bytes | bytearray | memoryview, crc: int = 0) -> int:
     return _crc32c_py(data, crc)
 
 
-_crc32c_continue = None  # crc32c(data, value), imported on first use (start-up time)
-
-
-def crc32c_extend(value: int, data: bytes | bytearray | memoryview) -> int:
-    """The CRC-32C of ``a + data`` given ``value``, the CRC-32C of ``a``."""
-    global _crc32c_continue
-    if _crc32c_continue is None:
-        try:  # the crc32c package continues from a value; kgtool's extension does not
-            from crc32c import crc32c as _crc32c_continue  # type: ignore[import-not-found]
-        except ImportError:  # pragma: no cover - exercised by tests through _crc32c_py directly
-            _crc32c_continue = _crc32c_py
-    return _crc32c_continue(data, value)
-
-
 def crc32c_extender():
-    """``f(data, value)``, the function behind :func:`crc32c_extend` (for tight loops)."""
-    crc32c_extend(0, b"")
-    return _crc32c_continue
+    """``f(data, value)``: :func:`crc32c` continuing from ``value``, without the dispatch (for
+    tight loops): the C extension's, else the crc32c package's, else the table reference."""
+    return _crc32c_impl if _crc32c_impl is not None else _crc32c_py
 
 
 # CRC-32C arithmetic. CRC-32C is linear: crc(a + b) = crc(a) * x^(8 len(b)) ^ crc(b) modulo the

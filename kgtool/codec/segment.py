@@ -51,7 +51,7 @@ from kgtool.codec.batch import (  # noqa: I001
 )
 from kgtool.codec.legacy import RECORD_OVERHEAD_V0, decode_legacy_entry
 from kgtool.codec.model import RecordBatch, ScanProblem
-from kgtool.codec.primitives import crc32c, crc32c_extend, crc32c_extender, crc32c_shift, crc32c_shift_many
+from kgtool.codec.primitives import crc32c, crc32c_extender, crc32c_shift, crc32c_shift_many
 from kgtool.errors import DecodeError, EnvironmentProblem
 from kgtool.inputs import input_error
 
@@ -212,7 +212,7 @@ class _PrefixCrc:
         self.work = 0  # bytes hashed
 
     def running(self, k: int) -> int:
-        self.crc = crc32c_extend(self.crc, self.mv[self.k:k])
+        self.crc = crc32c(self.mv[self.k:k], self.crc)
         self.work += k - self.k
         self.k = k
         return self.crc
@@ -222,11 +222,11 @@ class _PrefixCrc:
         j = (k - self.origin) // _PY_STRIDE
         while len(ck) <= j:
             base = self.origin + (len(ck) - 1) * _PY_STRIDE
-            ck.append(crc32c_extend(ck[-1], self.mv[base:base + _PY_STRIDE]))
+            ck.append(crc32c(self.mv[base:base + _PY_STRIDE], ck[-1]))
             self.work += _PY_STRIDE
         base = self.origin + j * _PY_STRIDE
         self.work += k - base
-        return crc32c_extend(ck[j], self.mv[base:k])
+        return crc32c(self.mv[base:k], ck[j])
 
     def running_many(self, ks: list[int]) -> list[int]:
         """``running`` for each of ``ks`` (ascending)."""
@@ -299,7 +299,7 @@ def _first_valid(mv: memoryview, qs: np.ndarray, prefix: _PrefixCrc) -> int:
             b = q + length + LOG_OVERHEAD
             span = b - q - ATTRIBUTES_OFFSET
             if span <= _PY_DIRECT:
-                crc = crc32c_extend(0, mv[q + ATTRIBUTES_OFFSET:b])
+                crc = crc32c(mv[q + ATTRIBUTES_OFFSET:b])
                 prefix.work += span
             else:
                 crc = prefix.at(b) ^ crc32c_shift(prefix.running(q + ATTRIBUTES_OFFSET), span)
