@@ -75,43 +75,45 @@ def topic_partitions(items: Any, topic_names: dict[str, str] | None = None) -> l
     return sorted(out)
 
 
-_SHARED_TPS: dict[int, tuple[Any, list[TopicPartition] | None, list[str] | None]] = {}
+class _PerObject:
+    """``compute(items)`` once per decoded list object: the decoder shares one object between
+    records whose consumer-protocol bytes are equal, so an identity check (bounded, the object
+    kept alive with its result) replaces work per record. Results are read-only."""
+
+    def __init__(self, compute: Any, size: int = 8192) -> None:
+        self.compute = compute
+        self.size = size
+        self.cache: dict[int, tuple[Any, Any]] = {}
+
+    def __call__(self, items: Any) -> Any:
+        hit = self.cache.get(id(items))
+        if hit is not None and hit[0] is items:
+            return hit[1]
+        if len(self.cache) >= self.size:
+            self.cache.clear()
+        out = self.compute(items)
+        self.cache[id(items)] = (items, out)
+        return out
 
 
-def _shared_partitions(items: Any) -> tuple[list[TopicPartition] | None, list[str] | None]:
-    """:func:`topic_partitions` of a decoded list that the decoder shares between records (equal
-    consumer-protocol bytes decode once), and the "topic-partition" names: computed once per
-    list object (checked by identity, bounded). Read-only results."""
-    if items is None:
-        return None, None
-    hit = _SHARED_TPS.get(id(items))
-    if hit is not None and hit[0] is items:
-        return hit[1], hit[2]
+def _partitions_and_names(items: Any) -> tuple[list[TopicPartition] | None, list[str] | None]:
     tps = topic_partitions(items)
-    names = None if tps is None else [f"{t}-{p}" for t, p in tps]
-    if len(_SHARED_TPS) >= 8192:
-        _SHARED_TPS.clear()
-    _SHARED_TPS[id(items)] = (items, tps, names)
-    return tps, names
+    return tps, None if tps is None else [f"{t}-{p}" for t, p in tps]
 
 
-_SHARED_SORTED: dict[int, tuple[Any, list[str]]] = {}
+_partitions_of = _PerObject(_partitions_and_names)
+_sorted_of = _PerObject(sorted)
 _NO_TOPICS: list[str] = []
 
 
+def _shared_partitions(items: Any) -> tuple[list[TopicPartition] | None, list[str] | None]:
+    """:func:`topic_partitions` of a shared decoded list, and the "topic-partition" names."""
+    return (None, None) if items is None else _partitions_of(items)
+
+
 def _shared_sorted(items: Any) -> list[str]:
-    """``sorted(items)`` of a decoded list shared between records, once per list object (as
-    :func:`_shared_partitions`). Read-only result."""
-    if not items:
-        return _NO_TOPICS
-    hit = _SHARED_SORTED.get(id(items))
-    if hit is not None and hit[0] is items:
-        return hit[1]
-    if len(_SHARED_SORTED) >= 8192:
-        _SHARED_SORTED.clear()
-    out = sorted(items)
-    _SHARED_SORTED[id(items)] = (items, out)
-    return out
+    """``sorted(items)`` of a shared decoded list."""
+    return _sorted_of(items) if items else _NO_TOPICS
 
 
 @dataclass
