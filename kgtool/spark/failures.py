@@ -126,12 +126,6 @@ def explain(exc: BaseException, state: SparkState | None = None) -> KgtoolError 
     if state is None:
         state = observe(wait_for_exit=lost)
     err = explain_text(text, state, connection_lost=lost)
-    if err is not None and observed and state.jvm_exit is None and _JVM_OOM.search(text):
-        # The driver JVM ran out of memory: it is about to exit (status 52); say so when it has
-        # (on a loaded machine the dying JVM can take several seconds: wait for it, bounded).
-        later = observe(wait_for_exit=True, wait=20.0)
-        if later.jvm_exit is not None:
-            err = explain_text(text, later, connection_lost=lost)
     if err is None and observed and not lost:
         # Nothing recognizable: a JVM dying as it answered (py4j's bare "An error occurred while
         # calling o53.collectToPython") looks like this. If kgtool's JVM exits now, that is it.
@@ -489,7 +483,7 @@ def _jvm_gone(state: SparkState) -> SparkFailure:
     status = state.jvm_exit
     if oom is not None or status == SPARK_EXIT_OOM:
         what = _oom_text(oom) if oom is not None else "java.lang.OutOfMemoryError"
-        return _driver_oom(f"{what}; the JVM exited", state)
+        return _driver_oom(what, state)
     if status is not None and status in (-9, 137):
         return SparkFailure(
             "spark-audit: Spark's driver JVM was killed (SIGKILL), most likely by the kernel's out-of-memory "

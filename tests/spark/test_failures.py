@@ -94,8 +94,8 @@ CASES = [
         SparkState(master="local[1]", conf={"spark.driver.memory": "300m"}, jvm_exit=52,
                    output=(TEXTS / "driver_oom_local.jvm-output").read_text(encoding="utf-8")),
         True, SparkFailure,
-        "spark-audit: Spark's driver JVM ran out of memory (java.lang.OutOfMemoryError: Java heap space; the JVM "
-        "exited) (in local mode it also runs the tasks): raise spark.driver.memory (now 300m): "
+        "spark-audit: Spark's driver JVM ran out of memory (java.lang.OutOfMemoryError: Java heap space) "
+        "(in local mode it also runs the tasks): raise spark.driver.memory (now 300m): "
         "--conf spark.driver.memory=600m",
     ),
     (
@@ -340,7 +340,7 @@ def test_live_driver_oom_in_a_subprocess():
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == (
         "52 SparkFailure spark-audit: Spark's driver JVM ran out of memory (java.lang.OutOfMemoryError: Java heap "
-        "space; the JVM exited) (in local mode it also runs the tasks): raise spark.driver.memory (now 300m): "
+        "space) (in local mode it also runs the tasks): raise spark.driver.memory (now 300m): "
         "--conf spark.driver.memory=600m"
     )
     assert proc.stderr == ""
