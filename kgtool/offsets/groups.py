@@ -19,6 +19,7 @@ previous generation, to :mod:`kgtool.offsets.rebalances` (the rebalances table).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -96,9 +97,12 @@ class _PerObject:
         return out
 
 
-def _partitions_and_names(items: Any) -> tuple[list[TopicPartition] | None, list[str] | None]:
+def _partitions_and_names(items: Any) -> tuple[list[TopicPartition] | None, list[str] | None, bool]:
+    """The partitions, their "topic-partition" names, and whether no partition is listed twice."""
     tps = topic_partitions(items)
-    return tps, None if tps is None else [f"{t}-{p}" for t, p in tps]
+    if tps is None:
+        return None, None, True
+    return tps, [f"{t}-{p}" for t, p in tps], len(set(tps)) == len(tps)
 
 
 _partitions_of = _PerObject(_partitions_and_names)
@@ -106,9 +110,12 @@ _sorted_of = _PerObject(sorted)
 _NO_TOPICS: list[str] = []
 
 
-def _shared_partitions(items: Any) -> tuple[list[TopicPartition] | None, list[str] | None]:
-    """:func:`topic_partitions` of a shared decoded list, and the "topic-partition" names."""
-    return (None, None) if items is None else _partitions_of(items)
+_NO_PARTITIONS = (None, None, True)
+
+
+def _shared_partitions(items: Any) -> tuple[list[TopicPartition] | None, list[str] | None, bool]:
+    """:func:`_partitions_and_names` of a shared decoded list."""
+    return _NO_PARTITIONS if items is None else _partitions_of(items)
 
 
 def _shared_sorted(items: Any) -> list[str]:
@@ -158,6 +165,14 @@ class OwnerLists:
             c = self._codes[owners] = len(self.lists)
             self.lists.append(owners)
         return c
+
+    def codes(self, owner_lists: Any) -> list[int]:
+        """``[code(o) for o in owner_lists]``, the lookups at C speed (new lists interned)."""
+        owner_lists = list(owner_lists)
+        out = list(map(self._codes.get, owner_lists))
+        if None in out:
+            out = [self.code(o) for o in owner_lists]
+        return out
 
 
 class GroupState:
@@ -216,9 +231,8 @@ class GroupState:
             n = len(tps)
             return [-1] * n, [0] * n
         own = gen.owners
-        code = self.owner_lists.code
-        codes = [code(own.get(tp, ())) for tp in tps]
-        if gen.empty:
+        codes = self.owner_lists.codes(map(own.get, tps, repeat(())))
+        if gen.empty or all(map(own.get, tps)):  # every partition owned (the usual case): no orphan
             return codes, [0] * len(tps)
         prev = self.prev_gen
         revoking = prev is not None and bool(prev.owners) and gen.record_offset != prev.record_offset
@@ -256,7 +270,7 @@ class GroupState:
             kk[idx, _K_OWNERS] = owners
             kk[idx, _K_ORPHAN] = orphan
             if gen is not None and not gen.empty and gen.owners is not None and not any(orphan) \
-                    and all(gen.owners.get(tp) for tp in tps):
+                    and all(map(gen.owners.get, tps)):
                 self._attributed = dict(gen.owners)
 
     def orphan_message(self, tp: TopicPartition, offset: int) -> str:
@@ -322,19 +336,20 @@ class GroupState:
         if gen.owners == self._moves_seen:
             return  # the same owners as the last generation tracked: nothing moves, nothing changes
         self._moves_seen = dict(gen.owners)
-        last, keys = self.last_owners, self.keys
+        last, keys, moved_at = self.last_owners, self.keys, self.moved_at
         token = gen.record_offset
         moved = []
         n = 0
-        for tp, now in gen.owners.items():
-            before = last.get(tp)
-            if before is not None and before != now:
+        # the partitions whose owners are new or differ (a set difference in C); of those, the
+        # ones with a last known owner moved
+        for tp, _now in gen.owners.items() - last.items():
+            if tp in last:
                 n += 1
-                self.moved_at[tp] = token
+                moved_at[tp] = token
                 k = keys.get(tp)
                 if k is not None:
                     moved.append(k)
-            last[tp] = now
+        last.update(gen.owners)
         gen.moved += n
         if moved:
             kk = self.store.k
@@ -371,13 +386,18 @@ class GroupState:
             sub = mget("subscription_decoded")
             asg = mget("assignment_decoded")
             sub_ok, asg_ok = isinstance(sub, dict), isinstance(asg, dict)
-            assigned, assigned_names = _shared_partitions(asg.get("assigned_partitions")) if asg_ok else (None, None)
+            assigned, assigned_names, unique = _shared_partitions(asg.get("assigned_partitions")) if asg_ok \
+                else _NO_PARTITIONS
             if assigned is None:
                 known = False
                 assigned, assigned_names = [], []
-            for tp in assigned:
-                owners.setdefault(tp, []).append(mid)  # type: ignore[union-attr]
-            owned, owned_names = _shared_partitions(sub.get("owned_partitions")) if sub_ok else (None, None)
+            if assigned:
+                if unique and owners.keys().isdisjoint(assigned):  # type: ignore[union-attr]
+                    owners.update(dict.fromkeys(assigned, (mid,)))  # type: ignore[union-attr]
+                else:  # a partition listed twice, or given to two members: every owner, sorted
+                    for tp in assigned:
+                        owners[tp] = tuple(sorted(owners.get(tp, ()) + (mid,)))  # type: ignore[union-attr]
+            owned, owned_names, _ = _shared_partitions(sub.get("owned_partitions")) if sub_ok else _NO_PARTITIONS
             inst, client, host = mget("group_instance_id"), mget("client_id"), mget("client_host")
             session, rebalance = _int_or_none(mget("session_timeout")), _int_or_none(mget("rebalance_timeout"))
             info[mid] = (inst, client, host, session, rebalance)  # a rebalances.Member
@@ -404,7 +424,6 @@ class GroupState:
                     "timestamp": timestamp,
                 }
             )
-        owners = {tp: tuple(sorted(ms)) for tp, ms in owners.items()}  # type: ignore[union-attr]
         if not known:
             owners = None
         gen = Generation(

@@ -619,3 +619,20 @@ def test_rows_agree_on_churning_groups(ops, n, w):
     check_rows(r, n, w)
     for f in storms(r.tables):
         assert "rebalances in" in f["message"] and f["topic"] is None
+
+
+@pytest.mark.parametrize("pure", PATHS)
+def test_owners_of_partitions_listed_twice_or_given_to_two_members(tmp_path, pure):
+    """Owners per partition are every member listing it, sorted (a partition listed twice by one
+    member counts once): the commits' owners column and the moves."""
+    s = Script()
+    s.generation("g", 1, {"m2": [T[0], T[1]], "m1": [T[1], T[2]], "m3": [T[3], T[3]]})
+    s.commit("g", {T[0]: 1, T[1]: 1, T[2]: 1, T[3]: 1})
+    s.generation("g", 2, {"m2": [T[0], T[1]], "m1": [T[2]], "m3": [T[3]]})
+    s.commit("g", {T[1]: 2, T[3]: 2})
+    tables, _ = audit(tmp_path, s, pure)
+    owners = [(c["generation_id"], c["partition"], c["owners"]) for c in tables["commits"]]
+    assert owners == [(1, 0, ["m2"]), (1, 1, ["m1", "m2"]), (1, 2, ["m1"]), (1, 3, ["m3"]),
+                      (2, 1, ["m2"]), (2, 3, ["m3"])]
+    moved = [r["partitions_moved"] for r in rows(tables)]
+    assert moved == [0, 1]  # t-1: {m1, m2} -> {m2}
