@@ -2,8 +2,9 @@
 
 Logs (generated once under ``--dir`` and reused while their parameters match):
 
-- ``balanced``: ``--size-mb`` (default 1024 MiB) over ``--partitions`` (default 4)
-  ``__consumer_offsets-N`` partitions; ``skewed``: the same size in one partition; plus the
+- ``balanced``: ``--size-mb`` (default 4096 MiB) over ``--partitions`` (default 4)
+  ``__consumer_offsets-N`` partitions; ``skewed``: ``--skewed-mb`` (default 1024 MiB) in one
+  partition; plus the
   sample shipped with kgtool (``kgtool/data/sample_offsets``, what ``kgtool spark-audit``
   audits without PATH). Each partition holds ``--groups`` groups (default 200) whose ids hash
   to it as Kafka's ``partitionFor`` does (50 offsets partitions), each consuming 24 partitions
@@ -832,7 +833,10 @@ def marginal(big: Figure, small: Figure) -> float | None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--size-mb", type=float, default=1024, help="size of the balanced and skewed logs (MiB)")
+    ap.add_argument("--size-mb", type=float, default=4096,
+                    help="size of the balanced log (MiB); large, so that the marginal figure's denominator "
+                         "(big run minus sample run) dwarfs the run-to-run spread of Spark's start")
+    ap.add_argument("--skewed-mb", type=float, default=1024, help="size of the skewed log (MiB)")
     ap.add_argument("--partitions", type=int, default=4, help="partitions of the balanced log")
     ap.add_argument("--segment-mb", type=float, default=100, help="segment roll size (MiB)")
     ap.add_argument("--groups", type=int, default=200, help="groups per partition")
@@ -854,6 +858,8 @@ def main(argv: list[str] | None = None) -> int:
     if a.quick:
         if not any(x.startswith("--size-mb") for x in given):
             a.size_mb = 16
+        if not any(x.startswith("--skewed-mb") for x in given):
+            a.skewed_mb = 16
         if not any(x.startswith("--memory-sizes") for x in given):
             a.memory_sizes = "8,16"
         if not any(x.startswith("--repeat-small") for x in given):
@@ -881,7 +887,7 @@ def run(a: argparse.Namespace, mem_sizes: list[float]) -> int:
     say("logs")
     logs = {"balanced": b.log("balanced", a.size_mb, a.partitions)}
     if not a.skip_skewed:
-        logs["skewed"] = b.log("skewed", a.size_mb, 1)
+        logs["skewed"] = b.log("skewed", a.skewed_mb, 1)
     mem_logs = {s: (logs["balanced"] if s == a.size_mb else b.log("balanced", s, a.partitions)) for s in mem_sizes}
     for name, meta in logs.items():
         b.expected[name] = meta["records"]
