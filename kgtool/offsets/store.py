@@ -25,11 +25,12 @@ commits and tombstones of keys with pending offsets are handed to Python as even
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from kgtool import native
 
 NULL = np.iinfo(np.int64).min  # "no value" in the int64 state and output arrays
 
@@ -143,11 +144,9 @@ class CommitOutputs:
 
 
 def _use_c() -> bool:
-    if os.environ.get("KGTOOL_PURE_PYTHON", "") in ("1", "true", "yes"):
-        return False
-    try:
-        from kgtool.offsets import _replay
-    except ImportError:
+    """Whether the compiled commit loop is in use (:func:`kgtool.native.load` decides)."""
+    _replay = native.load("kgtool.offsets._replay")
+    if _replay is None:
         return False
     # The C loop indexes the state matrices by these layouts: they must be this module's.
     if _replay.K_FIELDS.split() != list(K_FIELDS) or _replay.G_FIELDS.split() != list(G_FIELDS) \
