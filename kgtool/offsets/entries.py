@@ -21,6 +21,9 @@ LEGACY_OFFSET_COMMIT = "legacy_offset_commit"  # record type 0: replayed as an o
 OFFSET_COMMIT_KINDS = frozenset({OFFSET_COMMIT, LEGACY_OFFSET_COMMIT})
 GROUP_METADATA = "group_metadata"
 CONTROL = "control"  # a transaction marker (control record of a control batch)
+# The control types that end a transaction (ControlRecordType COMMIT/ABORT): the only ones
+# CoordinatorLoaderImpl replays (replayEndTransactionMarker); others are skipped.
+END_TXN_TYPES = frozenset({"COMMIT", "ABORT"})
 PROBLEM = "problem"  # bytes that did not decode; ``problem`` says why
 CONSUMER_GROUP_PREFIX = "consumer_group_"  # KIP-848 record types
 

@@ -35,6 +35,7 @@ from kgtool.offsets.coverage import classify
 from kgtool.offsets.entries import (
     CONSUMER_GROUP_PREFIX,
     CONTROL,
+    END_TXN_TYPES,
     GROUP_METADATA,
     NO_PRODUCER_ID,
     OFFSET_COMMIT_KINDS,
@@ -527,7 +528,11 @@ class PartitionReplay:
 
     def _marker(self, e: LogEntry) -> None:
         """A transaction marker: resolves the rows it annotates and, for a typed marker,
-        ``OffsetMetadataManager.replayEndTransactionMarker`` for each group it concerns."""
+        ``OffsetMetadataManager.replayEndTransactionMarker`` for each group it concerns.
+        ``CoordinatorLoaderImpl`` replays only COMMIT and ABORT control records: any other
+        control type leaves the transaction open."""
+        if e.control_type not in END_TXN_TYPES:
+            return
         by_group = self.unresolved.pop(e.producer_id, None)
         if not by_group:
             return
@@ -537,8 +542,7 @@ class PartitionReplay:
                 held.out.txn_result[j] = code
                 held.out.txn_marker[j] = e.offset
                 (held.host or held).unresolved -= 1
-            if e.control_type is not None:
-                self._end_transaction(self.by_gid[gid], e.producer_id, e.control_type, e.offset)
+            self._end_transaction(self.by_gid[gid], e.producer_id, e.control_type, e.offset)
 
     def _end_transaction(self, g: GroupState, pid: int, marker_type: str, marker_offset: int) -> None:
         pend = self.pending.pop((g.gid, pid), None)

@@ -28,7 +28,7 @@ from operator import itemgetter
 from typing import Any
 
 from kgtool.errors import SparkFailure
-from kgtool.offsets.entries import CONTROL, NO_PRODUCER_ID
+from kgtool.offsets.entries import CONTROL, END_TXN_TYPES, NO_PRODUCER_ID
 from kgtool.offsets.options import AuditOptions
 from kgtool.offsets.partition import PartitionReplay, sort_key
 from kgtool.offsets.tables import TABLES
@@ -117,7 +117,8 @@ def last_markers(files: PartitionFiles, options: AuditOptions, split_bytes: int,
             for data, start, end, base in _ranges(rd, path, size, split_bytes, storage):
                 for m in markers(data, source=path, log_partition=files.log_partition, start=start, end=end,
                                  base_position=base, chain_from=start):
-                    if m.kind != CONTROL or not m.is_control or m.producer_id == NO_PRODUCER_ID:
+                    if m.kind != CONTROL or not m.is_control or m.producer_id == NO_PRODUCER_ID \
+                            or m.control_type not in END_TXN_TYPES:
                         continue
                     if until is not None and m.offset >= 0 and m.timestamp >= until:
                         continue
