@@ -75,14 +75,39 @@ class _Segment:
         self.data, self.size = open_segment(files.log)
         self._oi = self._ti = None
 
-    def index(self, kind: FileKind) -> SparseIndex | None:
+    def index(self, kind: FileKind, notes: list[str] | None = None) -> SparseIndex | None:
+        """The segment's offset or time index; None when absent or when it fails the sanity
+        check (then ``notes`` says so, once)."""
         path = self.files.index if kind is FileKind.offset_index else self.files.timeindex
         if path is None:
             return None
         attr = "_oi" if kind is FileKind.offset_index else "_ti"
         if getattr(self, attr) is None:
-            setattr(self, attr, SparseIndex(path, self.files.base_offset, map_file(path), kind))
-        return getattr(self, attr)
+            idx = SparseIndex(path, self.files.base_offset, map_file(path), kind)
+            why = self._insane(idx)
+            setattr(self, attr, idx if why is None else False)
+            if why is not None and notes is not None:
+                notes.append(f"{path}: {why}: scanning the segment instead")
+        return getattr(self, attr) or None
+
+    def _insane(self, idx: SparseIndex) -> str | None:
+        """``AbstractIndex.sanityCheck`` and more, on the first and last entries (O(1)): whole
+        entries, offsets at or above the base offset and increasing, positions in the log,
+        timestamps increasing."""
+        if idx.trailing:
+            return f"{idx.trailing} bytes after the last whole entry"
+        n = idx.entries
+        if n == 0:
+            return None
+        if idx.kind is FileKind.offset_index:
+            (o0, p0), (o1, p1) = idx.offset_position(0), idx.offset_position(n - 1)
+            if o0 < idx.base_offset or o1 < o0 or not (0 <= p0 <= p1 < self.size):
+                return "the index fails the sanity check (offsets or positions out of order or out of the log)"
+        else:
+            (t0, o0), (t1, o1) = idx.timestamp_offset(0), idx.timestamp_offset(n - 1)
+            if o0 < idx.base_offset or o1 < o0 or t1 < t0:
+                return "the index fails the sanity check (timestamps or offsets out of order)"
+        return None
 
     def first_batch(self, position: int) -> RecordBatch | None:
         if not 0 <= position < self.size:
@@ -93,9 +118,10 @@ class _Segment:
     def position_for(self, offset: int, notes: list[str]) -> int:
         """``OffsetIndex.lookup(offset).position``, checked; 0 (a scan from the start) without a
         usable index."""
-        oi = self.index(FileKind.offset_index)
+        oi = self.index(FileKind.offset_index, notes)
         if oi is None:
-            notes.append(f"{self.files.log}: no offset index: scanning the segment from its start")
+            if self.files.index is None:
+                notes.append(f"{self.files.log}: no offset index: scanning the segment from its start")
             return 0
         slot = oi.largest_lower_bound(offset)
         if slot < 0:
@@ -112,12 +138,13 @@ class _Segment:
     def largest_timestamp(self, notes: list[str]) -> int:
         """The segment's largest batch timestamp (``LogSegment.maxTimestampSoFar``): the time
         index's last entry, checked, and the batches after the last offset index entry."""
-        ti = self.index(FileKind.time_index)
-        oi = self.index(FileKind.offset_index)
+        ti = self.index(FileKind.time_index, notes)
+        oi = self.index(FileKind.offset_index, notes)
         largest, start = -1, 0
         if ti is None or oi is None:
-            notes.append(f"{self.files.log}: no {'time' if ti is None else 'offset'} index: scanning the segment "
-                         "for its largest timestamp")
+            if self.files.timeindex is None or self.files.index is None:
+                notes.append(f"{self.files.log}: no {'time' if self.files.timeindex is None else 'offset'} index: "
+                             "scanning the segment for its largest timestamp")
         else:
             if ti.entries:
                 ts, off = ti.timestamp_offset(ti.entries - 1)
@@ -168,8 +195,8 @@ def seek_time(segments: list[SegmentFiles], target: int) -> SeekResult:
         if seg.largest_timestamp(out.notes) < target:
             continue
         start = 0
-        ti = seg.index(FileKind.time_index)
-        if ti is not None and seg.index(FileKind.offset_index) is not None:
+        ti = seg.index(FileKind.time_index, out.notes)
+        if ti is not None and seg.index(FileKind.offset_index, out.notes) is not None:
             slot = ti.largest_lower_bound(target)
             if slot >= 0:
                 ts, off = ti.timestamp_offset(slot)

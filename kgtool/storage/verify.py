@@ -215,10 +215,10 @@ class _Verifier:
                     r.add(FileKind.segment, seg.log, None, "a valid batch", b.message)
                 continue
             last = b
+            self.gaps.see(b)  # first: a gap just below a snapshot's offset counts for it
             while self.snap_i < len(self.snapshots) and self.snapshots[self.snap_i][0] <= b.base_offset:
                 self._check_snapshot(self.snapshots[self.snap_i][0], b.base_offset)
                 self.snap_i += 1
-            self.gaps.see(b)
             self._want(b)
             self._epoch(b, seg)
             # --- offset index
