@@ -34,7 +34,9 @@ payloads. Damage (CRC mismatch, malformed batch, corrupt header) is reported wit
 position and reason, and decoding goes on with the next batch; a truncated tail (an active
 segment) is reported but is an error only with --strict. A partial entry at the end is a
 truncated tail only if its header is one Kafka writes (a length up to --max-message-size, magic
-0-2); otherwise it is damage. Exit 0: clean; 1: something was reported; 2: usage or input error.
+0-2); otherwise it is damage. Index, snapshot and checkpoint files decode too (--files: all of
+a directory's); --verify checks them against the log; --from-offset and --from-time seek with
+them as the broker does. Exit 0: clean; 1: something was reported; 2: usage or input error.
 """
 
 
@@ -959,8 +961,37 @@ MAN_SECTIONS: dict[str, str] = {
         "bits, a v2 partition leader epoch of at least -1 and a non-negative record count; "
         "anything else running past the end (random bytes claiming a 900 MB batch) is corrupt."
     ),
+    "PARTITION DIRECTORIES": (
+        "Besides segments, decode-batch decodes every other file of a partition directory, given by "
+        "name or, for a whole directory, with --files: .index (OffsetIndex: offset, position), .timeindex "
+        "(TimeIndex: timestamp, offset), .txnindex (AbortedTxn: version, producer_id, first_offset, "
+        "last_offset, last_stable_offset), .snapshot (the producer state: version 1, CRC-32C, one row per "
+        "producer), leader-epoch-checkpoint (epoch, start_offset), partition.metadata (version, topic_id) "
+        "and the broker's offset checkpoint files (replication-offset-checkpoint and the others: topic, "
+        "partition, offset). An active segment's index is preallocated (segment.index.bytes) and ends in "
+        "zeros: its entries end, as kafka-dump-log finds, at the first entry after the first whose offset "
+        "is the base offset (for a time index, also a zero timestamp), and the rest, all zeros, is reported "
+        "on stderr as N preallocated empty entries, not as damage. --verify checks a directory's files "
+        "against its log: each .index entry is the position of the batch whose last offset is the entry's "
+        "offset (KAFKA-7487), each .timeindex entry holds the largest batch timestamp so far, every ABORT "
+        "marker that ends a transaction has its .txnindex entry and every entry its marker, the snapshots' "
+        "CRC and producers (last offset, epoch, last sequence, open transaction) agree with the log below "
+        "their offset, and every batch carries the leader epoch that leader-epoch-checkpoint gives its "
+        "offset. Multi-batch appends indexed once (brokers before KAFKA-806), history the directory no "
+        "longer holds and offsets removed by compaction are counted in notes, not reported as mismatches. "
+        "--from-offset and --from-time seek as the broker does (segment file names, the .index or the "
+        ".timeindex, then a scan of about one index interval): the cost does not grow with the log. A "
+        "missing index, or an entry that does not match the batch it leads to, is a scan of that segment, "
+        "with a note on stderr. With --summary, a directory gets an overview: its segments (base offset, "
+        "size, offsets, timestamps, the active one, untrimmed indexes), aborted transactions, the producers "
+        "of the newest snapshot, the leader epochs, and the high watermark, log start offset and recovery "
+        "point from the checkpoint files one level up."
+    ),
     "EXAMPLES": (
         "$ kgtool decode-batch /data/kafka/__consumer_offsets-12/00000000000000000000.log\n"
+        "$ kgtool decode-batch --verify /data/kafka/orders-3\n"
+        "$ kgtool decode-batch /data/kafka/orders-3 --from-time 2024-05-01T14:03:00Z --count 20\n"
+        "$ kgtool decode-batch /data/kafka/orders-3/00000000000000000000.index --format jsonl\n"
         "$ kgtool decode-batch --summary /data/kafka/__consumer_offsets-12\n"
         "$ kgtool decode-batch --format jsonl --decode offsets seg.log | jq 'select(.payload.kind==\"offset_commit\")'\n"
         "$ kgtool decode-batch --start-position 4096 --max-bytes 65536 --batches-only segment.log\n"
