@@ -973,7 +973,7 @@ MAN_SECTIONS: dict[str, str] = {
         "is the base offset (for a time index, also a zero timestamp), and the rest, all zeros, is reported "
         "on stderr as N preallocated empty entries, not as damage. --verify checks a directory's files "
         "against its log: each .index entry is the position of the batch whose last offset is the entry's "
-        "offset (KAFKA-7487), each .timeindex entry holds the largest batch timestamp so far, every ABORT "
+        "offset (KAFKA-7487; headers only, no CRC, as kafka-dump-log --verify-index-only), each .timeindex entry holds the largest batch timestamp so far, every ABORT "
         "marker that ends a transaction has its .txnindex entry and every entry its marker, the snapshots' "
         "CRC and producers (last offset, epoch, last sequence, open transaction) agree with the log below "
         "their offset, and every batch carries the leader epoch that leader-epoch-checkpoint gives its "

@@ -1,7 +1,8 @@
 """``--verify``: a partition directory's indexes, snapshots and checkpoints against its log.
 
 ``kafka-dump-log --verify-index-only`` (``DumpLogSegments.dumpIndex``/``dumpTimeIndex``) and more,
-in one pass over the batch headers of every segment (:func:`kgtool.storage.logview.batch_headers`):
+in one pass over the batch headers of every segment (:func:`kgtool.storage.logview.batch_headers`;
+CRCs are not computed, as with ``--verify-index-only``: a decode or ``--summary`` checks them):
 
 - ``.index``: every entry is the start of the batch whose *last* offset is the entry's offset
   (``LogSegment.append``; KAFKA-7487 made DumpLogSegments compare with the last offset); offsets
@@ -207,7 +208,10 @@ class _Verifier:
         pending = None  # (entry, offset, position) of an entry that may cover a multi-batch append
         seg_max = -1
         last = None
-        for b in batch_headers(data, source=seg.log):
+        epoch_range = (0, -1, None)
+        # Headers only, no CRC (as kafka-dump-log --verify-index-only): what is compared is the
+        # bookkeeping; a decode or --summary checks the CRCs.
+        for b in batch_headers(data, source=seg.log, verify_crc=False):
             if not isinstance(b, RecordBatch):
                 if b.kind in TAIL_KINDS:
                     r.note(f"{seg.log}: {b.reason}")
@@ -215,12 +219,23 @@ class _Verifier:
                     r.add(FileKind.segment, seg.log, None, "a valid batch", b.message)
                 continue
             last = b
-            self.gaps.see(b)  # first: a gap just below a snapshot's offset counts for it
+            gaps = self.gaps  # first: a gap just below a snapshot's offset counts for it
+            if gaps.prev_last is None or b.base_offset != gaps.prev_last + 1 or b.last_offset < gaps.prev_last:
+                gaps.see(b)
+            else:
+                gaps.prev_last = b.last_offset
             while self.snap_i < len(self.snapshots) and self.snapshots[self.snap_i][0] <= b.base_offset:
                 self._check_snapshot(self.snapshots[self.snap_i][0], b.base_offset)
                 self.snap_i += 1
-            self._want(b)
-            self._epoch(b, seg)
+            if self.want_i < len(self.wanted) and self.wanted[self.want_i] <= b.last_offset:
+                self._want(b)
+            if self.epochs:
+                lo, hi, epoch = epoch_range
+                if lo <= b.base_offset < hi and b.partition_leader_epoch == epoch and self.epoch_run is None:
+                    r.checked["leader_epoch_batches"] += 1
+                else:
+                    self._epoch(b, seg)
+                    epoch_range = self._epoch_range(b.base_offset)
             # --- offset index
             if oi is not None:
                 offs, poss, path = oi
@@ -269,7 +284,8 @@ class _Verifier:
                                "before KAFKA-16310)")
                     t_k += 1
             # --- producers, markers, the transaction index
-            self._producer(b, seg, txn)
+            if b.producer_id >= 0:
+                self._producer(b, seg, txn)
         # --- what the segment's indexes list beyond its batches
         if oi is not None:
             offs, poss, path = oi
@@ -487,6 +503,14 @@ class _Verifier:
             return
         self._flush_epoch_run()
         self.epoch_run = [key, b, 1]
+
+    def _epoch_range(self, offset: int) -> tuple[int, int, int | None]:
+        """The offsets ``[lo, hi)`` whose batches must carry one epoch, around ``offset``."""
+        k = bisect_right(self.epoch_starts, offset) - 1
+        if k < 0:
+            return 0, -1, None
+        hi = self.epoch_starts[k + 1] if k + 1 < len(self.epoch_starts) else 1 << 63
+        return self.epoch_starts[k], hi, self.epochs[k][0]
 
     def _flush_epoch_run(self) -> None:
         if self.epoch_run is None:

@@ -175,10 +175,12 @@ def test_leader_epoch_start_offset_that_is_not_the_first_batch_of_its_epoch(tmp_
 def test_damage_in_the_log_is_a_row(tmp_path):
     d = broker_dir(tmp_path)
     log = files(d, ".log")[0]
-    patch(log, 100, ">B", 0xFF ^ open(log, "rb").read()[100])
+    second = [b for b in scan_file(log) if isinstance(b, RecordBatch)][1]
+    patch(log, second.position + 8, ">i", 3)  # a batch length below the minimum
     r, rows = rows_of(d)
     assert r.exit_code == 1
-    assert rows[0]["kind"] == "segment" and rows[0]["file"] == log and "stored crc" in rows[0]["found"]
+    assert rows[0]["kind"] == "segment" and rows[0]["file"] == log
+    assert f"byte {second.position}" in rows[0]["found"] and "smaller than the minimum" in rows[0]["found"]
 
 
 # --- no false alarms ------------------------------------------------------------------------------
