@@ -140,3 +140,30 @@ def test_directory_summary_overview(tmp_path):
     assert [e["epoch"] for e in ov["leader_epochs"]] == [1, 2, 4]
     table = run(d, "--summary")
     assert "high watermark" in table.stdout and "250" in table.stdout and "untrimmed" in table.stdout
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_random_bytes_decode_without_exceptions_and_within_the_file(tmp_path, seed):
+    import random
+
+    from kgtool.codec.model import RecordBatch as _Batch
+    from kgtool.storage.decode import decode_file
+    from kgtool.storage.logview import batch_headers
+
+    rnd = random.Random(seed)
+    data = bytes(rnd.getrandbits(8) for _ in range(rnd.choice([0, 1, 7, 33, 61, 200, 4096])))
+    if seed % 3 == 0:
+        data = data[:16] + b"\0" * 40 + data[16:]
+    for name in ("00000000000000000000.index", "00000000000000000000.timeindex", "00000000000000000000.txnindex",
+                 "00000000000000000000.snapshot", "leader-epoch-checkpoint", "replication-offset-checkpoint",
+                 "partition.metadata"):
+        p = tmp_path / name
+        p.write_bytes(data)
+        f = decode_file(str(p))
+        list(f.rows())
+        assert all(0 <= prob.position <= len(data) for prob in f.problems.items)
+    end = 0
+    for item in batch_headers(data, verify_crc=True):
+        assert item.position == end if isinstance(item, _Batch) else item.position >= end
+        end = item.end_position
+    assert end <= len(data)
