@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import base64
+import dataclasses
 import enum
 import json
 import os
 import re
 import sys
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Optional
@@ -32,7 +34,9 @@ payloads. Damage (CRC mismatch, malformed batch, corrupt header) is reported wit
 position and reason, and decoding goes on with the next batch; a truncated tail (an active
 segment) is reported but is an error only with --strict. A partial entry at the end is a
 truncated tail only if its header is one Kafka writes (a length up to --max-message-size, magic
-0-2); otherwise it is damage. Exit 0: clean; 1: something was reported; 2: usage or input error.
+0-2); otherwise it is damage. Index, snapshot and checkpoint files decode too (--files: all of
+a directory's); --verify checks them against the log; --from-offset and --from-time seek with
+them as the broker does. Exit 0: clean; 1: something was reported; 2: usage or input error.
 """
 
 
@@ -57,10 +61,6 @@ _PROGRESS_MIN_BYTES = 64 * 1024 * 1024
 #: Problem lines printed on stderr before the rest are only counted.
 _MAX_PROBLEM_LINES = 100
 
-#: Files of a partition directory that are not segments (UnifiedLog: offset/time/txn indexes,
-#: producer snapshots, leader-epoch checkpoints).
-_NOT_SEGMENTS = (".index", ".timeindex", ".txnindex", ".snapshot", "leader-epoch-checkpoint",
-                 "partition.metadata")
 _OFFSETS_DIR = re.compile(r"^__consumer_offsets-\d+$")
 _TXN_DIR = re.compile(r"^__transaction_state-\d+$")
 
@@ -165,8 +165,6 @@ def _collect_inputs(paths: list[str], hex_text: Optional[str]) -> Iterator[_Inpu
                 data, _ = open_segment(full)
                 yield _Input(full, data, _auto_mode(full))
         else:
-            if p.endswith(_NOT_SEGMENTS):
-                raise InputError(f"{p}: not a log segment (an index, snapshot or checkpoint file); give the .log file")
             data, _ = open_segment(p)
             yield _Input(p, data, _auto_mode(p))
 
@@ -343,6 +341,33 @@ def command(
         "and resynchronisation lands only on batches up to it. Raise it with the topic's "
         "max.message.bytes.",
     ),
+    files: bool = typer.Option(
+        False, "--files",
+        help="With a partition directory, decode its other files too: .index, .timeindex, .txnindex, "
+        ".snapshot, leader-epoch-checkpoint, partition.metadata (each also decodes when given by name).",
+    ),
+    verify: bool = typer.Option(
+        False, "--verify",
+        help="Check a partition directory's (or a segment's) indexes, transaction index, producer "
+        "snapshots and leader-epoch-checkpoint against its log; one row per mismatch (kind, file, "
+        "entry, expected, found); exit 1 when there is any.",
+    ),
+    from_offset: Optional[int] = typer.Option(
+        None, "--from-offset", metavar="OFFSET", min=0,
+        help="Start at the record with this offset, found as the broker does: segment file names, the "
+        ".index, then a scan of at most one index interval (one directory or segment).",
+        show_default=False,
+    ),
+    from_time: Optional[str] = typer.Option(
+        None, "--from-time", metavar="TIME",
+        help="Start at the first record whose timestamp is at least TIME (ISO-8601, or epoch "
+        "milliseconds), with ListOffsets semantics: the first segment whose largest timestamp is at "
+        "least TIME, its .timeindex, then a scan (one directory or segment).",
+        show_default=False,
+    ),
+    count: Optional[int] = typer.Option(
+        None, "--count", metavar="N", min=1, help="Stop after N records.", show_default=False,
+    ),
 ) -> None:
     paths = list(inputs or [])
     if not paths and hex_text is None:
@@ -350,6 +375,14 @@ def command(
     if summary and batches_only:
         raise UsageError("--summary and --batches-only are exclusive")
     run = _Run(decode, bytes_format, strict)
+    paths, storage_files = _split_storage_inputs(paths, files, summary)
+    if verify:
+        _verify_command(paths + storage_files, output_format)
+        return
+    if from_offset is not None or from_time is not None or count is not None:
+        _seek_command(run, paths, hex_text, from_offset, from_time, count, output_format, batches_only,
+                      not no_crc, max_message_size, summary or bool(storage_files))
+        return
     progress = _Progress.maybe()
     summaries: list[ScanSummary] = []
     writer = _Writer(output_format, run)
@@ -388,8 +421,11 @@ def command(
                     raise out_of_memory(inp.name, item.position, "print its records") from None
                 if progress is not None:
                     progress.update(item.end_position)
+        for path in storage_files:
+            _decode_storage_file(run, writer, path)
         if summary:
-            _print_summaries(summaries, run.total, output_format)
+            _print_summaries(summaries, run.total, output_format,
+                             _overviews(run, paths, summaries) if hex_text is None else [])
         else:
             writer.close()
     except BrokenPipeError:
@@ -611,9 +647,12 @@ def _show(v: Any) -> str:
     return "null" if v is None else str(v)
 
 
-def _print_summaries(summaries: list[ScanSummary], total: ScanSummary, fmt: render.OutputFormat) -> None:
+def _print_summaries(summaries: list[ScanSummary], total: ScanSummary, fmt: render.OutputFormat,
+                     overviews: list | None = None) -> None:
+    overviews = overviews or []
     if fmt is render.OutputFormat.jsonl:
         render.write_json_lines(s.to_json() for s in summaries)
+        render.write_json_lines({"partition_directory": ov.to_json()} for ov in overviews)
         return
     if fmt is render.OutputFormat.json:
         doc = {"inputs": [s.to_json() for s in summaries]}
@@ -621,6 +660,8 @@ def _print_summaries(summaries: list[ScanSummary], total: ScanSummary, fmt: rend
             t = total.to_json()
             t["source"] = None
             doc["total"] = t
+        if overviews:
+            doc["partition_directories"] = [ov.to_json() for ov in overviews]
         render.print_json(doc)
         return
     items = list(summaries)
@@ -649,6 +690,8 @@ def _print_summaries(summaries: list[ScanSummary], total: ScanSummary, fmt: rend
             ["problems", _mix(j["problems"])],
         ]
         render.print_table(["", "value"], rows, title=title)
+    for ov in overviews:
+        _print_overview_table(ov)
 
 
 def _mix(d: dict) -> str:
@@ -663,6 +706,217 @@ def _iso(ms: int) -> str:
     except (OverflowError, OSError, ValueError):
         return "?"
 
+
+
+# --- the other files of a partition directory (kgtool.storage): decode, verify, seek, overview --
+
+def _split_storage_inputs(paths: list[str], files: bool, summary: bool) -> tuple[list[str], list[str]]:
+    """Segment inputs (files, directories, stdin) and the index/snapshot/checkpoint files to
+    decode (given by name, or every one of a directory with --files)."""
+    from kgtool.storage.files import FileKind, file_kind, other_files
+
+    segments, others = [], []
+    for p in paths:
+        if p != STDIN and os.path.isdir(p):
+            segments.append(p)
+            if files and not summary:
+                others.extend(path for _, path in other_files(p))
+        elif p != STDIN and file_kind(p) not in (None, FileKind.segment):
+            others.append(p)
+        else:
+            segments.append(p)
+    if summary and others:
+        raise UsageError(f"--summary reads segments and partition directories, not {others[0]} (decode it "
+                         "without --summary)")
+    return segments, others
+
+
+def _decode_storage_file(run: _Run, writer: _Writer, path: str) -> None:
+    from kgtool.storage.decode import decode_file
+
+    f = decode_file(path)
+    if writer.fmt is render.OutputFormat.table:
+        rows: list[list[str]] = []
+        for row in f.rows():
+            rows.append([_show(row.get(c)) for c in f.columns])
+            if len(rows) == 10000:  # a long file prints as consecutive tables, never held whole
+                _print(render.out(), render.table(list(f.columns), rows, title=f"{path} ({f.kind.value})"))
+                rows = []
+        if rows or not f.problems.count:
+            _print(render.out(), render.table(list(f.columns), rows, title=f"{path} ({f.kind.value})"))
+    else:
+        for row in f.rows():
+            writer._emit({"source": path, "kind": f.kind.value, **row})
+    for p in f.problems.items:
+        run.problem(p)
+    if f.problems.count > len(f.problems.items):
+        run.total.problem_counts["malformed"] += f.problems.count - len(f.problems.items)
+    for note in f.notes:
+        render.info(note)
+
+
+def _verify_command(paths: list[str], fmt: render.OutputFormat) -> None:
+    from kgtool.storage.files import FileKind, file_kind
+    from kgtool.storage.verify import verify
+
+    targets = []
+    for p in paths:
+        kind = None if p == STDIN or os.path.isdir(p) else file_kind(p)
+        if p == STDIN or kind not in (None, FileKind.segment, FileKind.offset_index, FileKind.time_index,
+                                      FileKind.txn_index) or (kind is None and not os.path.isdir(p)):
+            raise UsageError(f"--verify takes partition directories and segment files, not {p}")
+        targets.append(p if kind in (None, FileKind.segment) else os.path.splitext(p)[0] + ".log")
+    if not targets:
+        raise UsageError("--verify: give partition directories or segment files")
+    rows, count, notes, checked = [], 0, Counter(), Counter()
+    for t in targets:
+        rep = verify(t)
+        rows.extend(rep.rows)
+        count += rep.count
+        notes.update(rep.notes)
+        checked.update(rep.checked)
+    objs = [{"kind": m.kind, "file": m.file, "entry": m.entry, "expected": m.expected, "found": m.found} for m in rows]
+    if fmt is render.OutputFormat.jsonl:
+        render.write_json_lines(objs)
+    elif fmt is render.OutputFormat.json:
+        render.print_json(objs)
+    elif objs:
+        render.print_table(["kind", "file", ("entry", "right"), "expected", "found"],
+                           [[o["kind"], o["file"], _show(o["entry"]), o["expected"], o["found"]] for o in objs],
+                           title="verify: mismatches")
+    for text, n in sorted(notes.items()):
+        render.info(f"note: {text}" + (f" ({n})" if n > 1 else ""))
+    render.info("verify: checked " + (", ".join(f"{v} {k.replace('_', ' ')}" for k, v in sorted(checked.items()))
+                                      or "nothing") + f"; {count} mismatches")
+    if count:
+        raise FindingsReported(f"verify: {count} mismatches" + (f" ({len(rows)} shown)" if len(rows) < count else ""))
+
+
+def _seek_command(run: _Run, paths: list[str], hex_text: Optional[str], from_offset: Optional[int],
+                  from_time: Optional[str], count: Optional[int], fmt: render.OutputFormat, batches_only: bool,
+                  verify_crc: bool, max_message_size: int, refused: bool) -> None:
+    from kgtool.storage.files import list_segments, segment_of
+    from kgtool.storage.seek import SeekResult, parse_time, seek_offset, seek_time
+
+    if refused:
+        raise UsageError("--from-offset, --from-time and --count print records: not with --summary or "
+                         "index, snapshot and checkpoint files")
+    if from_offset is not None and from_time is not None:
+        raise UsageError("--from-offset and --from-time are exclusive")
+    if hex_text is not None or len(paths) != 1 or paths[0] == STDIN:
+        raise UsageError("--from-offset, --from-time and --count take one partition directory or segment file")
+    p = paths[0]
+    segments = list_segments(p) if os.path.isdir(p) else [segment_of(p)]
+    if not segments:
+        raise InputError(f"{p}: no *.log segment files in this directory")
+    if from_offset is not None:
+        res = seek_offset(segments, from_offset)
+    elif from_time is not None:
+        res = seek_time(segments, parse_time(from_time))
+    else:
+        res = SeekResult(0)
+    for note in res.notes:
+        render.warn(note)
+    writer = _Writer(fmt, run)
+    left = count
+    try:
+        if res.segment is None:
+            render.info("no record at or after " + (f"offset {from_offset}" if from_offset is not None
+                                                    else f"time {from_time}"))
+        for k in range(res.segment if res.segment is not None else len(segments), len(segments)):
+            seg = segments[k]
+            data, _ = open_segment(seg.log)
+            start = res.position if k == res.segment else 0
+            decoder, _fast = run.decoder_for(_Input(seg.log, data, _auto_mode(seg.log)))
+            for item in scan_segment(data, source=seg.log, start=start, chain_from=start, verify_crc=verify_crc,
+                                     max_message_size=max_message_size):
+                if isinstance(item, ScanProblem):
+                    run.problem(item)
+                    continue
+                if item.last_offset < res.offset:
+                    continue
+                run.total.add_batch_header(item)
+                left = _write_window(writer, seg.log, item, decoder, batches_only, res.offset, left)
+                if left == 0:
+                    break
+            if left == 0:
+                break
+        writer.close()
+    except BrokenPipeError:
+        try:
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115
+        except OSError:
+            pass
+        return
+    run.finish()
+
+
+def _write_window(writer: _Writer, source: str, b: RecordBatch, decoder, batches_only: bool, min_offset: int,
+                  left: Optional[int]) -> Optional[int]:
+    """Write batch ``b`` keeping only records at or after ``min_offset``, at most ``left``
+    (None: all); returns what is left (batches count with --batches-only)."""
+    if batches_only:
+        writer.batch(source, b, decoder, True)
+        return None if left is None else left - 1
+    for records in _record_chunks(b):
+        keep = [r for r in records if r.offset >= min_offset]
+        if left is not None:
+            keep = keep[:left]
+            left -= len(keep)
+        if keep or not records:
+            writer.batch(source, dataclasses.replace(b, records=keep), decoder, False)
+        if left == 0:
+            break
+    return left
+
+
+def _overviews(run: _Run, paths: list[str], summaries: list[ScanSummary]) -> list:
+    from kgtool.storage.overview import partition_overview
+
+    stats = {s.source: (s.first_offset, s.last_offset, s.min_timestamp, s.max_timestamp) for s in summaries}
+    out = []
+    for p in paths:
+        if p != STDIN and os.path.isdir(p):
+            ov = partition_overview(p, stats)
+            for prob in ov.problems:
+                run.problem(prob)
+            out.append(ov)
+    return out
+
+
+def _print_overview_table(ov) -> None:
+    title = f"partition directory {ov.directory}"
+    render.print_table(
+        [("base offset", "right"), ("size", "right"), "offsets", "timestamps", "active", ("index", "right"),
+         ("timeindex", "right")],
+        [[str(s.base_offset), str(s.size), "-" if s.first_offset is None else f"{s.first_offset}..{s.last_offset}",
+          "-" if s.first_timestamp is None else f"{_iso(s.first_timestamp)} .. {_iso(s.last_timestamp)}",
+          ("active" + (" (untrimmed indexes)" if s.untrimmed else "")) if s.active
+          else ("untrimmed indexes" if s.untrimmed else ""),
+          _show(s.index_entries), _show(s.time_index_entries)] for s in ov.segments],
+        title=title)
+    facts = [["topic", f"{_show(ov.topic)} partition {_show(ov.partition)}"], ["topic id", _show(ov.topic_id)],
+             ["log end offset", _show(ov.log_end_offset)],
+             ["high watermark", _show(ov.high_watermark) + ("" if ov.high_watermark is not None
+                                                            else " (no replication-offset-checkpoint one level up)")],
+             ["log start offset", _show(ov.log_start_offset)], ["recovery point", _show(ov.recovery_point)],
+             ["leader epochs", ", ".join(f"{e['epoch']} from {e['start_offset']}" for e in ov.leader_epochs) or "-"],
+             ["aborted transactions", str(ov.aborted_transaction_count)],
+             ["producers", f"{ov.producer_count} in {_show(ov.snapshot and os.path.basename(ov.snapshot))}"]]
+    render.print_table(["", "value"], facts, title=f"{title}: files")
+    shown = 50
+    if ov.aborted_transactions:
+        render.print_table(["producer_id", "first_offset", "last_offset", "last_stable_offset"],
+                           [[str(t[c]) for c in ("producer_id", "first_offset", "last_offset", "last_stable_offset")]
+                            for t in ov.aborted_transactions[:shown]], title="aborted transactions",
+                           caption=None if ov.aborted_transaction_count <= shown
+                           else f"first {shown} of {ov.aborted_transaction_count}")
+    if ov.producers:
+        cols = ["producer_id", "producer_epoch", "last_sequence", "last_offset", "timestamp", "coordinator_epoch",
+                "current_txn_first_offset"]
+        render.print_table(cols, [[str(pr[c]) for c in cols] for pr in ov.producers[:shown]],
+                           title=f"producers in {os.path.basename(ov.snapshot)}",
+                           caption=None if ov.producer_count <= shown else f"first {shown} of {ov.producer_count}")
 
 MAN_SECTIONS: dict[str, str] = {
     "FORMATS": (
@@ -707,8 +961,37 @@ MAN_SECTIONS: dict[str, str] = {
         "bits, a v2 partition leader epoch of at least -1 and a non-negative record count; "
         "anything else running past the end (random bytes claiming a 900 MB batch) is corrupt."
     ),
+    "PARTITION DIRECTORIES": (
+        "Besides segments, decode-batch decodes every other file of a partition directory, given by "
+        "name or, for a whole directory, with --files: .index (OffsetIndex: offset, position), .timeindex "
+        "(TimeIndex: timestamp, offset), .txnindex (AbortedTxn: version, producer_id, first_offset, "
+        "last_offset, last_stable_offset), .snapshot (the producer state: version 1, CRC-32C, one row per "
+        "producer), leader-epoch-checkpoint (epoch, start_offset), partition.metadata (version, topic_id) "
+        "and the broker's offset checkpoint files (replication-offset-checkpoint and the others: topic, "
+        "partition, offset). An active segment's index is preallocated (segment.index.bytes) and ends in "
+        "zeros: its entries end, as kafka-dump-log finds, at the first entry after the first whose offset "
+        "is the base offset (for a time index, also a zero timestamp), and the rest, all zeros, is reported "
+        "on stderr as N preallocated empty entries, not as damage. --verify checks a directory's files "
+        "against its log: each .index entry is the position of the batch whose last offset is the entry's "
+        "offset (KAFKA-7487; headers only, no CRC, as kafka-dump-log --verify-index-only), each .timeindex entry holds the largest batch timestamp so far, every ABORT "
+        "marker that ends a transaction has its .txnindex entry and every entry its marker, the snapshots' "
+        "CRC and producers (last offset, epoch, last sequence, open transaction) agree with the log below "
+        "their offset, and every batch carries the leader epoch that leader-epoch-checkpoint gives its "
+        "offset. Multi-batch appends indexed once (brokers before KAFKA-806), history the directory no "
+        "longer holds and offsets removed by compaction are counted in notes, not reported as mismatches. "
+        "--from-offset and --from-time seek as the broker does (segment file names, the .index or the "
+        ".timeindex, then a scan of about one index interval): the cost does not grow with the log. A "
+        "missing index, or an entry that does not match the batch it leads to, is a scan of that segment, "
+        "with a note on stderr. With --summary, a directory gets an overview: its segments (base offset, "
+        "size, offsets, timestamps, the active one, untrimmed indexes), aborted transactions, the producers "
+        "of the newest snapshot, the leader epochs, and the high watermark, log start offset and recovery "
+        "point from the checkpoint files one level up."
+    ),
     "EXAMPLES": (
         "$ kgtool decode-batch /data/kafka/__consumer_offsets-12/00000000000000000000.log\n"
+        "$ kgtool decode-batch --verify /data/kafka/orders-3\n"
+        "$ kgtool decode-batch /data/kafka/orders-3 --from-time 2024-05-01T14:03:00Z --count 20\n"
+        "$ kgtool decode-batch /data/kafka/orders-3/00000000000000000000.index --format jsonl\n"
         "$ kgtool decode-batch --summary /data/kafka/__consumer_offsets-12\n"
         "$ kgtool decode-batch --format jsonl --decode offsets seg.log | jq 'select(.payload.kind==\"offset_commit\")'\n"
         "$ kgtool decode-batch --start-position 4096 --max-bytes 65536 --batches-only segment.log\n"

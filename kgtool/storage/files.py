@@ -1,0 +1,199 @@
+"""File names and kinds of a partition directory (``LogFileUtils``, ``UnifiedLog``, ``LocalLog``).
+
+``LogFileUtils.filenamePrefixFromOffset`` writes a segment's base offset on 20 digits, zero
+padded: ``00000000000000000042.log``, ``.index``, ``.timeindex``, ``.txnindex``; a producer
+snapshot is named by its offset the same way (``.snapshot``). Files being deleted, cleaned or
+swapped carry a second suffix (``.deleted``, ``.cleaned``, ``.swap``) and are not part of the log.
+"""
+
+from __future__ import annotations
+
+import enum
+import mmap
+import os
+import re
+from dataclasses import dataclass
+
+from kgtool.codec.model import ScanProblem
+from kgtool.inputs import input_error
+
+
+class FileKind(str, enum.Enum):
+    """What a file of a partition (or broker log) directory holds."""
+
+    segment = "segment"
+    offset_index = "offset_index"
+    time_index = "time_index"
+    txn_index = "txn_index"
+    producer_snapshot = "producer_snapshot"
+    leader_epoch_checkpoint = "leader_epoch_checkpoint"
+    partition_metadata = "partition_metadata"
+    offset_checkpoint = "offset_checkpoint"
+
+
+#: ``LogFileUtils`` suffixes.
+_SUFFIXES = {
+    ".log": FileKind.segment,
+    ".index": FileKind.offset_index,
+    ".timeindex": FileKind.time_index,
+    ".txnindex": FileKind.txn_index,
+    ".snapshot": FileKind.producer_snapshot,
+}
+#: Fixed names: ``LeaderEpochCheckpointFile.LEADER_EPOCH_CHECKPOINT_FILENAME``,
+#: ``PartitionMetadataFile`` ("partition.metadata"), and the broker's ``OffsetCheckpointFile``s
+#: (``LogManager``: RecoveryPointCheckpointFile, LogStartOffsetCheckpointFile; ``ReplicaManager``:
+#: HighWatermarkFilename; ``LogCleanerManager``: offsetCheckpointFile).
+_NAMES = {
+    "leader-epoch-checkpoint": FileKind.leader_epoch_checkpoint,
+    "partition.metadata": FileKind.partition_metadata,
+    "replication-offset-checkpoint": FileKind.offset_checkpoint,
+    "recovery-point-offset-checkpoint": FileKind.offset_checkpoint,
+    "log-start-offset-checkpoint": FileKind.offset_checkpoint,
+    "cleaner-offset-checkpoint": FileKind.offset_checkpoint,
+}
+HIGH_WATERMARK_FILE = "replication-offset-checkpoint"
+LOG_START_OFFSET_FILE = "log-start-offset-checkpoint"
+LEADER_EPOCH_FILE = "leader-epoch-checkpoint"
+
+_OFFSET_NAME = re.compile(r"^(\d{1,20})\.(log|index|timeindex|txnindex|snapshot)$")
+#: ``Topic.validate``: legal topic characters; a partition directory is ``topic-partition``
+#: (``UnifiedLog.parseTopicPartitionName``; a deleted one adds ``.uniqueId-delete``).
+_PARTITION_DIR = re.compile(r"^([a-zA-Z0-9._-]+)-(\d+)$")
+
+
+def file_kind(path: str) -> FileKind | None:
+    """The kind of a file by its name, or None (``.deleted``/``.cleaned``/``.swap`` and
+    anything else)."""
+    name = os.path.basename(path)
+    kind = _NAMES.get(name)
+    if kind is not None:
+        return kind
+    for suffix, k in _SUFFIXES.items():
+        if name.endswith(suffix):
+            return k
+    return None
+
+
+def offset_from_name(path: str) -> int | None:
+    """The base offset in a segment, index or snapshot file name (``UnifiedLog.offsetFromFile``),
+    or None when the name is not ``<digits>.<suffix>``."""
+    m = _OFFSET_NAME.match(os.path.basename(path))
+    return int(m.group(1)) if m else None
+
+
+def topic_partition(directory: str) -> tuple[str, int] | None:
+    """``(topic, partition)`` from a partition directory's name, or None."""
+    m = _PARTITION_DIR.match(os.path.basename(os.path.normpath(directory)))
+    return (m.group(1), int(m.group(2))) if m else None
+
+
+@dataclass(frozen=True)
+class SegmentFiles:
+    """A segment and the files named after its base offset (None: absent)."""
+
+    base_offset: int
+    log: str
+    index: str | None
+    timeindex: str | None
+    txnindex: str | None
+
+
+def list_segments(directory: str) -> list[SegmentFiles]:
+    """The segments of a partition directory, by base offset, with their index files.
+
+    Raises:
+        InputError: the directory cannot be listed.
+    """
+    try:
+        names = set(os.listdir(directory))
+    except OSError as exc:
+        raise input_error(directory, exc, "a partition directory") from None
+    out = []
+    for name in names:
+        if not name.endswith(".log"):
+            continue
+        base = offset_from_name(name)
+        if base is None:
+            continue
+        stem = name[:-4]
+
+        def beside(suffix: str) -> str | None:
+            return os.path.join(directory, stem + suffix) if stem + suffix in names else None
+
+        out.append(SegmentFiles(base, os.path.join(directory, name), beside(".index"), beside(".timeindex"),
+                                beside(".txnindex")))
+    out.sort(key=lambda s: s.base_offset)
+    return out
+
+
+def segment_of(log_path: str) -> SegmentFiles:
+    """One segment file and the index files beside it (base offset 0 when its name has none)."""
+    directory = os.path.dirname(log_path) or "."
+    base = offset_from_name(log_path)
+    if base is None:
+        return SegmentFiles(0, log_path, None, None, None)
+    stem = os.path.basename(log_path)[:-4]
+
+    def beside(suffix: str) -> str | None:
+        p = os.path.join(directory, stem + suffix)
+        return p if os.path.isfile(p) else None
+
+    return SegmentFiles(base, log_path, beside(".index"), beside(".timeindex"), beside(".txnindex"))
+
+
+def list_snapshots(directory: str) -> list[tuple[int, str]]:
+    """The producer state snapshots of a partition directory, ``(offset, path)`` by offset."""
+    try:
+        names = os.listdir(directory)
+    except OSError as exc:
+        raise input_error(directory, exc, "a partition directory") from None
+    out = [(offset_from_name(n), os.path.join(directory, n)) for n in names if n.endswith(".snapshot")]
+    return sorted((o, p) for o, p in out if o is not None)
+
+
+def other_files(directory: str) -> list[tuple[FileKind, str]]:
+    """Every file of a partition directory that kgtool decodes and that is not a segment, in
+    name order."""
+    try:
+        names = sorted(os.listdir(directory))
+    except OSError as exc:
+        raise input_error(directory, exc, "a partition directory") from None
+    out = []
+    for n in names:
+        p = os.path.join(directory, n)
+        k = file_kind(p)
+        if k is not None and k is not FileKind.segment and os.path.isfile(p):
+            out.append((k, p))
+    return out
+
+
+def map_file(path: str, expected: str = "a file"):
+    """A read-only memory map of ``path`` (``b""`` when empty): bounded memory whatever its size.
+
+    Raises:
+        InputError: missing, a directory, unreadable.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError as exc:
+        raise input_error(path, exc, expected) from None
+    try:
+        size = os.fstat(fd).st_size
+        if size == 0:
+            return b""
+        try:
+            return mmap.mmap(fd, size, access=mmap.ACCESS_READ)
+        except (OSError, ValueError):  # not mappable (a pipe, /proc): read it
+            with os.fdopen(os.dup(fd), "rb") as fh:
+                return fh.read()
+    finally:
+        os.close(fd)
+
+
+def file_problem(source: str, position: int, reason: str, *, context: str | None = None,
+                 length: int = 0, kind: str = "malformed") -> ScanProblem:
+    """Damage in a file of the partition directory, as decode-batch reports it (exit 1):
+    ``file: byte N (context): reason``."""
+    ctx = f" ({context})" if context else ""
+    return ScanProblem(kind=kind, position=position, length=length, reason=reason,
+                       message=f"{source}: byte {position}{ctx}: {reason}", source=source, context=context)
