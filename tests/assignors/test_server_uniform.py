@@ -103,7 +103,7 @@ def _homogeneous_reference(g: GroupSpec):
     """A literal transliteration of ``UniformHomogeneousAssignmentBuilder.build`` over Java-ordered
     maps and sets (member HashMap order, HashSet<Uuid> / HashMap<Uuid, ...> / HashSet<Integer>
     orders), without kgtool's array layout."""
-    from kgtool.assignors._java import string_hash_order
+    from kgtool.java import string_hash_order
     from kgtool.assignors._server import int_set_order, uuid_hash_order, uuid_set_copy_order
 
     by_id = {m.member_id: m for m in g.members}

@@ -7,9 +7,8 @@ from hypothesis import HealthCheck, given, settings
 
 import kgtool.assignors._sticky_reference as ref
 from kgtool.assignors import sticky as sticky_module
-from kgtool.assignors._sticky_java import hash_map_order, java_string_key, string_hash_map_order
 from kgtool.assignors.sticky import CooperativeStickyAssignor, StickyAssignor, assign_partitions
-from kgtool.coordinator.partitioning import java_string_hashcode
+from kgtool.java import java_string_hashcode
 from tests.assignors.golden import expected_from_golden, group_from_golden, load_cases
 from tests.assignors.invariants import assert_valid_and_balanced
 from tests.assignors.sticky_helpers import group, groups, later_rounds, next_round
@@ -93,26 +92,6 @@ def test_member_order_is_java_hash_map_order(monkeypatch):
     assert passes() < len(cases)
     monkeypatch.setattr(ref, "member_iteration_order", lambda ids: sorted(ids))
     assert passes() < len(cases)
-
-
-def test_hash_map_order_matches_java():
-    # Expected values printed by Java 17: `new HashMap<>()`, `put` in this order, `keySet()`
-    # (for the 2,000 ids: `String.hashCode()` of the keys joined with "," after each).
-    assert string_hash_map_order(["C0", "C1", "C2", "C10", "C11"]) == ["C11", "C10", "C0", "C1", "C2"]
-    assert string_hash_map_order(["t0", "t1", "t2", "t3", "t4", "t5", "t6"]) == ["t4", "t5", "t6", "t0", "t1", "t2", "t3"]
-    # 13 keys: the table doubles to 32 buckets.
-    assert string_hash_map_order([f"k{i}" for i in range(13)]) == [
-        "k0", "k1", "k2", "k3", "k4", "k5", "k11", "k6", "k10", "k7", "k8", "k12", "k9"]
-    big = string_hash_map_order([f"consumer-{i}" for i in range(2000)])
-    assert java_string_hashcode("".join(k + "," for k in big)) == 127445094
-    hashes = [java_string_hashcode(k) for k in ("a", "b")]
-    assert hash_map_order(hashes) == [0, 1]
-
-
-def test_java_string_order():
-    key = java_string_key(["\uffff", "\U0001f600"])
-    # UTF-16: U+1F600 is D83D DE00 < FFFF, the reverse of code point order.
-    assert sorted(["\uffff", "\U0001f600"], key=key) == ["\U0001f600", "\uffff"]
 
 
 def test_user_data_groups_partitions_by_topic_hash_map_order():
@@ -386,7 +365,7 @@ def test_topic_partition_hash_set_first_matches_jvm(name):
     """``PartitionMovements`` moves back the first element a ``HashSet<TopicPartition>`` iterates."""
     from pathlib import Path
 
-    from kgtool.assignors._sticky_java import TopicPartitionHashSet
+    from kgtool.java import TopicPartitionHashSet
 
     path = Path(__file__).resolve().parents[2] / "fixtures" / "assign" / "java_hashset" / f"{name}.txt"
     topic = name.split("_")[1]
