@@ -22,3 +22,13 @@ def compiled(name: str) -> ModuleType:
     module = native.load(name)
     assert module is not None, f"{name} did not build: a C-vs-Python test would compare Python with Python"
     return module
+
+
+def have_compiled(name: str) -> bool:
+    """For a test that checks more than the comparison: whether to compare with the extension
+    ``name``. False only when ``KGTOOL_PURE_PYTHON`` forces the pure-Python twins; an extension
+    that did not build fails the test."""
+    if native.pure_forced():
+        return False
+    assert native.load(name) is not None, f"{name} did not build: a C-vs-Python test would compare Python with Python"
+    return True

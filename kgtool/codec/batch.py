@@ -116,6 +116,12 @@ _AFTER_CRC = struct.Struct(">hiqqqhii")
 _speedups: Any = native.load("kgtool.codec._speedups")
 
 
+def speedups() -> Any:
+    """The C extension the codec uses (``kgtool.codec._speedups``, chosen by
+    :func:`kgtool.native.load`), or None: the pure-Python twins. Every codec module asks here."""
+    return _speedups
+
+
 def speedups_enabled() -> bool:
     """Whether the C extension (``kgtool.codec._speedups``) is in use."""
     return _speedups is not None

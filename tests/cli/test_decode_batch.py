@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 
 from kgtool.cli.main import app
 from kgtool.codec import encode_batch_v2, encode_end_txn_marker, scan_segment
+from tests.twins import compiled
 
 ROOT = Path(__file__).resolve().parents[2]
 BATCHES = ROOT / "fixtures" / "batches"
@@ -109,8 +110,10 @@ def test_summary_json_accounts_for_every_byte():
 
 
 def test_summary_pure_python_matches(monkeypatch):
-    a = run(OFFSETS, "--summary", "--format", "json", "--decode", "offsets").stdout
     from kgtool.codec import batch as B
+
+    assert B._speedups is compiled("kgtool.codec._speedups")
+    a = run(OFFSETS, "--summary", "--format", "json", "--decode", "offsets").stdout
 
     monkeypatch.setattr(B, "_speedups", None)
     b = run(OFFSETS, "--summary", "--format", "json", "--decode", "offsets").stdout
@@ -339,6 +342,7 @@ def test_progress_bar_on_a_terminal(monkeypatch):
 
 
 def test_pure_python_env_var_gives_the_same_output():
+    compiled("kgtool.codec._speedups")  # the run without the variable uses C
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     args = [sys.executable, "-m", "kgtool", "decode-batch", str(BATCHES / "txn_gzip.log"), str(OFFSETS),
             "--format", "jsonl", "--decode", "offsets"]
@@ -356,6 +360,7 @@ def test_pure_python_env_var_gives_the_same_summary_messages(tmp_path):
     name their batch (batch@N) as on the pure-Python path: same stderr, stdout and exit code."""
     from kgtool.coordinator.records import encode_offsets_record
 
+    compiled("kgtool.codec._speedups")  # the run without the variable uses C
     k, v = encode_offsets_record("offset_commit", {"group": "g", "topic": "t", "partition": 0},
                                  {"offset": 5, "metadata": "", "commit_timestamp": 1})
     data = (encode_batch_v2([(b"\x01", b"v"), (k, v)], base_offset=0)
