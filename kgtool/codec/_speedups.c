@@ -1120,7 +1120,10 @@ error:
  * per record, and hands every other record back to Python.
  *
  * "Plain" is exactly what kgtool.coordinator.records.decode_offset_commit accepts (the
- * Python twin; the tests compare both on every input):
+ * Python twin). The layouts below are the coordinator's schema tables (OffsetCommitKey,
+ * OffsetCommitValue in kgtool.coordinator.schemas.classic); this file does not import them:
+ * tests/coordinator/test_offset_commit_layout.py proves these checks, offset_commit_key_ok /
+ * offset_commit_value_ok and the Python twin equal to the schema on every version:
  *   key   = OffsetCommitKey with record type 0 or 1 (CoordinatorRecordType: legacy
  *           OffsetCommit / OffsetCommit; GroupCoordinatorRecordHelpers reads key version 0):
  *           int16 type, string group, string topic, int32 partition, nothing after
