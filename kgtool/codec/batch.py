@@ -439,12 +439,6 @@ def _v2_chunk(buf, marks: list[int], firsts: list[int], args: tuple, release, k:
     return tuples
 
 
-def timestamp_type_name(magic: int, attributes: int) -> str:
-    if magic == 0:
-        return NO_TIMESTAMP_TYPE
-    return LOG_APPEND_TIME if attributes & TIMESTAMP_TYPE_MASK else CREATE_TIME
-
-
 def parse_control_record(key: bytes | None, value: bytes | None) -> ControlRecord:
     """Decode a control record's key (and the end-transaction marker value).
 

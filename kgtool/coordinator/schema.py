@@ -719,11 +719,6 @@ def strict_decoder(schema: MessageSchema, version: int) -> Callable:
     return fn
 
 
-def generated_source(schema: MessageSchema, version: int) -> str:
-    """The Python source kgtool generated for a schema version (for debugging and docs)."""
-    return _compiled(schema, version, False).__kgtool_source__  # type: ignore[attr-defined]
-
-
 def decode_message(
     schema: MessageSchema,
     version: int,

@@ -379,7 +379,7 @@ def test_pure_python_env_var_gives_the_same_summary_messages(tmp_path):
 
 def test_random_bytes_exit_1_not_a_truncated_tail(tmp_path):
     """The first 'batch' of random bytes claims 923 MB: damage, not the tail of an active
-    segment (fuzz defect 7); --max-message-size raises the bound a tail may claim."""
+    segment; --max-message-size raises the bound a tail may claim."""
     import random
 
     p = tmp_path / "garbage.log"
@@ -399,7 +399,7 @@ def test_random_bytes_exit_1_not_a_truncated_tail(tmp_path):
 
 
 def test_out_of_memory_is_one_line_naming_the_batch(tmp_path, monkeypatch):
-    # fuzz defect 5: a failed allocation (a huge batch under a memory limit) is exit 2 with
+    # a failed allocation (a huge batch under a memory limit) is exit 2 with
     # the file and the batch, not an internal error
     from kgtool.codec import compression
 
@@ -420,7 +420,7 @@ def test_out_of_memory_is_one_line_naming_the_batch(tmp_path, monkeypatch):
 
 
 def test_a_batch_of_many_records_is_printed_chunk_by_chunk(tmp_path):
-    # fuzz defect 2: a record bomb streams through every output format, each record counted once
+    # a record bomb streams through every output format, each record counted once
     from kgtool.codec.batch import RECORDS_CHUNK
     from tests.codec.bombs import empty_records_v2, raw_batch_v2
 

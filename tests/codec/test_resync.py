@@ -1,5 +1,6 @@
 """Resynchronisation after an untrustworthy header, and when a partial entry at the end is a
-truncated tail (issue: fuzz defects 4 and 7).
+truncated tail (damage is resynchronised over; a tail only when it may be a batch still being
+written).
 
 - The C scan (``_speedups.resync_v2``), the pure-Python twin (``segment._resync_py``) and a
   naive reference (every index, ``implausible_header``, a full CRC-32C) find the same index on

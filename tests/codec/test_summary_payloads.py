@@ -1,6 +1,6 @@
 """`--summary` payloads: the C walk (OffsetCommit layouts decoded in C, every other record handed
 back to the Python decoder) and the pure-Python path give the same counters and the same
-messages, word for word, on mutated ``__consumer_offsets`` payloads (issue: fuzz defect 6)."""
+messages, word for word, on mutated ``__consumer_offsets`` payloads."""
 
 from __future__ import annotations
 
