@@ -177,25 +177,19 @@ def test_the_readers_in_use_are_the_twins():
 
 
 @pytest.mark.parametrize("impl", READER_IMPLS)
-@pytest.mark.parametrize("value,raw", VARINT_VECTORS)
-def test_varint_vectors_on_the_decoders_readers(impl, value, raw):
+@pytest.mark.parametrize("value,raw", VARLONG_VECTORS)
+def test_vectors_on_the_decoders_readers(impl, value, raw):
     unsigned, varint, varlong = _readers(impl)
-    padded = b"\xaa" + raw + b"\xbb"
-    assert varint(padded, 1, len(padded)) == (value, 1 + len(raw))
+    padded = b"\xaa" + raw + b"\x80"
     assert varlong(padded, 1, len(padded)) == (value, 1 + len(raw))
+    if (value, raw) not in VARINT_VECTORS:
+        return
+    assert varint(padded, 1, len(padded)) == (value, 1 + len(raw))
     assert unsigned(padded, 1, len(padded)) == (P.zigzag_encode(value, 32), 1 + len(raw))
     for cut in range(1, len(raw)):  # every truncation of a multi-byte varint
         with pytest.raises(P.VarintError) as ei:
             varint(padded, 1, 1 + cut, "f")
         assert ei.value.args == (1, "varint runs past the end of the data", "f") and ei.value.truncated
-
-
-@pytest.mark.parametrize("impl", READER_IMPLS)
-@pytest.mark.parametrize("value,raw", VARLONG_VECTORS)
-def test_varlong_vectors_on_the_decoders_readers(impl, value, raw):
-    _, _, varlong = _readers(impl)
-    padded = b"\xaa\xaa" + raw + b"\x80"
-    assert varlong(padded, 2, len(padded)) == (value, 2 + len(raw))
 
 
 @pytest.mark.parametrize("impl", READER_IMPLS)
