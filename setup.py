@@ -7,11 +7,15 @@ slower). ``KGTOOL_PURE_PYTHON=1`` at build time skips the extension.
 """
 
 import os
+import sys
 
 from setuptools import Extension, setup
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from kgtool.native import pure_forced  # noqa: E402  (the one reading of KGTOOL_PURE_PYTHON)
+
 ext_modules = []
-if os.environ.get("KGTOOL_PURE_PYTHON", "") not in ("1", "true", "yes"):
+if not pure_forced():
     ext_modules.append(
         Extension(
             "kgtool.codec._speedups",

@@ -1,5 +1,5 @@
 """The peer of bench_assign.py: kafka-python 3.0.12's assignors, as a whole process, on the
-same group file kgtool reads (JSON, issue 4's shape), writing the same JSON assignment.
+same group file kgtool reads (JSON, the described-group shape), writing the same JSON assignment.
 
     python benchmarks/_kafka_python_peer.py GROUP.json {range|roundrobin|sticky|cooperative-sticky} OUT.json
 

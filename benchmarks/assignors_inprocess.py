@@ -1,6 +1,6 @@
 """In-process timing of kgtool's range, roundrobin, server-uniform and server-range ``assign()``.
 
-Not a test: prints the best of ``--repeat`` calls (wall seconds) on issue 4's shapes. The whole-process benchmark against
+Not a test: prints the best of ``--repeat`` calls (wall seconds) on the large-group shapes of bench_assign.py. The whole-process benchmark against
 Kafka's Java assignors is ``benchmarks/`` of the ``assign`` command; this one isolates the
 assignor from input parsing and output rendering.
 

@@ -1,6 +1,6 @@
 """Benchmark of ``kgtool assign`` as a whole process, against kafka-python and Kafka's Java figures.
 
-Not a test. Generates issue 4's group files (JSON, the described-group shape):
+Not a test. Generates two group files (JSON, the described-group shape):
 
 - ``uniform.json``: Kafka's large-group test shape (AbstractStickyAssignorTest
   ``testLargeAssignmentAndGroupWithUniformSubscription``): 500 topics x 2,000 partitions =
@@ -12,7 +12,8 @@ Then, for each assignor, times ``python -m kgtool assign FILE --assignor NAME --
 out.json`` (wall time and the child's peak RSS from ``os.wait4``), and the peer, kafka-python
 3.0.12's assignors (range, roundrobin, sticky, cooperative-sticky) reading the same file and
 writing the same JSON (``benchmarks/_kafka_python_peer.py``), in the same run. The Java
-reference figures are issue 4's (whole process on this kind of 2-core machine, < 1 GB).
+reference figures are Kafka's Java assignors on the same file (whole process on this kind of
+2-core machine, < 1 GB).
 It also times kgtool's own share in-process: file -> GroupSpec, and assignment -> JSON text.
 
     PYTHONPATH=. python benchmarks/bench_assign.py [--workdir DIR] [--assignors range,sticky]
@@ -39,7 +40,7 @@ TIME_BIN = "/usr/bin/time" if os.access("/usr/bin/time", os.X_OK) else None
 
 ASSIGNORS = ["range", "roundrobin", "sticky", "cooperative-sticky", "server-uniform", "server-range"]
 PEER_ASSIGNORS = {"range", "roundrobin", "sticky", "cooperative-sticky"}
-#: Issue 4: Kafka's Java assignors, whole process, same file, 2-core machine (seconds).
+#: Kafka's Java assignors, whole process, same file, 2-core machine (seconds).
 JAVA_SECONDS = {"cooperative-sticky": 3.0, "sticky": 2.8, "range": 4.0, "roundrobin": 4.5}
 
 
@@ -64,7 +65,7 @@ def write_nonuniform(path: Path, n_topics: int, n_partitions: int, n_members: in
     path.write_text(json.dumps(doc), encoding="utf-8")
 
 
-#: Address-space cap of each timed process (kgtool stays far below; see issue 4's 1 GB goal).
+#: Address-space cap of each timed process (kgtool stays far below its goal of 1 GB).
 MEMORY_CAP_BYTES = 8 * 2**30
 
 
@@ -236,7 +237,7 @@ def main() -> None:
     dt, n_desc = describe_text_share(first)
     print(f"describe text -> Group {dt:6.3f} s  ({n_desc:,} owned partitions)", flush=True)
 
-    print("\nkp/kg > 1: kgtool faster than kafka-python; kg/Java < 1: kgtool faster than Kafka's Java (issue 4 figures).")
+    print("\nkp/kg > 1: kgtool faster than kafka-python; kg/Java < 1: kgtool faster than Kafka's Java (JAVA_SECONDS).")
 
 
 if __name__ == "__main__":

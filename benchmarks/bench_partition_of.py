@@ -11,7 +11,7 @@ For each file it times ``python -m kgtool partition-of -p 12 --histogram --forma
 (best of --repeat, wall clock, peak RSS) and a kafka-python peer process that reads the same
 file, serializes each key the same way, and computes ``(murmur2(key) & 0x7fffffff) % 12`` into
 the same histogram with ``kafka.partitioner.default.murmur2``. It prints keys/s for both and
-the ratio. Targets (issue 14): at least 3M keys/s, at least 20x kafka-python.
+the ratio. Targets: at least 3M keys/s, at least 20x kafka-python.
 
     python benchmarks/bench_partition_of.py [--keys 10000000] [--repeat 3] [--peer-keys N]
 

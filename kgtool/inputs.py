@@ -89,13 +89,3 @@ def read_text(path: str, *, max_bytes: int | None = None) -> str:
         raise InputError(
             f"{display_name(path)}: line {line}: invalid UTF-8 at byte {exc.start}"
         ) from None
-
-
-def check_readable_file(path: str) -> None:
-    """Fail early, with a clear message, for a path that cannot be opened."""
-    if path == STDIN:
-        return
-    if not os.path.exists(path):
-        raise InputError(f"{path}: no such file or directory")
-    if not os.access(path, os.R_OK):
-        raise InputError(f"{path}: permission denied")

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from kgtool.assignors._java import java_string_key, needs_utf16_key, string_hash_order
 from kgtool.assignors.model import GroupSpec, MemberSpec
+from kgtool.java import needs_utf16_order, string_hash_order, utf16_key
 
 
 def partitions_per_topic_order(group: GroupSpec) -> list[str]:
@@ -51,14 +51,14 @@ def member_info_sorted(members: Sequence[MemberSpec]) -> list[MemberSpec]:
     if any(m.instance_id is not None for m in members):
         rank = {mid: i for i, mid in enumerate(string_hash_order([m.member_id for m in members]))}
         members = sorted(members, key=lambda m: rank[m.member_id])
-    utf16 = needs_utf16_key(
+    utf16 = needs_utf16_order(
         [m.member_id for m in members] + [m.instance_id for m in members if m.instance_id is not None]
     )
     if utf16:
         def key(m: MemberSpec):
             if m.instance_id is not None:
-                return (0, java_string_key(m.instance_id))
-            return (1, java_string_key(m.member_id))
+                return (0, utf16_key(m.instance_id))
+            return (1, utf16_key(m.member_id))
     else:
         def key(m: MemberSpec):
             if m.instance_id is not None:

@@ -24,16 +24,16 @@ from operator import itemgetter
 
 import numpy as np
 
-from kgtool.assignors._java import (
-    final_capacity,
+from kgtool.assignors.model import GroupSpec, MemberSpec, TopicPartition
+from kgtool.errors import InputError
+from kgtool.java import (
     hash_order,
     hash_set_initial_capacity,
+    load_factor_capacity,
     name_uuid_bits,
     string_hash_order,
     uuid_hashcode,
 )
-from kgtool.assignors.model import GroupSpec, MemberSpec, TopicPartition
-from kgtool.errors import InputError
 
 HOMOGENEOUS = "HOMOGENEOUS"
 HETEROGENEOUS = "HETEROGENEOUS"
@@ -178,7 +178,7 @@ def int_set_order(values: list[int]) -> list[int]:
     Below 65536 ``HashMap.hash(p)`` is ``p`` itself, so the bucket is ``p & (capacity - 1)``.
     """
     if values and max(values) < 65536 and min(values) >= 0:
-        mask = final_capacity(len(values)) - 1
+        mask = load_factor_capacity(len(values)) - 1
         if max(values) <= mask:
             return sorted(values)
         return sorted(values, key=mask.__and__)

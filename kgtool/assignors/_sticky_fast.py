@@ -32,7 +32,7 @@ import itertools
 import numpy as np
 
 from kgtool.assignors import _sticky_reference as ref
-from kgtool.assignors._sticky_java import java_string_key
+from kgtool.java import hash_map_capacity, java_string_hashcode, spread, string_order_key
 
 TP = tuple[str, int]
 
@@ -41,7 +41,7 @@ class Layout:
     """Topics in Java order with partition offsets; members by position."""
 
     def __init__(self, partitions_per_topic: dict[str, int], members: list[str]) -> None:
-        key = java_string_key(list(partitions_per_topic) + members)
+        key = string_order_key(list(partitions_per_topic) + members)
         self.topics = sorted(partitions_per_topic, key=key)
         self.topic_index = {t: i for i, t in enumerate(self.topics)}
         counts = np.array([partitions_per_topic[t] for t in self.topics], dtype=np.int64)
@@ -417,15 +417,8 @@ def _user_data_order(ids: np.ndarray, lay: Layout, topic_hash: list[int], topic_
         return ids
     t = lay.topic_of[ids]
     uniq, first = np.unique(t, return_index=True)
-    if len(uniq) <= 48:
-        from kgtool.assignors._sticky_java import hash_map_capacity
-
-        order_first = np.argsort(first)
-        cap = hash_map_capacity([topic_hash[u] for u in uniq[order_first].tolist()])
-    else:
-        cap = 16
-        while len(uniq) > cap * 3 // 4:
-            cap *= 2
+    # the topics' hashCodes in put order (first appearance)
+    cap = hash_map_capacity([topic_hash[u] for u in uniq[np.argsort(first)].tolist()])
     # bucket, then first appearance (insertion order inside a bucket)
     key_bucket = np.zeros(len(lay.topics), dtype=np.int64)
     key_first = np.zeros(len(lay.topics), dtype=np.int64)
@@ -821,9 +814,6 @@ def general(inp: ref.StickyInput, lay: Layout, *, cooperative: bool):
     elif cooperative:
         owned = [np.sort(ids) for ids in owned_raw]  # ConsumerProtocol: sorted by topic, partition
     else:
-        from kgtool.assignors._sticky_java import spread
-        from kgtool.coordinator.partitioning import java_string_hashcode
-
         topic_hash = [java_string_hashcode(t) for t in lay.topics]
         topic_spread = np.array([spread(h) for h in topic_hash], dtype=np.int64)
         owned = [_user_data_order(ids, lay, topic_hash, topic_spread) for ids in owned_raw]

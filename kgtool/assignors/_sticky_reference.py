@@ -19,13 +19,8 @@ import bisect
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from kgtool.assignors._sticky_java import (
-    TopicPartitionHashSet,
-    java_string_key,
-    string_hash_map_order,
-)
-from kgtool.coordinator.partitioning import java_string_hashcode
 from kgtool.errors import InputError
+from kgtool.java import TopicPartitionHashSet, java_string_hashcode, string_hash_order, string_order_key
 
 TP = tuple[str, int]
 
@@ -153,7 +148,7 @@ def member_iteration_order(member_ids: list[str]) -> list[str]:
     all 300 cases pass with this order; input, sorted or reversed input order pass only 291
     (``tests/assignors/test_sticky.py::test_member_order_is_java_hash_map_order``).
     """
-    return string_hash_map_order(member_ids)
+    return string_hash_order(member_ids)
 
 
 def all_subscriptions_equal(inp: StickyInput, consumer_to_owned: dict[str, list[TP]],
@@ -248,7 +243,7 @@ class ConstrainedAssignmentBuilder:
         self.assigned: list[TP] = []
         self.transferring: dict[TP, str] = {}
         keys = list(current) + list(inp.partitions_per_topic)
-        self.skey = java_string_key(keys)
+        self.skey = string_order_key(keys)
 
     def build(self) -> tuple[dict[str, list[TP]], dict[TP, str]]:
         self.assign_owned_partitions()
@@ -489,7 +484,7 @@ class GeneralAssignmentBuilder:
         for c, parts in current.items():
             for tp in parts:
                 self.current_partition_consumer[tp] = c
-        self.skey = java_string_key(list(inp.members) + list(ppt))
+        self.skey = string_order_key(list(inp.members) + list(ppt))
         skey = self.skey
         sorted_topics = sorted(ppt, key=lambda t: (len(self.topic2consumers[t]), skey(t)))
         self.sorted_all_partitions = [(t, p) for t in sorted_topics for p in range(ppt[t])]

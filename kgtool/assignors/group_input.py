@@ -2,7 +2,7 @@
 
 Three inputs, detected from the text (see :func:`load_group`):
 
-1. A YAML or JSON description (issue 4's shape; also the golden-case shape)::
+1. A YAML or JSON description (the described-group shape; also the golden-case shape)::
 
        assignor: cooperative-sticky        # optional, or --assignor
        group: orders-service               # optional
@@ -342,7 +342,7 @@ def _check_owned(owned: list[TopicPartition], member: str, topics: Mapping[str, 
 
 
 def group_from_document(doc: Any, source: str) -> LoadedGroup:
-    """A parsed YAML/JSON document (issue 4 or golden shape) -> group.
+    """A parsed YAML/JSON document (described-group or golden-case shape) -> group.
 
     Every field is type-checked; a wrong one is reported by its path
     (``members[2].owned['orders'][0]: expected a partition number (an integer), got 'x'``).

@@ -26,10 +26,10 @@ from __future__ import annotations
 
 
 from kgtool.assignors._client import member_info_sorted, partitions_per_topic_order
-from kgtool.assignors._java import java_string_key, needs_utf16_key
 from kgtool.assignors._perf import gc_paused
 from kgtool.assignors._ranges import assign_ranges
 from kgtool.assignors.model import Assignment, GroupSpec, MemberSpec, TopicPartition
+from kgtool.java import needs_utf16_order, string_order_key, utf16_key
 
 
 class RangeAssignor:
@@ -74,10 +74,10 @@ class RangeAssignor:
             _assign_ranges(s, None, out)
         # assignment.values().forEach(list -> list.sort(PARTITION_COMPARATOR)):
         # Utils.TopicPartitionComparator, topic (String.compareTo) then partition.
-        utf16 = needs_utf16_key(topic_order)
+        utf16 = needs_utf16_order(topic_order)
         for parts in out.values():
             if utf16:
-                parts.sort(key=lambda tp: (java_string_key(tp[0]), tp[1]))
+                parts.sort(key=lambda tp: (utf16_key(tp[0]), tp[1]))
             else:
                 parts.sort()
         return out
@@ -314,6 +314,6 @@ def _assign_co_partitioned(consumers: list[str], num_partitions: int, states: li
         t.num_assigned = dict(rep.num_assigned)
         t.remaining_extra = rep.remaining_extra
         t.unassigned = dict(rep.unassigned)
-    topics = sorted((t.topic for t in states), key=java_string_key if needs_utf16_key([t.topic for t in states]) else None)
+    topics = sorted((t.topic for t in states), key=string_order_key([t.topic for t in states]))
     for c, ps in chosen_partitions.items():
         out[c].extend([(t, p) for t in topics for p in ps])

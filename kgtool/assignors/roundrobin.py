@@ -29,9 +29,9 @@ from bisect import bisect_left
 from itertools import repeat
 
 from kgtool.assignors._client import member_info_sorted
-from kgtool.assignors._java import java_sorted
 from kgtool.assignors._perf import gc_paused
 from kgtool.assignors.model import Assignment, GroupSpec, TopicPartition
+from kgtool.java import java_sorted
 
 
 class RoundRobinAssignor:

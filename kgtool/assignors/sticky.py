@@ -33,7 +33,7 @@ Where the eager and the cooperative assignors differ:
 Member order: Kafka's leader (``ConsumerCoordinator.onLeaderElected``) puts the subscriptions
 in a ``HashMap`` keyed by member id, and ``consumerToOwnedPartitions`` is another ``HashMap``;
 the constrained builder's quota decisions follow that iteration order. kgtool reproduces it
-(:mod:`kgtool.assignors._sticky_java`). Evidence: all 300 sticky/cooperative golden cases pass
+(:mod:`kgtool.java`). Evidence: all 300 sticky/cooperative golden cases pass
 with that order, while input order, sorted order or reversed input order pass only 291 (see
 ``tests/assignors/test_sticky.py::test_member_order_is_java_hash_map_order``).
 
@@ -57,9 +57,9 @@ from dataclasses import dataclass
 
 from kgtool.assignors import _sticky_fast
 from kgtool.assignors import _sticky_reference as ref
-from kgtool.assignors._sticky_java import java_string_key, string_hash_map_order
 from kgtool.assignors._sticky_reference import StickyAssignorFailure
 from kgtool.assignors.model import Assignment, GroupSpec
+from kgtool.java import string_hash_order, string_order_key
 
 __all__ = ["CooperativePlan", "CooperativeStickyAssignor", "StickyAssignor", "StickyAssignorFailure"]
 
@@ -114,7 +114,7 @@ def user_data_partitions(owned) -> list:
     by_topic: dict[str, list] = {}
     for tp in owned:
         by_topic.setdefault(tp[0], []).append(tp)
-    return [tp for t in string_hash_map_order(list(by_topic)) for tp in by_topic[t]]
+    return [tp for t in string_hash_order(by_topic) for tp in by_topic[t]]
 
 
 def protocol_owned_partitions(owned) -> list:
@@ -123,7 +123,7 @@ def protocol_owned_partitions(owned) -> list:
     ``ConsumerProtocol.serializeSubscription`` sorts the owned partitions by topic
     (``String.compareTo``), then partition, and writes one entry per topic.
     """
-    skey = java_string_key({tp[0] for tp in owned})
+    skey = string_order_key({tp[0] for tp in owned})
     return sorted(owned, key=lambda tp: (skey(tp[0]), tp[1]))
 
 

@@ -218,47 +218,18 @@ static inline int32_t be32(const uint8_t *p) {
 }
 static inline int16_t be16(const uint8_t *p) { return (int16_t)(((uint16_t)p[0] << 8) | p[1]); }
 
-/* ByteUtils.readVarint: at most 5 bytes, low 32 bits kept, zig-zag.
- * Returns 0 ok, 1 ran out of data, 2 too long. */
-static inline int rd_varint(const uint8_t **pp, const uint8_t *end, int32_t *out) {
-    const uint8_t *p = *pp;
-    uint32_t v = 0;
-    for (int i = 0; i < 5; i++) {
-        if (p >= end) return 1;
-        uint8_t b = *p++;
-        v |= (uint32_t)(b & 0x7f) << (7 * i);
-        if (!(b & 0x80)) {
-            *pp = p;
-            *out = (int32_t)((v >> 1) ^ (0u - (v & 1)));
-            return 0;
-        }
-    }
-    return 2;
-}
-
-static inline int rd_varlong(const uint8_t **pp, const uint8_t *end, int64_t *out) {
+/* The one varint reader (ByteUtils.readUnsignedVarint / readVarint / readVarlong): base 128,
+ * least significant group first, at most maxb bytes (5 or 10); the caller keeps the low 32 or
+ * 64 bits. Returns 0 ok, 1 ran out of data, 2 too long (continuation bit in byte maxb).
+ * Twin of kgtool.codec.primitives (_base128); exposed to Python under the same names
+ * (read_unsigned_varint, read_varint, read_varlong). */
+static inline int rd_base128(const uint8_t **pp, const uint8_t *end, int maxb, uint64_t *out) {
     const uint8_t *p = *pp;
     uint64_t v = 0;
-    for (int i = 0; i < 10; i++) {
+    for (int i = 0; i < maxb; i++) {
         if (p >= end) return 1;
         uint8_t b = *p++;
         v |= (uint64_t)(b & 0x7f) << (7 * i);
-        if (!(b & 0x80)) {
-            *pp = p;
-            *out = (int64_t)((v >> 1) ^ (0ull - (v & 1)));
-            return 0;
-        }
-    }
-    return 2;
-}
-
-static inline int rd_uvarint(const uint8_t **pp, const uint8_t *end, uint32_t *out) {
-    const uint8_t *p = *pp;
-    uint32_t v = 0;
-    for (int i = 0; i < 5; i++) {
-        if (p >= end) return 1;
-        uint8_t b = *p++;
-        v |= (uint32_t)(b & 0x7f) << (7 * i);
         if (!(b & 0x80)) {
             *pp = p;
             *out = v;
@@ -266,6 +237,30 @@ static inline int rd_uvarint(const uint8_t **pp, const uint8_t *end, uint32_t *o
         }
     }
     return 2;
+}
+
+static inline int rd_uvarint(const uint8_t **pp, const uint8_t *end, uint32_t *out) {
+    uint64_t v;
+    int c = rd_base128(pp, end, 5, &v);
+    if (!c) *out = (uint32_t)v;
+    return c;
+}
+
+static inline int rd_varint(const uint8_t **pp, const uint8_t *end, int32_t *out) {
+    uint64_t v;
+    int c = rd_base128(pp, end, 5, &v);
+    if (!c) {
+        uint32_t u = (uint32_t)v;
+        *out = (int32_t)((u >> 1) ^ (0u - (u & 1)));
+    }
+    return c;
+}
+
+static inline int rd_varlong(const uint8_t **pp, const uint8_t *end, int64_t *out) {
+    uint64_t v;
+    int c = rd_base128(pp, end, 10, &v);
+    if (!c) *out = (int64_t)((v >> 1) ^ (0ull - (v & 1)));
+    return c;
 }
 
 /* One parsed record: pointers into the buffer. */
@@ -1125,7 +1120,10 @@ error:
  * per record, and hands every other record back to Python.
  *
  * "Plain" is exactly what kgtool.coordinator.records.decode_offset_commit accepts (the
- * Python twin; the tests compare both on every input):
+ * Python twin). The layouts below are the coordinator's schema tables (OffsetCommitKey,
+ * OffsetCommitValue in kgtool.coordinator.schemas.classic); this file does not import them:
+ * tests/coordinator/test_offset_commit_layout.py proves these checks, offset_commit_key_ok /
+ * offset_commit_value_ok and the Python twin equal to the schema on every version:
  *   key   = OffsetCommitKey with record type 0 or 1 (CoordinatorRecordType: legacy
  *           OffsetCommit / OffsetCommit; GroupCoordinatorRecordHelpers reads key version 0):
  *           int16 type, string group, string topic, int32 partition, nothing after
@@ -2299,6 +2297,59 @@ static PyObject *py_crc32c(PyObject *self, PyObject *args) {
     return PyLong_FromUnsignedLong(c);
 }
 
+/* ---- the varint readers for Python callers: f(buf, i, end[, field]) -> (value, index after);
+ * a malformed varint raises the class primitives registers (VarintError(i, reason, field)). */
+
+static PyObject *varint_error = NULL;
+
+static PyObject *py_set_varint_error(PyObject *self, PyObject *cls) {
+    Py_XINCREF(cls);
+    Py_XSETREF(varint_error, cls);
+    Py_RETURN_NONE;
+}
+
+/* kind: 0 unsigned varint, 1 varint, 2 varlong */
+static PyObject *read_base128_py(PyObject *args, int kind) {
+    PyObject *obj, *field = Py_None;
+    Py_ssize_t i, end;
+    if (!PyArg_ParseTuple(args, "Onn|O", &obj, &i, &end, &field)) return NULL;
+    Py_buffer view;
+    if (PyObject_GetBuffer(obj, &view, PyBUF_SIMPLE) < 0) return NULL;
+    if (end > view.len) end = view.len;
+    if (i < 0) i = 0;
+    const uint8_t *b = (const uint8_t *)view.buf;
+    const uint8_t *p = b + i, *e = b + (end > i ? end : i);
+    int maxb = kind == 2 ? 10 : 5;
+    uint64_t v = 0;
+    int c = rd_base128(&p, e, maxb, &v);
+    PyBuffer_Release(&view);
+    if (c) {
+        static const char *what[] = {"unsigned varint", "varint", "varlong"};
+        PyObject *reason = c == 1
+            ? PyUnicode_FromFormat("%s runs past the end of the data", what[kind])
+            : PyUnicode_FromFormat("%s is too long: the continuation bit is set in byte %d (at most %d bytes)",
+                                   what[kind], maxb, maxb);
+        if (!reason) return NULL;
+        PyObject *exc = PyObject_CallFunction(varint_error ? varint_error : PyExc_ValueError, "nOO", i, reason, field);
+        Py_DECREF(reason);
+        if (!exc) return NULL;
+        PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
+        Py_DECREF(exc);
+        return NULL;
+    }
+    Py_ssize_t next = p - b;
+    if (kind == 0) return Py_BuildValue("kn", (unsigned long)(uint32_t)v, next);
+    if (kind == 1) {
+        uint32_t u = (uint32_t)v;
+        return Py_BuildValue("in", (int)(int32_t)((u >> 1) ^ (0u - (u & 1))), next);
+    }
+    return Py_BuildValue("Ln", (long long)(int64_t)((v >> 1) ^ (0ull - (v & 1))), next);
+}
+
+static PyObject *py_read_unsigned_varint(PyObject *self, PyObject *args) { return read_base128_py(args, 0); }
+static PyObject *py_read_varint(PyObject *self, PyObject *args) { return read_base128_py(args, 1); }
+static PyObject *py_read_varlong(PyObject *self, PyObject *args) { return read_base128_py(args, 2); }
+
 static PyMethodDef methods[] = {
     {"decode_records_v2", py_decode_records_v2, METH_VARARGS, "Decode the records of a v2 records section."},
     {"index_records_v2", py_index_records_v2, METH_VARARGS, "Check the records of a v2 records section; chunk marks."},
@@ -2311,6 +2362,10 @@ static PyMethodDef methods[] = {
     {"crc32c", py_crc32c, METH_VARARGS, "CRC-32C (Castagnoli)."},
     {"crc32c_shift", py_crc32c_shift, METH_VARARGS, "crc * x^(8n) mod the CRC-32C polynomial."},
     {"resync_v2", py_resync_v2, METH_VARARGS, "The next plausible v2 batch whose CRC-32C checks out."},
+    {"read_unsigned_varint", py_read_unsigned_varint, METH_VARARGS, "ByteUtils.readUnsignedVarint: (value, index after)."},
+    {"read_varint", py_read_varint, METH_VARARGS, "ByteUtils.readVarint: (value, index after)."},
+    {"read_varlong", py_read_varlong, METH_VARARGS, "ByteUtils.readVarlong: (value, index after)."},
+    {"set_varint_error", py_set_varint_error, METH_O, "The exception class the varint readers raise."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -63,7 +63,7 @@ from kgtool.codec.model import (
     RecordBatch,
     increment_sequence,
 )
-from kgtool.codec.primitives import crc32c, write_varint, write_varlong
+from kgtool.codec.primitives import VarintError, crc32c, read_varint_py, read_varlong_py, write_varint, write_varlong
 from kgtool.errors import DecodeError, EnvironmentProblem
 
 # Byte offsets inside a v2 batch, chained as in DefaultRecordBatch.
@@ -116,6 +116,12 @@ _AFTER_CRC = struct.Struct(">hiqqqhii")
 _speedups: Any = native.load("kgtool.codec._speedups")
 
 
+def speedups() -> Any:
+    """The C extension the codec uses (``kgtool.codec._speedups``, chosen by
+    :func:`kgtool.native.load`), or None: the pure-Python twins. Every codec module asks here."""
+    return _speedups
+
+
 def speedups_enabled() -> bool:
     """Whether the C extension (``kgtool.codec._speedups``) is in use."""
     return _speedups is not None
@@ -123,25 +129,6 @@ def speedups_enabled() -> bool:
 
 class _Bad(Exception):
     """Internal: (index, field, reason) of the first malformed field of a record."""
-
-
-def _varint_slow(data, i: int, lim: int, bits: int, field: str) -> tuple[int, int]:
-    """A multi-byte zig-zag varint (5 bytes max) / varlong (10 bytes max) at ``data[i]``."""
-    max_bytes = 5 if bits == 32 else 10
-    what = "varint" if bits == 32 else "varlong"
-    value = 0
-    shift = 0
-    for k in range(max_bytes):
-        if i + k >= lim:
-            raise _Bad(i, field, f"{what} runs past the end of the data")
-        b = data[i + k]
-        value |= (b & 0x7F) << shift
-        if not b & 0x80:
-            value &= (1 << bits) - 1
-            return (value >> 1) ^ -(value & 1), i + k + 1
-        shift += 7
-    raise _Bad(i, field, f"{what} is too long: the continuation bit is set in byte {max_bytes} "
-                         f"(at most {max_bytes} bytes)")
 
 
 def _walk_records_py(data, i: int, end: int, count: int, base_offset: int, base_timestamp: int,
@@ -152,12 +139,13 @@ def _walk_records_py(data, i: int, end: int, count: int, base_offset: int, base_
     early, before a record, once ``max_bytes`` were read (``len(out)`` tells how many).
 
     ``data`` is bytes, an mmap or a memoryview (never copied: slices of a memoryview are turned
-    into bytes one key or value at a time). One-byte varints (the common case) are decoded
-    inline; longer ones by :func:`_varint_slow`.
+    into bytes one key or value at a time). Varints are read by the codec's one reader, in its
+    Python form (:func:`~kgtool.codec.primitives.read_varint_py`): this loop is the C loop's
+    pure-Python twin, and the tests compare the two.
     """
     view = type(data) is memoryview
     append = out.append
-    slow = _varint_slow
+    varint = read_varint_py
     idx = first
     stop = i + max_bytes
     try:
@@ -165,13 +153,7 @@ def _walk_records_py(data, i: int, end: int, count: int, base_offset: int, base_
             if i >= stop:
                 break
             rec_start = i
-            # Length (varint)
-            if i < end and data[i] < 0x80:
-                b = data[i]
-                size = (b >> 1) ^ -(b & 1)
-                i += 1
-            else:
-                size, i = slow(data, i, end, 32, "length")
+            size, i = varint(data, i, end, "length")
             if size < 0:
                 raise _Bad(i, "length", f"negative record length {size}")
             if size > end - i:
@@ -184,24 +166,9 @@ def _walk_records_py(data, i: int, end: int, count: int, base_offset: int, base_
             if attributes > 127:
                 attributes -= 256
             i += 1
-            if i < lim and data[i] < 0x80:
-                b = data[i]
-                ts_delta = (b >> 1) ^ -(b & 1)
-                i += 1
-            else:
-                ts_delta, i = slow(data, i, lim, 64, "timestamp_delta")
-            if i < lim and data[i] < 0x80:
-                b = data[i]
-                off_delta = (b >> 1) ^ -(b & 1)
-                i += 1
-            else:
-                off_delta, i = slow(data, i, lim, 32, "offset_delta")
-            if i < lim and data[i] < 0x80:
-                b = data[i]
-                n = (b >> 1) ^ -(b & 1)
-                i += 1
-            else:
-                n, i = slow(data, i, lim, 32, "key_length")
+            ts_delta, i = read_varlong_py(data, i, lim, "timestamp_delta")
+            off_delta, i = varint(data, i, lim, "offset_delta")
+            n, i = varint(data, i, lim, "key_length")
             if n >= 0:
                 if n > lim - i:
                     raise _Bad(i, "key", f"length {n} exceeds {lim - i} bytes remaining")
@@ -209,12 +176,7 @@ def _walk_records_py(data, i: int, end: int, count: int, base_offset: int, base_
                 i += n
             else:
                 key = None
-            if i < lim and data[i] < 0x80:
-                b = data[i]
-                n = (b >> 1) ^ -(b & 1)
-                i += 1
-            else:
-                n, i = slow(data, i, lim, 32, "value_length")
+            n, i = varint(data, i, lim, "value_length")
             if n >= 0:
                 if n > lim - i:
                     raise _Bad(i, "value", f"length {n} exceeds {lim - i} bytes remaining")
@@ -222,26 +184,21 @@ def _walk_records_py(data, i: int, end: int, count: int, base_offset: int, base_
                 i += n
             else:
                 value = None
-            if i < lim and data[i] < 0x80:
-                b = data[i]
-                nh = (b >> 1) ^ -(b & 1)
-                i += 1
-            else:
-                nh, i = slow(data, i, lim, 32, "header_count")
+            nh, i = varint(data, i, lim, "header_count")
             if nh < 0:
                 raise _Bad(i, "header_count", f"invalid number of record headers {nh}")
             if nh > lim - i:
                 raise _Bad(i, "header_count", f"{nh} headers cannot fit in the {lim - i} bytes remaining")
             headers = []
             for h in range(nh):
-                hk, i = slow(data, i, lim, 32, f"headers[{h}].key_length")
+                hk, i = varint(data, i, lim, f"headers[{h}].key_length")
                 if hk < 0:
                     raise _Bad(i, f"headers[{h}].key_length", f"invalid negative header key size {hk}")
                 if hk > lim - i:
                     raise _Bad(i, f"headers[{h}].key", f"length {hk} exceeds {lim - i} bytes remaining")
                 hkey = str(data[i:i + hk], "utf-8", "replace")
                 i += hk
-                hv, i = slow(data, i, lim, 32, f"headers[{h}].value_length")
+                hv, i = varint(data, i, lim, f"headers[{h}].value_length")
                 if hv >= 0:
                     if hv > lim - i:
                         raise _Bad(i, f"headers[{h}].value", f"length {hv} exceeds {lim - i} bytes remaining")
@@ -265,6 +222,9 @@ def _walk_records_py(data, i: int, end: int, count: int, base_offset: int, base_
             append((off, ts, seq, key, value, headers, attributes, lim - rec_start))
     except _Bad as exc:
         at, fld, reason = exc.args
+        return at, (at, idx, fld, reason)
+    except VarintError as exc:
+        at, reason, fld = exc.args
         return at, (at, idx, fld, reason)
     return i, None
 
@@ -477,12 +437,6 @@ def _v2_chunk(buf, marks: list[int], firsts: list[int], args: tuple, release, k:
     if release is not None:
         release(marks[k], marks[k + 1])
     return tuples
-
-
-def timestamp_type_name(magic: int, attributes: int) -> str:
-    if magic == 0:
-        return NO_TIMESTAMP_TYPE
-    return LOG_APPEND_TIME if attributes & TIMESTAMP_TYPE_MASK else CREATE_TIME
 
 
 def parse_control_record(key: bytes | None, value: bytes | None) -> ControlRecord:

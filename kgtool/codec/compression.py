@@ -23,7 +23,6 @@ from __future__ import annotations
 import struct
 import zlib
 
-from kgtool.errors import DecodeError
 
 NONE, GZIP, SNAPPY, LZ4, ZSTD = 0, 1, 2, 3, 4
 #: CompressionType.id -> name, as Kafka names them (``CompressionType.name``).
@@ -496,8 +495,3 @@ def compress(codec: int, data: bytes, *, magic: int = 2) -> bytes:
 
         return zstandard.ZstdCompressor(level=3).compress(data)
     raise ValueError(f"unknown compression type id {codec}")
-
-
-def as_decode_error(exc: CompressionFailure, **where) -> DecodeError:
-    """Turn a CompressionFailure into a located DecodeError."""
-    return DecodeError(str(exc), **where)

@@ -242,7 +242,7 @@ def _inner_records(batch: RecordBatch, inner_data: bytes, outer: _Message, offse
     """Check every inner message, then attach them as records: a list, or for more than
     RECORDS_CHUNK of them a :class:`RecordStream` that reads them again chunk by chunk (the
     absolute offsets of magic 1 depend on the last inner offset, known only at the end)."""
-    sp = _batch._speedups
+    sp = _batch.speedups()
     if sp is not None:
         bad, idx, first_inner, last_inner, marks, firsts = sp.index_legacy_inner(
             inner_data, 0, len(inner_data), verify_crc, RECORDS_CHUNK, RECORDS_CHUNK_BYTES)
@@ -298,8 +298,8 @@ def _inner_records(batch: RecordBatch, inner_data: bytes, outer: _Message, offse
 
     def chunk(k: int) -> list[tuple]:
         n = firsts[k + 1] - firsts[k]
-        if _batch._speedups is not None:
-            return _batch._speedups.decode_legacy_inner(inner_data, marks[k], n, verify_crc, abs_base, lat)
+        if sp is not None:
+            return sp.decode_legacy_inner(inner_data, marks[k], n, verify_crc, abs_base, lat)
         cr = Reader(inner_data, marks[k], source=source, context=ctx)
         out = []
         for j in range(n):
@@ -308,14 +308,14 @@ def _inner_records(batch: RecordBatch, inner_data: bytes, outer: _Message, offse
         return out
 
     def summarize_chunk(k: int, with_payloads: bool, slow: list) -> dict:
-        return _batch._speedups.summarize_legacy_inner(inner_data, marks[k], firsts[k + 1] - firsts[k],
+        return sp.summarize_legacy_inner(inner_data, marks[k], firsts[k + 1] - firsts[k],
                                                        verify_crc, abs_base, lat, 2 if with_payloads else 0, slow)
 
     if len(firsts) == 2:  # one chunk
         batch.records = [Record(*t, None) for t in chunk(0)]
     else:
         batch.records = RecordStream(firsts, chunk, source, position,
-                                     summarize_chunk=summarize_chunk if _batch._speedups is not None else None)
+                                     summarize_chunk=summarize_chunk if sp is not None else None)
     batch.base_offset = first_inner if abs_base is None else _wrap64(abs_base + first_inner)
     return batch
 

@@ -7,12 +7,14 @@ Wire types (Kafka protocol guide, "Protocol Primitive Types"; ``ByteUtils``)::
     VARLONG  zig-zag, base-128, at most 10 bytes  (ByteUtils.readVarlong / writeVarlong)
 
 Kafka's readers keep only the low 32 (64) bits of what the 5 (10) bytes carry and reject a
-continuation bit in the last allowed byte ("Varint is too long"); this module does the same,
-so ``read_varint(b"\\xff\\xff\\xff\\xff\\x0f")`` is -2147483648 exactly as in Java.
+continuation bit in the last allowed byte ("Varint is too long"); this module's varint readers
+(the only ones in kgtool, with a C twin) do the same, so
+``read_varint(b"\\xff\\xff\\xff\\xff\\x0f", 0, 5)`` is ``(-2147483648, 5)`` exactly as in Java.
 
-:class:`Reader` tracks the absolute byte position (``base`` + index) of what it reads, and is
-the only place that detects a short read: it raises :class:`~kgtool.errors.DecodeError` with
-its own position and context, never ``IndexError`` or ``struct.error``.
+:class:`Reader` tracks the absolute byte position (``base`` + index) of what it reads: it and
+the varint readers are the only places that detect a short read, and it raises
+:class:`~kgtool.errors.DecodeError` with its own position and context, never ``IndexError`` or
+``struct.error``.
 """
 
 from __future__ import annotations
@@ -175,19 +177,91 @@ def crc32(data: bytes | bytearray | memoryview) -> int:
     return zlib.crc32(data) & 0xFFFFFFFF
 
 
-# --- zig-zag --------------------------------------------------------------------------------
+# --- varints: the one reader and writer ----------------------------------------------------------
+#
+# ByteUtils.readUnsignedVarint / readVarint / readVarlong: base 128, least significant group
+# first, at most 5 (10) bytes; a continuation bit in the last allowed byte is "Varint is too
+# long"; only the low 32 (64) bits are kept. Every decoder calls these functions (the v2
+# record loop, the schema compiler's flexible lengths and tagged fields, :class:`Reader`); the
+# C extension's functions of the same names (``rd_base128`` in _speedups.c) replace them when
+# it is in use (:mod:`kgtool.native`).
+
+
+class VarintError(Exception):
+    """A malformed varint: ``args = (index of its first byte, reason, field)``; ``truncated``
+    tells a varint cut by the end of the data from one that is too long. Callers turn it into
+    a :class:`~kgtool.errors.DecodeError` with their position and context."""
+
+    @property
+    def truncated(self) -> bool:
+        return self.args[1].endswith("runs past the end of the data")
+
+
+def _base128(data, i: int, end: int, max_bytes: int, what: str, field) -> tuple[int, int]:
+    """The multi-byte form: (unsigned value, all bits read, index after it)."""
+    value = 0
+    shift = 0
+    for k in range(i, i + max_bytes):
+        if k >= end:
+            raise VarintError(i, f"{what} runs past the end of the data", field)
+        b = data[k]
+        value |= (b & 0x7F) << shift
+        if b < 0x80:
+            return value, k + 1
+        shift += 7
+    raise VarintError(i, f"{what} is too long: the continuation bit is set in byte {max_bytes} "
+                         f"(at most {max_bytes} bytes)", field)
+
+
+def read_unsigned_varint_py(data, i: int, end: int, field=None) -> tuple[int, int]:
+    """``ByteUtils.readUnsignedVarint`` at ``data[i]`` (not past ``end``): (value as an
+    unsigned 32-bit int, index after it). Raises :class:`VarintError`."""
+    if i < end:
+        b = data[i]
+        if b < 0x80:
+            return b, i + 1
+    u, i = _base128(data, i, end, 5, "unsigned varint", field)
+    return u & 0xFFFFFFFF, i
+
+
+def read_varint_py(data, i: int, end: int, field=None) -> tuple[int, int]:
+    """``ByteUtils.readVarint`` (zig-zag, 5 bytes at most, low 32 bits): (value, index after)."""
+    if i < end:
+        b = data[i]
+        if b < 0x80:  # one byte, the common case
+            return (b >> 1) ^ -(b & 1), i + 1
+    u, i = _base128(data, i, end, 5, "varint", field)
+    u &= 0xFFFFFFFF
+    return (u >> 1) ^ -(u & 1), i
+
+
+def read_varlong_py(data, i: int, end: int, field=None) -> tuple[int, int]:
+    """``ByteUtils.readVarlong`` (zig-zag, 10 bytes at most, low 64 bits): (value, index after)."""
+    if i < end:
+        b = data[i]
+        if b < 0x80:
+            return (b >> 1) ^ -(b & 1), i + 1
+    u, i = _base128(data, i, end, 10, "varlong", field)
+    u &= 0xFFFFFFFFFFFFFFFF
+    return (u >> 1) ^ -(u & 1), i
+
+
+_sp = native.load("kgtool.codec._speedups")
+if _sp is not None:
+    _sp.set_varint_error(VarintError)
+    read_unsigned_varint = _sp.read_unsigned_varint
+    read_varint = _sp.read_varint
+    read_varlong = _sp.read_varlong
+else:
+    read_unsigned_varint = read_unsigned_varint_py
+    read_varint = read_varint_py
+    read_varlong = read_varlong_py
+
 
 def zigzag_encode(value: int, bits: int = 64) -> int:
     """Zig-zag map of a signed int to an unsigned one (``(v << 1) ^ (v >> 63)``)."""
     return ((value << 1) ^ (value >> (bits - 1))) & ((1 << bits) - 1)
 
-
-def zigzag_decode(value: int) -> int:
-    """Inverse of :func:`zigzag_encode` for an unsigned input."""
-    return (value >> 1) ^ -(value & 1)
-
-
-# --- writers ----------------------------------------------------------------------------------
 
 def write_unsigned_varint(value: int) -> bytes:
     """Base-128 encoding of a non-negative int (``ByteUtils.writeUnsignedVarint/Varlong``)."""
@@ -223,26 +297,6 @@ def size_of_varint(value: int) -> int:
 def size_of_varlong(value: int) -> int:
     """Bytes that :func:`write_varlong` uses for ``value`` (``ByteUtils.sizeOfVarlong``)."""
     return len(write_varlong(value))
-
-
-def write_int8(v: int) -> bytes:
-    return struct.pack(">b", v)
-
-
-def write_int16(v: int) -> bytes:
-    return _S_INT16.pack(v)
-
-
-def write_int32(v: int) -> bytes:
-    return _S_INT32.pack(v)
-
-
-def write_uint32(v: int) -> bytes:
-    return _S_UINT32.pack(v)
-
-
-def write_int64(v: int) -> bytes:
-    return _S_INT64.pack(v)
 
 
 # --- reader ---------------------------------------------------------------------------------
@@ -335,40 +389,24 @@ class Reader:
         self.pos += 8
         return v
 
-    def _read_base128(self, max_bytes: int, bits: int, field: str | None, what: str) -> int:
-        start = self.pos
-        data = self.data
-        value = 0
-        shift = 0
-        for i in range(max_bytes):
-            if self.pos >= self.end:
-                raise self.error(f"{what} runs past the end of the data", at=start, field=field)
-            b = data[self.pos]
-            self.pos += 1
-            value |= (b & 0x7F) << shift
-            if not b & 0x80:
-                return value & ((1 << bits) - 1)
-            shift += 7
-        # ByteUtils: "Varint is too long, the most significant bit in the 5th byte is set"
-        raise self.error(
-            f"{what} is too long: the continuation bit is set in byte {max_bytes} "
-            f"(at most {max_bytes} bytes)",
-            at=start,
-            field=field,
-        )
+    def _read(self, reader, field: str | None) -> int:
+        try:
+            value, self.pos = reader(self.data, self.pos, self.end, field)
+        except VarintError as exc:
+            raise self.error(exc.args[1], at=exc.args[0], field=field) from None
+        return value
 
     def read_unsigned_varint(self, field: str | None = None) -> int:
-        return self._read_base128(5, 32, field, "unsigned varint")
+        """Unsigned varint, at most 5 bytes, low 32 bits kept (``ByteUtils.readUnsignedVarint``)."""
+        return self._read(read_unsigned_varint, field)
 
     def read_varint(self, field: str | None = None) -> int:
         """Zig-zag varint, at most 5 bytes, low 32 bits kept (``ByteUtils.readVarint``)."""
-        u = self._read_base128(5, 32, field, "varint")
-        return (u >> 1) ^ -(u & 1)
+        return self._read(read_varint, field)
 
     def read_varlong(self, field: str | None = None) -> int:
         """Zig-zag varlong, at most 10 bytes, low 64 bits kept (``ByteUtils.readVarlong``)."""
-        u = self._read_base128(10, 64, field, "varlong")
-        return (u >> 1) ^ -(u & 1)
+        return self._read(read_varlong, field)
 
     def read_bytes(self, n: int, field: str | None = None) -> bytes:
         """``n`` bytes; the length is checked against what remains before anything is copied."""

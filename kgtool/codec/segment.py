@@ -345,7 +345,7 @@ def _resync(data, i: int, n: int, max_message_size: int = DEFAULT_MAX_MESSAGE_SI
     the next plausible v2 batch whose CRC checks out within a 64 MiB window; else
     ``(end of the window, False)``."""
     limit = min(n, i + _RESYNC_WINDOW)
-    resync_v2 = getattr(_batch._speedups, "resync_v2", None)
+    resync_v2 = getattr(_batch.speedups(), "resync_v2", None)
     if resync_v2 is not None:
         q = resync_v2(data, i, limit, max_message_size)[0]
     else:

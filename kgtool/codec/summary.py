@@ -342,7 +342,7 @@ def summarize_segment(
     hi = n if end is None else min(max(end - base_position, 0), n)
     i = align_chain(data, lo, base_position, chain_from)
     summary = ScanSummary(source=source, start_position=base_position + i, end_position=base_position + i)
-    sp = _batch._speedups if use_speedups else None
+    sp = _batch.speedups() if use_speedups else None
     if payload is None:
         mode = 0
     elif fast_offsets is not None:

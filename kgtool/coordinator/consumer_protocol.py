@@ -23,7 +23,6 @@ from __future__ import annotations
 import struct
 from typing import Any, Iterable
 
-from kgtool.coordinator.partitioning import java_string_hashcode
 from kgtool.coordinator.schema import decode_message, encode_message
 from kgtool.coordinator.schemas.consumer_protocol import (
     CONSUMER_PROTOCOL_ASSIGNMENT,
@@ -32,6 +31,7 @@ from kgtool.coordinator.schemas.consumer_protocol import (
     STICKY_ASSIGNOR_USER_DATA,
 )
 from kgtool.errors import DecodeError
+from kgtool.java import string_hash_order
 
 __all__ = [
     "decode_subscription",
@@ -43,7 +43,6 @@ __all__ = [
     "decode_cooperative_sticky_user_data",
     "encode_cooperative_sticky_user_data",
     "group_partitions_by_topic",
-    "java_hashmap_order",
 ]
 
 #: ``StickyAssignor.DEFAULT_GENERATION`` (AbstractStickyAssignor).
@@ -189,7 +188,7 @@ def encode_sticky_user_data(previous_assignment: Iterable[Any], generation: int 
 
     ``previous_assignment`` as ``(topic, partition)`` pairs is grouped the way Kafka's
     ``CollectionUtils.groupPartitionsByTopic`` does: into a ``java.util.HashMap``, so topics
-    come out in that map's iteration order (:func:`java_hashmap_order`), partitions in input
+    come out in that map's iteration order (:func:`kgtool.java.string_hash_order`), partitions in input
     order. Already grouped ``{"topic", "partitions"}`` dicts are written as given.
     """
     items = list(previous_assignment)
@@ -197,7 +196,7 @@ def encode_sticky_user_data(previous_assignment: Iterable[Any], generation: int 
         grouped: dict[str, list[int]] = {}
         for topic, partition in items:
             grouped.setdefault(topic, []).append(partition)
-        topics = [{"topic": t, "partitions": grouped[t]} for t in java_hashmap_order(list(grouped))]
+        topics = [{"topic": t, "partitions": grouped[t]} for t in string_hash_order(grouped)]
     else:
         topics = items
     if generation is None:
@@ -226,24 +225,3 @@ def decode_cooperative_sticky_user_data(data: bytes | None) -> int | None:
 def encode_cooperative_sticky_user_data(generation: int) -> bytes:
     """CooperativeStickyAssignor ``subscriptionUserData``: the generation as one int32."""
     return encode_message(COOPERATIVE_STICKY_ASSIGNOR_USER_DATA, 0, {"generation": generation})
-
-
-def java_hashmap_order(keys: list[str]) -> list[str]:
-    """Iteration order of a ``java.util.HashMap<String, ?>`` after inserting ``keys`` in order.
-
-    HashMap spreads ``String.hashCode()`` as ``h ^ (h >>> 16)``, indexes buckets by
-    ``hash & (capacity - 1)`` (capacity 16, doubled whenever size exceeds 0.75 * capacity;
-    resizing keeps each bucket's relative order) and iterates bucket by bucket, each in
-    insertion order. (Buckets of 8+ colliding keys become trees in Java; that needs equal
-    spread hashes in one table, which topic names practically never produce.)
-    """
-    unique = list(dict.fromkeys(keys))
-    capacity = 16
-    while len(unique) > capacity * 0.75:
-        capacity *= 2
-    buckets: dict[int, list[str]] = {}
-    for key in unique:
-        h = java_string_hashcode(key) & 0xFFFFFFFF
-        h ^= h >> 16
-        buckets.setdefault(h & (capacity - 1), []).append(key)
-    return [k for idx in sorted(buckets) for k in buckets[idx]]

@@ -10,10 +10,8 @@ Sources (Apache Kafka 4.x):
   -> ``Utils.abs(key.asCoordinatorKey().hashCode()) % share.coordinator.state.topic.num.partitions``
   (default 50) with ``asCoordinatorKey() = String.format("%s:%s:%d", groupId, topicId, partition)``.
 
-``String.hashCode()`` is ``s[0]*31^(n-1) + ... + s[n-1]`` over UTF-16 code units in 32-bit
-two's-complement arithmetic; ``Utils.abs(n)`` is ``n == Integer.MIN_VALUE ? 0 : Math.abs(n)``
-(so ``"polygenelubricants"``, whose hashCode is ``Integer.MIN_VALUE``, lands on partition 0,
-not on ``2147483648 % N``).
+``String.hashCode()`` and ``Utils.abs`` are :mod:`kgtool.java`'s (``"polygenelubricants"``, whose
+hashCode is ``Integer.MIN_VALUE``, lands on partition 0, not on ``2147483648 % N``).
 
 The batch path (:func:`partitions_for_many`) hashes a whole list with NumPy: every string's
 UTF-16 code units live in one ``uint16`` array, each unit is weighted by ``31**k mod 2**32``
@@ -24,17 +22,15 @@ all in ``uint32`` so the wrap-around is Java's.
 from __future__ import annotations
 
 import base64
-import struct
 from collections.abc import Sequence
 
 from typing import TYPE_CHECKING
 
 from kgtool.errors import UsageError
+from kgtool.java import INT32_MIN, java_string_hashcode, kafka_abs
 
 if TYPE_CHECKING:  # NumPy is imported by the batch functions only: scalar users stay light.
     import numpy as np
-
-INT32_MIN = -(2**31)
 
 #: Broker defaults: offsets.topic.num.partitions, transaction.state.log.num.partitions,
 #: share.coordinator.state.topic.num.partitions.
@@ -45,22 +41,6 @@ DEFAULT_SHARE_STATE_PARTITIONS = 50
 CONSUMER_OFFSETS_TOPIC = "__consumer_offsets"
 TRANSACTION_STATE_TOPIC = "__transaction_state"
 SHARE_GROUP_STATE_TOPIC = "__share_group_state"
-
-
-def java_string_hashcode(s: str) -> int:
-    """``java.lang.String.hashCode()`` of ``s`` as a signed 32-bit int.
-
-    Iterates UTF-16 code units, so a non-BMP character counts as its two surrogates.
-    """
-    h = 0
-    for (unit,) in struct.iter_unpack("<H", s.encode("utf-16-le", "surrogatepass")):
-        h = (31 * h + unit) & 0xFFFFFFFF
-    return h - (1 << 32) if h & 0x80000000 else h
-
-
-def kafka_abs(n: int) -> int:
-    """``org.apache.kafka.common.utils.Utils.abs``: ``Integer.MIN_VALUE`` maps to 0."""
-    return 0 if n == INT32_MIN else abs(n)
 
 
 def check_partition_count(n: int, what: str = "--partitions") -> int:

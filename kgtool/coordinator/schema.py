@@ -45,6 +45,7 @@ import struct
 from dataclasses import dataclass, field as dc_field
 from typing import Any, Callable
 
+from kgtool.codec.primitives import VarintError, read_unsigned_varint, write_unsigned_varint
 from kgtool.errors import DecodeError
 
 __all__ = [
@@ -336,24 +337,19 @@ def _short(p: int, n: int, parts: tuple) -> None:
 
 
 def _uv(b: bytes, p: int, n: int, what: str) -> tuple[int, int]:
-    """Unsigned varint, capped at 5 bytes like Kafka's ``ByteUtils.readUnsignedVarint``."""
-    start = p
-    value = 0
-    shift = 0
-    while True:
-        if p >= n:
-            raise _Fail(start, f"truncated varint ({what}), {n - start} bytes remaining")
-        c = b[p]
-        p += 1
-        value |= (c & 0x7F) << shift
-        if c < 0x80:
-            # Java's readUnsignedVarint returns an int: bits past 32 are lost and values of 2**31
-            # and up come out negative (a length of -1 or less then means null, as in Kafka).
-            value &= 0xFFFFFFFF
-            return (value - 0x100000000 if value >= 0x80000000 else value), p
-        shift += 7
-        if shift >= 35:
-            raise _Fail(start, f"varint ({what}) longer than 5 bytes")
+    """``ByteUtils.readUnsignedVarint`` (the codec's reader) as Java returns it: an ``int``.
+
+    Bits past 32 are lost and values of 2**31 and up come out negative (a length of -1 or less
+    then means null, as in Kafka).
+    """
+    try:
+        value, p = read_unsigned_varint(b, p, n)
+    except VarintError as e:
+        start = e.args[0]
+        if e.truncated:
+            raise _Fail(start, f"truncated varint ({what}), {n - start} bytes remaining") from None
+        raise _Fail(start, f"varint ({what}) longer than 5 bytes") from None
+    return (value - 0x100000000 if value >= 0x80000000 else value), p
 
 
 _STRUCTS: dict[str, Callable] = {}
@@ -723,11 +719,6 @@ def strict_decoder(schema: MessageSchema, version: int) -> Callable:
     return fn
 
 
-def generated_source(schema: MessageSchema, version: int) -> str:
-    """The Python source kgtool generated for a schema version (for debugging and docs)."""
-    return _compiled(schema, version, False).__kgtool_source__  # type: ignore[attr-defined]
-
-
 def decode_message(
     schema: MessageSchema,
     version: int,
@@ -773,11 +764,8 @@ _PACKERS = {t: struct.Struct(">" + fmt).pack for t, (fmt, _) in FIXED_TYPES.item
 
 
 def _write_uvarint(out: bytearray, value: int) -> None:
-    value &= 0xFFFFFFFF
-    while value >= 0x80:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
+    """``ByteUtils.writeUnsignedVarint`` of a Java ``int`` (a negative one as its 32 bits)."""
+    out += write_unsigned_varint(value & 0xFFFFFFFF)
 
 
 def _write_length(out: bytearray, length: int, flexible: bool, width: int) -> None:

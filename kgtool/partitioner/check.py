@@ -108,7 +108,7 @@ def reduced(partitioner: Partitioner, hashes: np.ndarray) -> np.ndarray:
 def hash_many(family: HashFamily, keys: list[bytes]) -> np.ndarray:
     """Unsigned 32-bit hashes of many keys (the compiled loop when built)."""
     out = np.zeros(len(keys), dtype=np.uint32)
-    sp = _keys._speedups
+    sp = _keys.speedups()
     if sp is not None:
         sp.hash_keys(int(family), keys, out)
     else:

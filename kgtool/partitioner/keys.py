@@ -48,6 +48,12 @@ from kgtool.partitioner.rules import HashFamily, hash_key
 _speedups: Any = native.load("kgtool.partitioner._speedups")
 
 
+def speedups() -> Any:
+    """The compiled scanner in use (``kgtool.partitioner._speedups``, chosen by
+    :func:`kgtool.native.load`), or None: the pure-Python twin."""
+    return _speedups
+
+
 def speedups_enabled() -> bool:
     """Whether the compiled scanner (``kgtool.partitioner._speedups``) is in use."""
     return _speedups is not None

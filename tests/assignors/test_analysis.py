@@ -224,8 +224,8 @@ def test_replay_needs_a_protocol():
         analysis.replay([rnd])
 
 
-def test_issue_sticky_example_after_c1_leaves():
-    # Issue 4: sticky with C0..C2 on t0..t3 (2 partitions each), then C1 leaves: every
+def test_sticky_javadoc_example_after_c1_leaves():
+    # The StickyAssignor javadoc example: sticky with C0..C2 on t0..t3 (2 partitions each), then C1 leaves: every
     # surviving owner keeps its partitions; only C1's move.
     g = group({"t0": 2, "t1": 2, "t2": 2, "t3": 2}, {c: ["t0", "t1", "t2", "t3"] for c in ("C0", "C1", "C2")})
     first = analysis.run("sticky", g)
@@ -246,7 +246,7 @@ def test_issue_sticky_example_after_c1_leaves():
 @settings(max_examples=25, deadline=None)
 @given(g=groups(max_members=8, max_topics=4, max_partitions=16))
 def test_nothing_moves_when_nothing_changed(name, g):
-    # Issue 4's invariant, through the analysis: a group rejoining with what it owns, same
+    # Stickiness, through the analysis: a group rejoining with what it owns, same
     # members and subscriptions, gets the same partitions (moved 0, nothing withheld), and
     # only an eager protocol revokes anything.
     first = analysis.run(name, g)

@@ -442,14 +442,13 @@ def test_negative_partitions_are_refused():
         gi._partition_counts(big)
 
 
-# -- fuzz campaign: wrong types are named by their path (defect 8), partition counts are bounded
-# (defect 9)
+# -- wrong types are named by their path, partition counts are bounded
 
 
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        # defect 8's reproducers: a topic given as a map or a list in `owned`
+        # a topic given as a map or a list in `owned`
         ("topics: {t: 1}\nmembers:\n  - id: m\n    topics: [t]\n    owned: [[{a: 1}, 0]]\n",
          "g.yaml: members[0].owned[0][0]: expected a topic name (a string), got a mapping"),
         ('{"topics": {"t": 1}, "members": [{"id": "m", "topics": ["t"], "owned": [[["t"], 0]]}]}',
@@ -513,7 +512,7 @@ def test_messages_quote_input_cut_short():
 @pytest.mark.parametrize(
     "text",
     [
-        "topics:\n  t: 1000000000\nmembers:\n  - id: a\n    topics: [t]\n",  # defect 9's reproducer
+        "topics:\n  t: 1000000000\nmembers:\n  - id: a\n    topics: [t]\n",  # a billion partitions
         "topics: {a: 600000, b: 400001}\nmembers: []",
     ],
 )

@@ -130,7 +130,7 @@ def testStaticMemberAssignmentPersistentAfterMemberIdChanges():
 def _reference(g):
     """A literal transliteration of ``RoundRobinAssignor.assign`` (CircularIterator with peek)."""
     from kgtool.assignors._client import member_info_sorted
-    from kgtool.assignors._java import java_sorted
+    from kgtool.java import java_sorted
 
     out = {m.member_id: [] for m in g.members}
     ordered = member_info_sorted(g.members)

@@ -103,7 +103,7 @@ def _homogeneous_reference(g: GroupSpec):
     """A literal transliteration of ``UniformHomogeneousAssignmentBuilder.build`` over Java-ordered
     maps and sets (member HashMap order, HashSet<Uuid> / HashMap<Uuid, ...> / HashSet<Integer>
     orders), without kgtool's array layout."""
-    from kgtool.assignors._java import string_hash_order
+    from kgtool.java import string_hash_order
     from kgtool.assignors._server import int_set_order, uuid_hash_order, uuid_set_copy_order
 
     by_id = {m.member_id: m for m in g.members}
@@ -182,8 +182,8 @@ def test_next_round_valid(g):
 
 
 def test_zero_partition_topic_with_mixed_subscriptions():
-    # Fuzz campaign defect 10: an IndexError in balanceTopic. Java's balanceTopic on a topic of
-    # 0 partitions: the imbalance of its subscribers (2 here) passes initialize(), the partition
+    # balanceTopic on a topic of 0 partitions must not fail (an IndexError once). Java's
+    # balanceTopic on a topic of 0 partitions: the imbalance of its subscribers (2 here) passes initialize(), the partition
     # ranges are empty, every nextMostLoadedMember() is excluded until -1, and nothing moves.
     g = group({"t1": 0, "t5": 2}, {"C1": ["t1", "t5"], "C4": ["t1"]})
     assert server_group(g).subscription_type != HOMOGENEOUS

@@ -6,10 +6,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 import kgtool.assignors._sticky_reference as ref
+from kgtool.assignors import _sticky_fast
 from kgtool.assignors import sticky as sticky_module
-from kgtool.assignors._sticky_java import hash_map_order, java_string_key, string_hash_map_order
 from kgtool.assignors.sticky import CooperativeStickyAssignor, StickyAssignor, assign_partitions
-from kgtool.coordinator.partitioning import java_string_hashcode
+from kgtool.java import java_string_hashcode
 from tests.assignors.golden import expected_from_golden, group_from_golden, load_cases
 from tests.assignors.invariants import assert_valid_and_balanced
 from tests.assignors.sticky_helpers import group, groups, later_rounds, next_round
@@ -93,26 +93,6 @@ def test_member_order_is_java_hash_map_order(monkeypatch):
     assert passes() < len(cases)
     monkeypatch.setattr(ref, "member_iteration_order", lambda ids: sorted(ids))
     assert passes() < len(cases)
-
-
-def test_hash_map_order_matches_java():
-    # Expected values printed by Java 17: `new HashMap<>()`, `put` in this order, `keySet()`
-    # (for the 2,000 ids: `String.hashCode()` of the keys joined with "," after each).
-    assert string_hash_map_order(["C0", "C1", "C2", "C10", "C11"]) == ["C11", "C10", "C0", "C1", "C2"]
-    assert string_hash_map_order(["t0", "t1", "t2", "t3", "t4", "t5", "t6"]) == ["t4", "t5", "t6", "t0", "t1", "t2", "t3"]
-    # 13 keys: the table doubles to 32 buckets.
-    assert string_hash_map_order([f"k{i}" for i in range(13)]) == [
-        "k0", "k1", "k2", "k3", "k4", "k5", "k11", "k6", "k10", "k7", "k8", "k12", "k9"]
-    big = string_hash_map_order([f"consumer-{i}" for i in range(2000)])
-    assert java_string_hashcode("".join(k + "," for k in big)) == 127445094
-    hashes = [java_string_hashcode(k) for k in ("a", "b")]
-    assert hash_map_order(hashes) == [0, 1]
-
-
-def test_java_string_order():
-    key = java_string_key(["\uffff", "\U0001f600"])
-    # UTF-16: U+1F600 is D83D DE00 < FFFF, the reverse of code point order.
-    assert sorted(["\uffff", "\U0001f600"], key=key) == ["\U0001f600", "\uffff"]
 
 
 def test_user_data_groups_partitions_by_topic_hash_map_order():
@@ -351,10 +331,21 @@ def _outcome(fn):
         return ("Kafka throws", str(e))
 
 
+def assert_fast_path_ran(g, *, cooperative: bool, expected) -> None:
+    """The array implementation decided (it returns None to hand a group to the reference);
+    only a group on which Kafka's assignor throws may leave it to the reference's message."""
+    inp = sticky_module.sticky_input(g, cooperative=cooperative)
+    fast = _outcome(lambda: _sticky_fast.assign(inp, cooperative=cooperative))
+    thrown = isinstance(expected, tuple) and expected and expected[0] == "Kafka throws"
+    assert fast is not None or thrown, "the fast path declined the group: the comparison would prove nothing"
+
+
 def assert_same_as_reference(g):
-    assert _outcome(lambda: StickyAssignor().assign(g)) == _outcome(lambda: _reference(g, cooperative=False))
-    assert _outcome(lambda: CooperativeStickyAssignor().assign(g)) == \
-        _outcome(lambda: _reference(g, cooperative=True))
+    for cooperative, assignor in ((False, StickyAssignor()), (True, CooperativeStickyAssignor())):
+        expected = _outcome(lambda: _reference(g, cooperative=cooperative))
+        assert _outcome(lambda: assignor.assign(g)) == expected
+        if g.members:
+            assert_fast_path_ran(g, cooperative=cooperative, expected=expected)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -386,7 +377,7 @@ def test_topic_partition_hash_set_first_matches_jvm(name):
     """``PartitionMovements`` moves back the first element a ``HashSet<TopicPartition>`` iterates."""
     from pathlib import Path
 
-    from kgtool.assignors._sticky_java import TopicPartitionHashSet
+    from kgtool.java import TopicPartitionHashSet
 
     path = Path(__file__).resolve().parents[2] / "fixtures" / "assign" / "java_hashset" / f"{name}.txt"
     topic = name.split("_")[1]
@@ -415,6 +406,8 @@ def test_assign_partitions_fast_equals_reference(g):
         expected = _outcome(lambda: ref.assign_partitions(inp))
         if isinstance(expected, tuple) and expected and expected[0] == "Kafka throws":
             continue
+        if g.members:
+            assert_fast_path_ran(g, cooperative=cooperative, expected=expected)
         assignment, transferring = expected
         got_assignment, got_transferring = assign_partitions(g, cooperative=cooperative)
         assert got_assignment == {m.member_id: assignment[m.member_id] for m in g.members}

@@ -342,7 +342,7 @@ def one_error_line(result) -> str:
     ("text", "message"),
     [
         ("topics: {t: 1}\nmembers:\n  - id: m\n    topics: [t]\n    owned: [[{a: 1}, 0]]\n",
-         "members[0].owned[0][0]: expected a topic name (a string), got a mapping"),  # defect 8
+         "members[0].owned[0][0]: expected a topic name (a string), got a mapping"),  # a wrong type, named by its path
         ("topics:\n  t: 1000000000\nmembers:\n  - id: a\n    topics: [t]\n",
          "1,000,000,000 partitions in all (topic 't' has 1,000,000,000): more than --max-partitions 1,000,000"),  # 9
         ("topics: " + "[" * 50_000 + "]" * 50_000 + "\nmembers: []\n", "nested deeper than 100 levels"),  # 11

@@ -295,11 +295,11 @@ def test_partition_out_of_range_is_blamed_on_the_file(run, tmp_path: Path):
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("[" * 100_000 + "]" * 100_000, "nested deeper than 100 levels"),  # defect 14, YAML/JSON
+        ("[" * 100_000 + "]" * 100_000, "nested deeper than 100 levels"),  # YAML and JSON
         ('{"partitions": ' + "[" * 100_000 + "]" * 100_000 + "}", "nested deeper than 100 levels"),
         ("a: &a [x,x,x,x,x,x,x,x,x]\n" + "".join(
             f"{c}: &{c} [{','.join([f'*{chr(ord(c) - 1)}'] * 9)}]\n" for c in "bcdefgh"
-        ) + "partitions: {0: *h}\n", "more than 5,000,000 values"),  # defect 15
+        ) + "partitions: {0: *h}\n", "more than 5,000,000 values"),  # YAML aliases
     ],
 )
 @pytest.mark.parametrize("from_stdin", [False, True])

@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 
 from kgtool.cli.main import app
 from kgtool.codec import encode_batch_v2, encode_end_txn_marker, scan_segment
+from tests.twins import compiled
 
 ROOT = Path(__file__).resolve().parents[2]
 BATCHES = ROOT / "fixtures" / "batches"
@@ -109,8 +110,10 @@ def test_summary_json_accounts_for_every_byte():
 
 
 def test_summary_pure_python_matches(monkeypatch):
-    a = run(OFFSETS, "--summary", "--format", "json", "--decode", "offsets").stdout
     from kgtool.codec import batch as B
+
+    assert B._speedups is compiled("kgtool.codec._speedups")
+    a = run(OFFSETS, "--summary", "--format", "json", "--decode", "offsets").stdout
 
     monkeypatch.setattr(B, "_speedups", None)
     b = run(OFFSETS, "--summary", "--format", "json", "--decode", "offsets").stdout
@@ -339,6 +342,7 @@ def test_progress_bar_on_a_terminal(monkeypatch):
 
 
 def test_pure_python_env_var_gives_the_same_output():
+    compiled("kgtool.codec._speedups")  # the run without the variable uses C
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     args = [sys.executable, "-m", "kgtool", "decode-batch", str(BATCHES / "txn_gzip.log"), str(OFFSETS),
             "--format", "jsonl", "--decode", "offsets"]
@@ -356,6 +360,7 @@ def test_pure_python_env_var_gives_the_same_summary_messages(tmp_path):
     name their batch (batch@N) as on the pure-Python path: same stderr, stdout and exit code."""
     from kgtool.coordinator.records import encode_offsets_record
 
+    compiled("kgtool.codec._speedups")  # the run without the variable uses C
     k, v = encode_offsets_record("offset_commit", {"group": "g", "topic": "t", "partition": 0},
                                  {"offset": 5, "metadata": "", "commit_timestamp": 1})
     data = (encode_batch_v2([(b"\x01", b"v"), (k, v)], base_offset=0)
@@ -374,7 +379,7 @@ def test_pure_python_env_var_gives_the_same_summary_messages(tmp_path):
 
 def test_random_bytes_exit_1_not_a_truncated_tail(tmp_path):
     """The first 'batch' of random bytes claims 923 MB: damage, not the tail of an active
-    segment (fuzz defect 7); --max-message-size raises the bound a tail may claim."""
+    segment; --max-message-size raises the bound a tail may claim."""
     import random
 
     p = tmp_path / "garbage.log"
@@ -394,7 +399,7 @@ def test_random_bytes_exit_1_not_a_truncated_tail(tmp_path):
 
 
 def test_out_of_memory_is_one_line_naming_the_batch(tmp_path, monkeypatch):
-    # fuzz defect 5: a failed allocation (a huge batch under a memory limit) is exit 2 with
+    # a failed allocation (a huge batch under a memory limit) is exit 2 with
     # the file and the batch, not an internal error
     from kgtool.codec import compression
 
@@ -415,7 +420,7 @@ def test_out_of_memory_is_one_line_naming_the_batch(tmp_path, monkeypatch):
 
 
 def test_a_batch_of_many_records_is_printed_chunk_by_chunk(tmp_path):
-    # fuzz defect 2: a record bomb streams through every output format, each record counted once
+    # a record bomb streams through every output format, each record counted once
     from kgtool.codec.batch import RECORDS_CHUNK
     from tests.codec.bombs import empty_records_v2, raw_batch_v2
 

@@ -11,6 +11,7 @@ from kgtool.codec.batch import encode_batch_v2, encode_end_txn_marker
 from kgtool.errors import InputError
 from kgtool.partitioner.check import GrowthTracker, parse_partition_dir
 from kgtool.partitioner.rules import partition_for_key, resolve
+from tests.twins import compiled
 
 
 def keys_for(partitioner: str, n: int, p: int, count: int, prefix: str = "key") -> list[bytes]:
@@ -72,10 +73,12 @@ def test_partition_count_change(run, tmp_path: Path):
 
 @pytest.mark.parametrize("pure", [False, True])
 def test_two_producers_disagree(run, tmp_path: Path, monkeypatch, pure):
-    if pure:
-        from kgtool.partitioner import keys
+    from kgtool.partitioner import keys
 
+    if pure:
         monkeypatch.setattr(keys, "_speedups", None)
+    else:
+        assert keys._speedups is compiled("kgtool.partitioner._speedups")
     d = write_partition(tmp_path / "t-3", [(1, keys_for("java", 8, 3, 50, "a")), (2, keys_for("sarama", 8, 3, 50, "b"))])
     doc = check(run, d, 8)
     assert doc["verdict"]["kind"] == "mixed"

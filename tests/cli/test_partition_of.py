@@ -13,6 +13,7 @@ from kgtool.java import murmur2
 from kgtool.partitioner import keys
 from kgtool.partitioner.rules import PARTITIONER_NAMES, partition_for_key, resolve
 from tests.partitioner.golden import EXPECTED, cases
+from tests.twins import compiled
 
 DESCRIBE = """\
 Topic: orders\tTopicId: 3Mw6sCYwQYKq2h6vQ0Vf7g\tPartitionCount: 4\tReplicationFactor: 3\tConfigs:
@@ -35,8 +36,7 @@ def java(key: str, n: int) -> int:
 @pytest.fixture(params=["c", "pure"])
 def twin(request, monkeypatch):
     if request.param == "c":
-        if not keys.speedups_enabled():
-            pytest.skip("compiled scanner not built")
+        assert keys._speedups is compiled("kgtool.partitioner._speedups")
     else:
         monkeypatch.setattr(keys, "_speedups", None)
     return request.param

@@ -5,13 +5,16 @@ from __future__ import annotations
 import pytest
 
 from kgtool.codec import batch as _batch
+from tests.twins import compiled
 
-IMPLS = ["c", "python"] if _batch._speedups is not None else ["python"]
+IMPLS = ["c", "python"]
 
 
 @pytest.fixture(params=IMPLS)
 def impl(request, monkeypatch):
-    """'c' (the _speedups extension, when built) or 'python' (forced fallback)."""
+    """'c' (the _speedups extension: fails when it did not build) or 'python' (forced fallback)."""
     if request.param == "python":
         monkeypatch.setattr(_batch, "_speedups", None)
+    else:
+        assert _batch._speedups is compiled("kgtool.codec._speedups")
     return request.param

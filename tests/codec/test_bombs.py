@@ -16,7 +16,7 @@ from tests.codec.bombs import CODEC_OF, KINDS, zeros_bomb
 MiB = 1 << 20
 
 
-# --- defect 1: every codec refuses a bomb while it inflates ---------------------------------
+# --- every codec refuses a bomb while it inflates --------------------------------------------
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_zeros_bomb_of_every_codec_is_refused_at_the_cap(kind):
@@ -84,7 +84,7 @@ def test_snappy_framing_chunks_checksums_and_reserved_types():
         C.decompress(C.SNAPPY, C.SNAPPY_FRAMING_MAGIC + b"\x00\x10\x00\x00ab")
 
 
-# --- defect 3: many gzip members / zstd frames cost linear time ------------------------------
+# --- many gzip members / zstd frames cost linear time ----------------------------------------
 
 class _Fed:
     """Wraps a streaming decoder object and counts the input bytes it is given."""

@@ -6,8 +6,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from kgtool import native
 from kgtool.codec import primitives as P
 from kgtool.errors import DecodeError
+from tests.twins import compiled
 
 # (value, exact bytes): shared by encode, decode and size tests (ByteUtilsTest vectors).
 VARINT_VECTORS = [
@@ -144,3 +146,102 @@ def test_crc32c_implementations_agree(data):
     import crc32c
 
     assert P._crc32c_py(data) == crc32c.crc32c(data) == P.crc32c(data)
+
+
+# -- the varint readers the decoders call: C and Python, directly and through the record loops --
+
+READER_IMPLS = ["python", "c"]
+
+
+def _readers(impl: str):
+    """(read_unsigned_varint, read_varint, read_varlong) of one implementation."""
+    if impl == "python":
+        return P.read_unsigned_varint_py, P.read_varint_py, P.read_varlong_py
+    sp = compiled("kgtool.codec._speedups")
+    return sp.read_unsigned_varint, sp.read_varint, sp.read_varlong
+
+
+def _record_loops(impl: str):
+    from kgtool.codec import batch as B
+
+    if impl == "python":
+        return B._decode_records_py
+    return compiled("kgtool.codec._speedups").decode_records_v2
+
+
+def test_the_readers_in_use_are_the_twins():
+    # What every decoder calls is one of the two implementations tested here.
+    sp = native.load("kgtool.codec._speedups")
+    expected = (sp.read_varint if sp is not None else P.read_varint_py)
+    assert P.read_varint is expected
+
+
+@pytest.mark.parametrize("impl", READER_IMPLS)
+@pytest.mark.parametrize("value,raw", VARLONG_VECTORS)
+def test_vectors_on_the_decoders_readers(impl, value, raw):
+    unsigned, varint, varlong = _readers(impl)
+    padded = b"\xaa" + raw + b"\x80"
+    assert varlong(padded, 1, len(padded)) == (value, 1 + len(raw))
+    if (value, raw) not in VARINT_VECTORS:
+        return
+    assert varint(padded, 1, len(padded)) == (value, 1 + len(raw))
+    assert unsigned(padded, 1, len(padded)) == (P.zigzag_encode(value, 32), 1 + len(raw))
+    for cut in range(1, len(raw)):  # every truncation of a multi-byte varint
+        with pytest.raises(P.VarintError) as ei:
+            varint(padded, 1, 1 + cut, "f")
+        assert ei.value.args == (1, "varint runs past the end of the data", "f") and ei.value.truncated
+
+
+@pytest.mark.parametrize("impl", READER_IMPLS)
+def test_overlong_and_java_overflow_on_the_decoders_readers(impl):
+    unsigned, varint, varlong = _readers(impl)
+    data = b"\x00\x80\x80\x80\x80\x80\x01"
+    for fn, what in ((unsigned, "unsigned varint"), (varint, "varint")):
+        with pytest.raises(P.VarintError) as ei:
+            fn(data, 1, len(data), "key_length")
+        assert ei.value.args == (1, f"{what} is too long: the continuation bit is set in byte 5 (at most 5 bytes)",
+                                 "key_length")
+        assert not ei.value.truncated
+    long_data = b"\x80" * 10 + b"\x01"
+    with pytest.raises(P.VarintError, match="varlong is too long: the continuation bit is set in byte 10"):
+        varlong(long_data, 0, len(long_data))
+    # ByteUtils.readVarint / readUnsignedVarint keep the low 32 bits: a 5th byte of 0x7f is 0x0f.
+    assert varint(b"\xff\xff\xff\xff\x7f", 0, 5) == varint(b"\xff\xff\xff\xff\x0f", 0, 5) == (-(2**31), 5)
+    assert unsigned(b"\xff\xff\xff\xff\x7f", 0, 5) == (2**32 - 1, 5)
+    # readVarlong keeps the low 64 bits of a 10th byte
+    assert varlong(b"\xff" * 9 + b"\x7f", 0, 10) == varlong(b"\xff" * 9 + b"\x01", 0, 10)
+    # `end` bounds the read even when the buffer goes on
+    with pytest.raises(P.VarintError) as ei:
+        varint(b"\x00\x80\x01", 1, 2)
+    assert ei.value.truncated and ei.value.args[0] == 1
+
+
+def _record(ts_raw: bytes, off_raw: bytes) -> bytes:
+    # DefaultRecord: length, attributes, timestampDelta (varlong), offsetDelta (varint),
+    # key length -1 (null), value length -1 (null), 0 headers
+    body = b"\x00" + ts_raw + off_raw + b"\x01\x01\x00"
+    return P.write_varint(len(body)) + body
+
+
+@pytest.mark.parametrize("impl", READER_IMPLS)
+def test_vectors_through_the_record_decoders(impl):
+    decode = _record_loops(impl)
+    base_offset, base_ts = 1 << 40, 1 << 41
+    for value, raw in VARINT_VECTORS:
+        data = b"\xaa" + _record(b"\x00", raw) + b"\xbb"
+        records, err = decode(data, 1, len(data) - 1, 1, base_offset, base_ts, -1, None)
+        assert err is None and records[0][0] == base_offset + value, (value, raw)
+    for value, raw in VARLONG_VECTORS:
+        if not -(1 << 40) < value < (1 << 40):
+            continue  # the timestamp would wrap (tested in test_batch)
+        data = _record(raw, b"\x00")
+        records, err = decode(data, 0, len(data), 1, base_offset, base_ts, -1, None)
+        assert err is None and records[0][1] == base_ts + value, (value, raw)
+    # overlong offset delta and truncated timestamp delta: the record loops name the field
+    data = _record(b"\x00", b"\x80\x80\x80\x80\x80\x01")
+    _, err = decode(data, 0, len(data), 1, 0, 0, -1, None)
+    assert err == (3, 0, "offset_delta", "varint is too long: the continuation bit is set in byte 5 (at most 5 bytes)")
+    body = b"\x00\x80\x80"
+    data = P.write_varint(len(body)) + body
+    _, err = decode(data, 0, len(data), 1, 0, 0, -1, None)
+    assert err == (2, 0, "timestamp_delta", "varlong runs past the end of the data")

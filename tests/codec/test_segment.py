@@ -12,6 +12,7 @@ from kgtool.codec import RecordBatch, ScanProblem, encode_batch_v2, encode_end_t
 from kgtool.codec import scan_file, scan_segment
 from kgtool.codec.summary import summarize_segment
 from tests.codec.golden import BATCHES
+from tests.twins import compiled
 
 
 def mixed_segment(n: int = 12, seed: int = 1) -> bytes:
@@ -136,6 +137,8 @@ def test_scan_file_uses_mmap_and_closes(tmp_path):
 
 def summaries_agree(data: bytes, **kw):
     from kgtool.coordinator.records import decode_offsets_record
+
+    compiled("kgtool.codec._speedups")
 
     for payload in (None, decode_offsets_record):
         fast = ("legacy_offset_commit", "offset_commit") if payload else None

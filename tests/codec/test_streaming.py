@@ -15,6 +15,7 @@ from kgtool.codec import summary as S
 from kgtool.codec.batch import RECORDS_CHUNK, RecordStream
 from kgtool.errors import DecodeError, EnvironmentProblem
 from tests.codec.bombs import EMPTY_RECORD_V2, empty_records_v2, many_inner_v1, raw_batch_v2
+from tests.twins import compiled
 
 N = 3 * RECORDS_CHUNK + 5  # more than one chunk, a partial last one
 
@@ -99,6 +100,7 @@ def test_summary_of_a_record_bomb_builds_no_record(impl, mode, monkeypatch):
 
     _no_records(monkeypatch)
     kw = {"payload": payload} if mode == "payload" else {}
+    compiled("kgtool.codec._speedups")
     sums = [summarize_segment(data, use_speedups=u, **kw).to_json() for u in (True, False)]
     assert sums[0] == sums[1]
     assert sums[0]["records"] == 2 * N and sums[0]["null_values"] == 2 * N
@@ -160,8 +162,7 @@ def test_a_failed_allocation_names_the_batch(impl, monkeypatch):
 
 
 def test_summary_twin_counts_like_c():
-    if B._speedups is None:
-        pytest.skip("no C extension")
+    assert B._speedups is compiled("kgtool.codec._speedups")
     section = encode_batch_v2([(b"k%d" % i, None if i % 3 else b"v", [], 1000 + i) for i in range(50)])
     sec = section[B.RECORDS_OFFSET:]
     args = (sec, 0, len(sec), 50, 7, 1000, None, 2)
@@ -181,6 +182,7 @@ def test_summary_of_a_big_legacy_wrapper_builds_no_record(monkeypatch):
 
     _no_records(monkeypatch)
     sums = []
+    assert B._speedups is compiled("kgtool.codec._speedups")
     for c in (B._speedups, None):
         monkeypatch.setattr(B, "_speedups", c)
         sums.append(summarize_segment(data, payload=payload).to_json())
@@ -192,8 +194,7 @@ def test_summary_of_a_big_legacy_wrapper_builds_no_record(monkeypatch):
 def test_legacy_inner_checks_agree_between_c_and_python(monkeypatch):
     """Every single-byte mutation of an inner message set: the C walk and the Python reader
     accept and reject the same messages (the Python reader words every error)."""
-    if B._speedups is None:
-        pytest.skip("no C extension")
+    assert B._speedups is compiled("kgtool.codec._speedups")
     from kgtool.codec.legacy import encode_legacy_message
 
     inner = (encode_legacy_message(3, b"key", b"value", magic=1, timestamp=7)

@@ -1,6 +1,6 @@
 """`--summary` payloads: the C walk (OffsetCommit layouts decoded in C, every other record handed
 back to the Python decoder) and the pure-Python path give the same counters and the same
-messages, word for word, on mutated ``__consumer_offsets`` payloads (issue: fuzz defect 6)."""
+messages, word for word, on mutated ``__consumer_offsets`` payloads."""
 
 from __future__ import annotations
 
@@ -14,8 +14,14 @@ from kgtool.codec import batch as _batch
 from kgtool.codec import encode_batch_v2
 from kgtool.codec.summary import summarize_segment
 from kgtool.coordinator.records import decode_offsets_record, encode_offsets_record
+from tests.twins import compiled
 
-pytestmark = pytest.mark.skipif(_batch._speedups is None, reason="the C extension is not built")
+
+
+@pytest.fixture(autouse=True)
+def _both_implementations_run():
+    """Every test here compares the C summary with the pure-Python one."""
+    assert _batch._speedups is compiled("kgtool.codec._speedups")
 
 FAST = ("legacy_offset_commit", "offset_commit")
 KEY = {"group": "orders-service", "topic": "orders", "partition": 3}

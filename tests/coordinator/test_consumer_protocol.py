@@ -22,9 +22,9 @@ from kgtool.coordinator.consumer_protocol import (
     encode_sticky_user_data,
     encode_subscription,
     group_partitions_by_topic,
-    java_hashmap_order,
 )
 from kgtool.errors import DecodeError
+from kgtool.java import string_hash_order
 
 from tests.coordinator.strategies import TEXT
 
@@ -151,20 +151,8 @@ def test_sticky_user_data_groups_pairs_in_java_hashmap_order():
     # "Aa" and "BB" share String.hashCode 2112: one bucket, insertion order kept
     data = encode_sticky_user_data([("c", 0), ("BB", 1), ("a", 2), ("Aa", 3), ("c", 4)], 1)
     got = decode_sticky_user_data(data)["previous_assignment"]
-    assert [tp["topic"] for tp in got] == java_hashmap_order(["c", "BB", "a", "Aa"])
+    assert [tp["topic"] for tp in got] == string_hash_order(["c", "BB", "a", "Aa"])
     assert got[[tp["topic"] for tp in got].index("c")]["partitions"] == [0, 4]
-
-
-def test_java_hashmap_order():
-    assert java_hashmap_order(["c", "b", "a"]) == ["a", "b", "c"]  # hashes 99, 98, 97: buckets 3, 2, 1
-    assert java_hashmap_order(["BB", "Aa"]) == ["BB", "Aa"]
-    assert java_hashmap_order(["Aa", "BB"]) == ["Aa", "BB"]
-    # "q" (113) lands in bucket 1 of 16 with "a" (97): insertion order inside the bucket
-    assert java_hashmap_order(["q", "a", "b"]) == ["q", "a", "b"]
-    # 13 keys exceed 0.75 * 16: the table has 32 buckets, "a" (97 -> 1) and "q" (113 -> 17) split
-    keys = ["q", "a"] + [f"k{i}" for i in range(11)]
-    order = java_hashmap_order(keys)
-    assert order.index("a") < order.index("q")
 
 
 def test_cooperative_sticky_user_data():

@@ -6,8 +6,8 @@ run it is written to ``DIR/current-<target><suffix>``: if the process dies (a cr
 limit, a kill) that file is the reproducer. A broken contract writes
 ``DIR/<target>-<seed>-<i><suffix>`` and a ``.txt`` with the reason next to it.
 
-Limits: ``--memory`` MiB of address space for the whole campaign (default 2048, as the
-campaign that found issue 16's defects) and ``--timeout`` seconds per input (default 20: every
+Limits: ``--memory`` MiB of address space for the whole campaign (default 2048: any input
+must run in bounded memory) and ``--timeout`` seconds per input (default 20: every
 input is small, so a slower one is a quadratic path or a hang).
 
 Exit status 0 when every input kept its contract, 1 otherwise; a JSON line per target on stdout.

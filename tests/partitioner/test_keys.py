@@ -11,11 +11,9 @@ from kgtool.errors import InputError
 from kgtool.partitioner import keys
 from kgtool.partitioner.keys import KeyFormat, KeyFormatError, KeySource, scan_keys, serialize_key
 from kgtool.partitioner.rules import HashFamily
+from tests.twins import compiled, have_compiled
 
 ALL_FAMILIES = [HashFamily.MURMUR2, HashFamily.CRC32, HashFamily.FNV1A]
-
-needs_c = pytest.mark.skipif(not keys.speedups_enabled(), reason="compiled scanner not built")
-
 
 @pytest.mark.parametrize(
     "fmt, text, expected",
@@ -80,7 +78,7 @@ _VALID = {
 
 def _twins():
     twins = [keys.scan_lines_py]
-    if keys.speedups_enabled():
+    if have_compiled("kgtool.partitioner._speedups"):
         twins.append(keys._speedups.scan_lines)
     return twins
 
@@ -103,7 +101,6 @@ _LINE_BYTES = st.sampled_from(
 )
 
 
-@needs_c
 @settings(max_examples=400, deadline=None)
 @given(
     parts=st.lists(_LINE_BYTES, max_size=40),
@@ -112,14 +109,15 @@ _LINE_BYTES = st.sampled_from(
     max_keys=st.integers(1, 8),
 )
 def test_twins_agree(parts, fmt, marker, max_keys):
+    assert keys._speedups is compiled("kgtool.partitioner._speedups")
     data = b"".join(parts)
     a = _run(keys._speedups.scan_lines, data, fmt, marker=marker, max_keys=max_keys)
     b = _run(keys.scan_lines_py, data, fmt, marker=marker, max_keys=max_keys)
     assert a == b
 
 
-@needs_c
 def test_twins_agree_on_long_keys():
+    assert keys._speedups is compiled("kgtool.partitioner._speedups")
     data = b"\n".join(bytes([i % 251]) * n for i, n in enumerate([0, 1, 2, 3, 4, 5, 7, 8, 9, 63, 64, 1000, 70000]))
     hexdata = b"\n".join(x.hex().encode() for x in data.split(b"\n"))
     assert _run(keys._speedups.scan_lines, hexdata, KeyFormat.hex) == _run(keys.scan_lines_py, hexdata, KeyFormat.hex)
@@ -186,8 +184,8 @@ def test_arguments():
 def test_endless_line_is_refused_without_reading_it(tmp_path, monkeypatch, twin):
     if twin == "pure":
         monkeypatch.setattr(keys, "_speedups", None)
-    elif not keys.speedups_enabled():
-        pytest.skip("compiled scanner not built")
+    else:
+        assert keys._speedups is compiled("kgtool.partitioner._speedups")
     f = tmp_path / "endless.txt"
     with open(f, "wb") as fh:  # a sparse 1 GiB file: one line, no newline
         fh.write(b"first\n")

@@ -13,13 +13,13 @@ from kgtool.partitioner.keys import KeyFormat, KeySource
 from kgtool.partitioner.lookup import Column, place, summarize
 from kgtool.partitioner.rules import PARTITIONER_NAMES, resolve
 from tests.partitioner.golden import EXPECTED, cases
+from tests.twins import compiled
 
 
 @pytest.fixture(params=["c", "pure"])
 def twin(request, monkeypatch):
     if request.param == "c":
-        if not keys.speedups_enabled():
-            pytest.skip("compiled scanner not built")
+        assert keys._speedups is compiled("kgtool.partitioner._speedups")
     else:
         monkeypatch.setattr(keys, "_speedups", None)
     return request.param
