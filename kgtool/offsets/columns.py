@@ -63,7 +63,7 @@ def _speedups() -> Any:
     KGTOOL_PURE_PYTHON not set) and has the column scanner; else None."""
     from kgtool.codec import batch as _batch
 
-    sp = _batch._speedups
+    sp = _batch.speedups()
     if sp is None or not hasattr(sp, "CommitColumns"):
         return None
     return sp

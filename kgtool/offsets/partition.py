@@ -885,7 +885,7 @@ class PartitionReplay:
         once (end-of-log work, vectorized: a partition may hold many keys)."""
         import pyarrow as pa
 
-        from kgtool.spark.schemas import arrow_schema
+        from kgtool.offsets.tables import arrow_schema
 
         store = self.store
         kk = store.k[: store.n_keys]
@@ -965,7 +965,7 @@ def commits_schema() -> Any:
     and readers see strings)."""
     import pyarrow as pa
 
-    from kgtool.spark.schemas import arrow_type
+    from kgtool.offsets.tables import arrow_type
 
     coded = pa.dictionary(pa.int32(), pa.string())
     return pa.schema([pa.field(n, coded if n in _DICTIONARY_COLUMNS else pa.list_(coded) if n == "owners"

@@ -1,7 +1,8 @@
 """The audit's output tables, as data: one list of ``(column, type)`` per table.
 
 Types are a small vocabulary (``string``, ``int32``, ``int64``, ``float64``, ``bool``, ``list<string>``)
-that :mod:`kgtool.spark.schemas` turns into Spark and Arrow schemas; the pure-Python replay
+that :func:`arrow_schema` turns into Arrow schemas (and :mod:`kgtool.spark.schemas` into Spark
+ones); the pure-Python replay
 produces dict rows with exactly these keys, in this order.
 
 Naming: ``log_partition`` is the ``__consumer_offsets`` partition a record was read from;
@@ -11,6 +12,8 @@ batch in ``source``); ``offset`` is the committed consumer offset.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 TABLE_NAMES = ("generations", "members", "commits", "findings", "coverage", "offsets", "rebalances")
 
@@ -185,3 +188,25 @@ TABLES: dict[str, list[tuple[str, str]]] = {
 
 RULES = ("rewind", "zombie", "orphan", "epoch-regression", "expiring", "aborted-txn", "pending-txn",
          "rebalance-storm")
+
+
+def arrow_type(t: str) -> Any:
+    """The Arrow type of a vocabulary type."""
+    import pyarrow as pa
+
+    return {
+        "string": pa.string(),
+        "int32": pa.int32(),
+        "int64": pa.int64(),
+        "float64": pa.float64(),
+        "bool": pa.bool_(),
+        "list<string>": pa.list_(pa.string()),
+        "list<int64>": pa.list_(pa.int64()),
+    }[t]
+
+
+def arrow_schema(columns: list[tuple[str, str]]) -> Any:
+    """The Arrow schema of a table's ``(column, type)`` list."""
+    import pyarrow as pa
+
+    return pa.schema([pa.field(n, arrow_type(t)) for n, t in columns])

@@ -3,7 +3,7 @@ distributed replay. ``pyspark`` is imported lazily, inside functions, so that im
 (or ``kgtool --help``) never starts a JVM.
 
 - :mod:`kgtool.spark.schemas`: the table vocabulary of :mod:`kgtool.offsets.tables` as Spark
-  and Arrow schemas.
+  schemas (the Arrow ones are the offsets tables' own).
 - :mod:`kgtool.spark.files`: input resolution (local, or any Hadoop filesystem through the
   JVM) and byte-range reading in executors.
 - :mod:`kgtool.spark.plan`: split planning at batch boundaries.

@@ -98,7 +98,7 @@ def _task(options: AuditOptions, out_root: str | None, fmt: str, storage: dict[s
         import pyarrow as pa
 
         from kgtool.spark.faults import maybe_pause
-        from kgtool.spark.schemas import arrow_schema
+        from kgtool.offsets.tables import arrow_schema
 
         schema = arrow_schema(RESULT_COLUMNS)
         for b in batches:
@@ -224,7 +224,7 @@ def run_audit(
     """
     from kgtool.spark import output
     from kgtool.spark.files import storage_options
-    from kgtool.spark.schemas import arrow_schema
+    from kgtool.offsets.tables import arrow_schema
 
     if fmt not in ("parquet", "jsonl"):
         raise UsageError(f"unknown output format {fmt!r} (parquet or jsonl)")

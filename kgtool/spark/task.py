@@ -152,7 +152,7 @@ def audit_partition(
     ``sink(table, arrow_table)`` also receives every table as it is produced (tests).
     ``keep_offsets``: the summary carries the offsets table's rows (for ``--reset-plan``)."""
     from kgtool.spark.output import TableWriter
-    from kgtool.spark.schemas import arrow_schema
+    from kgtool.offsets.tables import arrow_schema
 
     part = files.log_partition
     decode, _markers, KeyTable = _decoder()

@@ -39,8 +39,9 @@ from kgtool.offsets.entries import CONTROL, PROBLEM
 from kgtool.offsets.scenario import Script
 from kgtool.offsets.writer import encode_event, iter_batches
 from tests.offsets.golden import FIXTURES, SCENARIOS
+from tests.twins import have_compiled
 
-HAVE_C = columns._speedups() is not None
+HAVE_C = have_compiled("kgtool.codec._speedups")  # fails when the extension did not build
 PATHS = [True, False] if HAVE_C else [True]  # pure=True, then the C path
 SRC = "seg.log"
 PART = 5

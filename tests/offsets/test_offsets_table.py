@@ -17,16 +17,16 @@ from kgtool.offsets.audit import audit_entries
 from kgtool.offsets.options import AuditOptions
 from kgtool.offsets.partition import PartitionReplay, until_cut
 from kgtool.offsets.scenario import Script
-from kgtool.offsets.store import _use_c
 from tests.offsets.chunks import ToyKeys, to_chunks
 from tests.offsets.oracle_audit import canonical, oracle_audit, read_until
 from tests.offsets.reference_offsets import committed_offsets
+from tests.twins import have_compiled
 
 GROUPS = ("g1", "g2")
 TPS = (("t", 0), ("t", 1))
 PIDS = (7, 8)
 HOUR = 3_600_000
-LOOPS = [pytest.param(True, id="python")] + ([pytest.param(False, id="c")] if _use_c() else [])
+LOOPS = [pytest.param(True, id="python")] + ([pytest.param(False, id="c")] if have_compiled("kgtool.offsets._replay") else [])
 META = st.sampled_from(["", "m", "ckpt,7", 'q"uote', "é"])
 
 commit = st.tuples(st.just("commit"), st.sampled_from(GROUPS), st.sampled_from(TPS), st.integers(0, 9),

@@ -13,11 +13,11 @@ from kgtool.offsets import samples
 from kgtool.offsets.audit import audit_entries
 from kgtool.offsets.options import AuditOptions
 from kgtool.offsets.scenario import Script
-from kgtool.offsets.store import _use_c
 from kgtool.offsets.tables import TABLE_NAMES
 from tests.offsets.chunks import ToyKeys, to_chunks
 from tests.offsets.oracle_audit import ORACLE_TABLES, canonical, oracle_audit
 from tests.offsets.test_properties import apply_offset_op
+from tests.twins import have_compiled
 
 GROUPS = ("g1", "g2", "h3")
 TPS = (("t", 0), ("t", 1), ("u", 0))
@@ -80,7 +80,7 @@ def build(ops, log_partition: int = 5) -> Script:
     return s
 
 
-LOOPS = [pytest.param(True, id="python")] + ([pytest.param(False, id="c")] if _use_c() else [])
+LOOPS = [pytest.param(True, id="python")] + ([pytest.param(False, id="c")] if have_compiled("kgtool.offsets._replay") else [])
 
 
 def columnar_audit(entries, opts: AuditOptions, pure: bool, max_rows: int) -> dict:
