@@ -126,7 +126,13 @@ MAN_SECTIONS = {
         "order (log partition, record offset); rebalances as generations. The console shows the "
         "coverage, the counts, the findings by rule, the worst groups and the rebalances panel "
         "(--format json: the same as one JSON document; --format jsonl: the findings, one JSON "
-        "object per line)."
+        "object per line). On the console, counts and sizes have thousands separators (7,482), "
+        "offsets and byte positions are plain (as Kafka's tools print them), times are ISO-8601 "
+        "UTC to the millisecond (2024-05-31T16:00:01.000Z); each finding shows its time, then "
+        "its message, then where it was read (the segment's path shortened from the left at a "
+        "/ to fit the line: .../__consumer_offsets-7/00000000000000000000.log, record offset and "
+        "byte position). Bars have a header giving their scale (one block = N); N is 1, 2 or 5 "
+        "times a power of ten, the smallest that fits the largest count."
     ),
     "FILTERS": (
         "--group REGEX keeps groups whose id matches (Python re.search). --until TIME reads "
@@ -207,10 +213,30 @@ MAN_SECTIONS = {
         "JVM itself prints (\"WARNING: Using incubator modules\") and what the Python workers "
         "write on stderr. kgtool reads it to explain a failure and removes it at exit. "
         "--spark-log-level ERROR, WARN, INFO or DEBUG sends Spark's log at that level, and that "
-        "output, to stderr instead; --verbose means WARN, and also prints kgtool's progress. An "
+        "output, to stderr instead (and still into the file); --verbose means WARN, and also prints "
+        "kgtool's progress as lines. An "
         "explicit -Dlog4j2.configurationFile in spark.driver.extraJavaOptions is kept (then only "
         "where its output goes is kgtool's choice). Executors log at WARN (INFO or DEBUG if asked) "
-        "to the cluster's logs. Under spark-submit, the submitter's logging is left alone.\n\n"
+        "to the cluster's logs.\n\n"
+        "Progress: when stderr is a terminal, one line shows the phase and, while Spark's job runs, "
+        "its job and stage and the tasks done/total with a bar (read from Spark's status tracker, "
+        "SparkContext.statusTracker()); it is cleared when the audit ends, and Spark's log lines, if "
+        "asked for, print above it. When stderr is not a terminal nothing is shown.\n\n"
+        "spark-submit kgtool/spark/job.py [OPTIONS] [PATH]... runs this command with the session "
+        "spark-submit configured (its --master and --conf apply; --master here is ignored): the same "
+        "options, output and exit statuses. Before the SparkContext starts, the running driver JVM's "
+        "Log4j is given kgtool's configuration at --spark-log-level (OFF by default), unless "
+        "spark.driver.extraJavaOptions names a configuration file of the submitter's; only what "
+        "spark-submit prints before the job starts remains (the JVM's incubator-module warning, "
+        "Spark's default-profile notice, its hostname warning). kgtool's messages go to "
+        "spark-submit's stderr (Spark merges its Python driver's stderr into its stdout; on Linux "
+        "kgtool writes to the parent JVM's stderr instead).\n\n"
+        "When Spark cannot start, one line gives the cause, from spark-submit's own checks or the "
+        "JVM's output, and what to set (exit status 2): --master yarn without HADOOP_CONF_DIR or "
+        "YARN_CONF_DIR -> set HADOOP_CONF_DIR to the directory of the cluster's core-site.xml and "
+        "yarn-site.xml; a master URL Spark does not know -> its forms; no standalone master "
+        "answering -> check the URL; a bad spark.driver.memory -> a JVM size; otherwise the Java "
+        "exception with its first cause.\n\n"
         "When Spark fails, one line says why, with the setting to change as --conf KEY=VALUE "
         "(doubling its current value), and the exit status is 4: the driver JVM out of memory "
         "(java.lang.OutOfMemoryError, including the JVM exiting with status 52) -> "
@@ -237,7 +263,7 @@ MAN_SECTIONS = {
         "kgtool spark-audit hdfs://nn/backups/kafka/ --master yarn --conf spark.executor.memory=4g "
         "--out hdfs://nn/audit/run1\n"
         "kgtool spark-audit big-log/ --conf spark.driver.memory=4g --verbose\n"
-        "spark-submit kgtool/spark/job.py s3a://bucket/kafka-logs/ --out s3a://bucket/audit/"
+        "spark-submit kgtool/spark/job.py s3a://bucket/kafka-logs/ --out s3a://bucket/audit/ --group '^orders-'"
     ),
     "FILES": (
         "kgtool/data/sample_offsets/__consumer_offsets-{7,23}/00000000000000000000.log: the "
@@ -385,7 +411,7 @@ def command(
         show_default=False,
     ),
     verbose: bool = typer.Option(
-        False, "--verbose", "-v", help="Print kgtool's progress on stderr, and Spark's log at WARN."
+        False, "--verbose", "-v", help="Print kgtool's progress on stderr as lines, and Spark's log at WARN."
     ),
     reset_plan: Optional[str] = typer.Option(
         None, "--reset-plan", metavar="FILE",

@@ -226,7 +226,7 @@ def test_progress_on_a_terminal_and_cleared(tmp_path, monkeypatch):
     assert re.search(r"spark-audit: Spark job 1, stage \d+ .*\d/2 tasks", plain), plain[-3000:]
     assert "INFO" not in plain and "WARN" not in plain  # the JVM's lines stay off the terminal
     # Cleared: after the last progress frame, the line is erased and only kgtool's last line follows.
-    tail = screen[screen.rindex("spark-audit: "):]
+    tail = screen[screen.rindex("spark-audit: "):].split("Script done")[0]  # script(1)'s trailer
     assert "\x1b[2K" in tail and tail.rstrip().endswith("kgtool: 8 findings reported")
     assert "findings by rule" in out.read_text() and "spark-audit: Spark job" not in out.read_text()
 
@@ -330,7 +330,14 @@ def test_spark_submit_is_quiet_and_prints_the_cli_tables(tmp_path):
     assert "coverage (what the log still holds)" in out and "findings by rule" in out
     assert "zombie orders-app orders-0 offset 1200 (previous 1500) gen 2" in out
     assert "kgtool:" not in out  # errors on spark-submit's stderr, not in the data
-    assert plan.read_text() == "orders-app,orders,0,1500\n"
+    # The plan of the pure-Python audit of the same sample (the oracle the Spark job is held to).
+    from kgtool.offsets.audit import AuditOptions, audit_entries
+    from kgtool.offsets.reset_plan import plan_text
+    from kgtool.offsets.samples import sample_scripts
+
+    want = audit_entries([e for s in sample_scripts() for e in s.entries()],
+                         options=AuditOptions(group_pattern="^orders-app$")).tables["offsets"]
+    assert want and plan.read_text() == plan_text([(r["group"], r["topic"], r["partition"], r["offset"]) for r in want])
 
 
 @pytest.mark.spark
