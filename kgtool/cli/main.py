@@ -194,3 +194,9 @@ def subcommands() -> dict[str, Any]:
 def main() -> None:
     """Console-script entry point."""
     typer.main.get_command(app).main(prog_name="kgtool")
+
+
+def run_subcommand(name: str, args: Sequence[str]) -> int:
+    """Run ``kgtool NAME ARGS...`` in this process and return its exit status: for entry points
+    other than the console script (``spark-submit kgtool/spark/job.py`` runs ``spark-audit``)."""
+    return int(typer.main.get_command(app).main(args=[name, *args], prog_name="kgtool", standalone_mode=False))

@@ -126,3 +126,52 @@ def bar(value: float, maximum: float, width: int = 40) -> str:
     eighths = round(value / maximum * width * 8)
     full, part = divmod(eighths, 8)
     return "█" * full + ("", "▏", "▎", "▍", "▌", "▋", "▊", "▉")[part]
+
+
+def count(n: int | None) -> str:
+    """A count or a size as every command prints it: thousands separators (``7,482``); None as
+    ``-``. Offsets and byte positions are identifiers, printed plain as Kafka's tools print them."""
+    return "-" if n is None else f"{n:,}"
+
+
+def iso_ms(ms: int | None) -> str:
+    """Epoch milliseconds as ISO-8601 UTC to the millisecond (``2024-05-31T16:00:01.000Z``);
+    None or negative (Kafka's -1, no timestamp) as ``-``."""
+    import datetime as _dt
+
+    if ms is None or ms < 0:
+        return "-"
+    try:
+        t = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc) + _dt.timedelta(milliseconds=ms)
+    except OverflowError:  # past year 9999: still say what it is
+        return f"{ms} ms"
+    return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond // 1000:03d}Z"
+
+
+def path_tail(path: str, width: int) -> str:
+    """``path`` in at most ``width`` characters, shortened from the left at a ``/``
+    (``…/__consumer_offsets-7/00000000000000000000.log``): whole names are kept, the last one
+    always, even when it alone is wider."""
+    if len(path) <= width:
+        return path
+    parts = path.split("/")
+    tail = parts[-1]
+    for part in reversed(parts[:-1]):
+        longer = f"{part}/{tail}"
+        if len(longer) + 2 > width:
+            break
+        tail = longer
+    return "…/" + tail
+
+
+def bar_unit(peak: float, width: int) -> int:
+    """What one block of a bar stands for so that ``peak`` fits in ``width`` blocks: 1, 2 or 5
+    times a power of ten (the smallest that fits), so that bars compare across rows and a
+    count of 1 is one block, not a full bar."""
+    unit = 1
+    while peak > unit * width:
+        for step in (2, 5, 10):
+            if peak <= unit * step * width or step == 10:
+                unit *= step
+                break
+    return unit

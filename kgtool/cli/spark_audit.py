@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import re
-import sys
 import time
 from datetime import datetime, timedelta, timezone
 from typing import Any, Optional
@@ -126,7 +126,13 @@ MAN_SECTIONS = {
         "order (log partition, record offset); rebalances as generations. The console shows the "
         "coverage, the counts, the findings by rule, the worst groups and the rebalances panel "
         "(--format json: the same as one JSON document; --format jsonl: the findings, one JSON "
-        "object per line)."
+        "object per line). On the console, counts and sizes have thousands separators (7,482), "
+        "offsets and byte positions are plain (as Kafka's tools print them), times are ISO-8601 "
+        "UTC to the millisecond (2024-05-31T16:00:01.000Z); each finding shows its time, then "
+        "its message, then where it was read (the segment's path shortened from the left at a "
+        "/ to fit the line: .../__consumer_offsets-7/00000000000000000000.log, record offset and "
+        "byte position). Bars have a header giving their scale (one block = N); N is 1, 2 or 5 "
+        "times a power of ten, the smallest that fits the largest count."
     ),
     "FILTERS": (
         "--group REGEX keeps groups whose id matches (Python re.search). --until TIME reads "
@@ -207,10 +213,30 @@ MAN_SECTIONS = {
         "JVM itself prints (\"WARNING: Using incubator modules\") and what the Python workers "
         "write on stderr. kgtool reads it to explain a failure and removes it at exit. "
         "--spark-log-level ERROR, WARN, INFO or DEBUG sends Spark's log at that level, and that "
-        "output, to stderr instead; --verbose means WARN, and also prints kgtool's progress. An "
+        "output, to stderr instead (and still into the file); --verbose means WARN, and also prints "
+        "kgtool's progress as lines. An "
         "explicit -Dlog4j2.configurationFile in spark.driver.extraJavaOptions is kept (then only "
         "where its output goes is kgtool's choice). Executors log at WARN (INFO or DEBUG if asked) "
-        "to the cluster's logs. Under spark-submit, the submitter's logging is left alone.\n\n"
+        "to the cluster's logs.\n\n"
+        "Progress: when stderr is a terminal, one line shows the phase and, while Spark's job runs, "
+        "its job and stage and the tasks done/total with a bar (read from Spark's status tracker, "
+        "SparkContext.statusTracker()); it is cleared when the audit ends, and Spark's log lines, if "
+        "asked for, print above it. When stderr is not a terminal nothing is shown.\n\n"
+        "spark-submit kgtool/spark/job.py [OPTIONS] [PATH]... runs this command with the session "
+        "spark-submit configured (its --master and --conf apply; --master here is ignored): the same "
+        "options, output and exit statuses. Before the SparkContext starts, the running driver JVM's "
+        "Log4j is given kgtool's configuration at --spark-log-level (OFF by default), unless "
+        "spark.driver.extraJavaOptions names a configuration file of the submitter's; only what "
+        "spark-submit prints before the job starts remains (the JVM's incubator-module warning, "
+        "Spark's default-profile notice, its hostname warning). kgtool's messages go to "
+        "spark-submit's stderr (Spark merges its Python driver's stderr into its stdout; on Linux "
+        "kgtool writes to the parent JVM's stderr instead).\n\n"
+        "When Spark cannot start, one line gives the cause, from spark-submit's own checks or the "
+        "JVM's output, and what to set (exit status 2): --master yarn without HADOOP_CONF_DIR or "
+        "YARN_CONF_DIR -> set HADOOP_CONF_DIR to the directory of the cluster's core-site.xml and "
+        "yarn-site.xml; a master URL Spark does not know -> its forms; no standalone master "
+        "answering -> check the URL; a bad spark.driver.memory -> a JVM size; otherwise the Java "
+        "exception with its first cause.\n\n"
         "When Spark fails, one line says why, with the setting to change as --conf KEY=VALUE "
         "(doubling its current value), and the exit status is 4: the driver JVM out of memory "
         "(java.lang.OutOfMemoryError, including the JVM exiting with status 52) -> "
@@ -237,7 +263,7 @@ MAN_SECTIONS = {
         "kgtool spark-audit hdfs://nn/backups/kafka/ --master yarn --conf spark.executor.memory=4g "
         "--out hdfs://nn/audit/run1\n"
         "kgtool spark-audit big-log/ --conf spark.driver.memory=4g --verbose\n"
-        "spark-submit kgtool/spark/job.py s3a://bucket/kafka-logs/ --out s3a://bucket/audit/"
+        "spark-submit kgtool/spark/job.py s3a://bucket/kafka-logs/ --out s3a://bucket/audit/ --group '^orders-'"
     ),
     "FILES": (
         "kgtool/data/sample_offsets/__consumer_offsets-{7,23}/00000000000000000000.log: the "
@@ -385,7 +411,7 @@ def command(
         show_default=False,
     ),
     verbose: bool = typer.Option(
-        False, "--verbose", "-v", help="Print kgtool's progress on stderr, and Spark's log at WARN."
+        False, "--verbose", "-v", help="Print kgtool's progress on stderr as lines, and Spark's log at WARN."
     ),
     reset_plan: Optional[str] = typer.Option(
         None, "--reset-plan", metavar="FILE",
@@ -442,15 +468,21 @@ def command(
         local_files = resolve_inputs(paths, empty=empty)  # input errors before the JVM starts
         if not local_files and not empty:
             raise InputError("no segment files to audit")
-    with _progress(verbose) as say:
-        say(f"starting Spark ({master}, Spark log level {log_level})")
+    with _Progress(verbose) as show:
+        show.say(f"starting Spark ({master}, Spark log level {log_level})")
         try:
             spark = get_session(master, spark_conf, log_level=log_level)
-            files = local_files if local_files is not None else resolve_inputs(paths, spark, empty=empty)
-            sink = render.write_json_lines if output_format is OutputFormat.jsonl else None
-            summary = job.run_audit(spark, files, options, out=out, fmt=fmt, split_bytes=split_bytes,
-                                    progress=say, findings_sink=sink, empty_partitions=tuple(sorted(empty)),
-                                    keep_offsets=reset_plan is not None)
+            watch: Any = contextlib.nullcontext()
+            if show.watches_spark and spark is not None:
+                from kgtool.spark.progress import StageWatcher
+
+                watch = StageWatcher(spark, show.spark)
+            with watch:
+                files = local_files if local_files is not None else resolve_inputs(paths, spark, empty=empty)
+                sink = render.write_json_lines if output_format is OutputFormat.jsonl else None
+                summary = job.run_audit(spark, files, options, out=out, fmt=fmt, split_bytes=split_bytes,
+                                        progress=show.say, findings_sink=sink, empty_partitions=tuple(sorted(empty)),
+                                        keep_offsets=reset_plan is not None)
         except KgtoolError:
             raise
         except Exception as exc:  # noqa: BLE001 - Spark's failures become one line (kgtool/spark/failures.py)
@@ -458,7 +490,7 @@ def command(
             if err is None:
                 raise
             raise err from exc
-        say("done")
+        show.say("done")
     if output_format is OutputFormat.json:
         render.print_json(job.summary_json(summary))
     elif output_format is OutputFormat.table and reset_plan != plans.STDOUT:
@@ -466,16 +498,16 @@ def command(
     for p in summary.problems:
         render.warn(f"{p['source']}: byte {p['position']}: {p['problem']}")
     if summary.problem_count > len(summary.problems):
-        render.warn(f"... and {summary.problem_count - len(summary.problems)} more decode problems")
+        render.warn(f"... and {render.count(summary.problem_count - len(summary.problems))} more decode problems")
     if reset_plan is not None:
         _write_reset_plan(reset_plan, _reset_plan(summary, group, options.until), summary, options.until)
     n = summary.finding_count
     if n or summary.problem_count:
         parts = []
         if n:
-            parts.append(f"{n} finding{'s' if n != 1 else ''}")
+            parts.append(f"{render.count(n)} finding{'s' if n != 1 else ''}")
         if summary.problem_count:
-            parts.append(f"{summary.problem_count} decode problem{'s' if summary.problem_count != 1 else ''}")
+            parts.append(f"{render.count(summary.problem_count)} decode problem{'s' if summary.problem_count != 1 else ''}")
         raise FindingsReported(" and ".join(parts) + " reported")
 
 
@@ -485,7 +517,7 @@ def _reset_plan(summary: Any, group: str, until: int | None) -> str:
 
     text = plan_text(summary.offsets)
     if not text:
-        at = f" at {_ts(until)} UTC" if until is not None else ""
+        at = f" at {render.iso_ms(until)}" if until is not None else ""
         raise InputError(f"--reset-plan: no committed offsets for the groups matching {group!r}{at}: nothing written")
     return text
 
@@ -495,18 +527,19 @@ def _write_reset_plan(path: str, text: str, summary: Any, until: int | None) -> 
 
     rows = summary.offsets
     expired = sum(1 for r in rows if r[4])
-    at = f"at {_ts(until)} UTC" if until is not None else "at the end of the log"
+    at = f"at {render.iso_ms(until)}" if until is not None else "at the end of the log"
     if path == STDOUT:
         render.write_raw(text)
     else:
         write_plan(path, text)
-    render.info(f"spark-audit: reset plan: {len(rows)} committed offset(s) of {len({r[0] for r in rows})} group(s) "
+    render.info(f"spark-audit: reset plan: {render.count(len(rows))} committed offset(s) of "
+                f"{render.count(len({r[0] for r in rows}))} group(s) "
                 f"{at} written to {'stdout' if path == STDOUT else path}")
     if expired:
-        render.warn(f"reset plan: {expired} of its offsets were past the retention {at} (kept: they are what "
+        render.warn(f"reset plan: {render.count(expired)} of its offsets were past the retention {at} (kept: they are what "
                     "was committed then; the coordinator would have deleted them)")
     if summary.problem_count:
-        render.warn(f"reset plan: {summary.problem_count} decode problem(s): commits in damaged stretches of the "
+        render.warn(f"reset plan: {render.count(summary.problem_count)} decode problem(s): commits in damaged stretches of the "
                     "log are missing from it")
 
 
@@ -525,101 +558,205 @@ def _spark_error(exc: Exception) -> Exception | None:
     return failures.SparkJobError(failures.summary(exc) + (f" (Spark's output: {kept})" if kept else ""))
 
 
-class _progress:
-    """Progress on stderr: lines with the elapsed time with --verbose, else a Rich status line
-    while the job runs (only on a terminal)."""
+class _Progress:
+    """kgtool's progress on stderr while the audit runs. On a terminal: one Rich line (the
+    phase; while Spark's job runs, its tasks done/total with a bar, from Spark's status
+    tracker), cleared at the end. With --verbose: lines with the elapsed time. Else nothing,
+    and no status thread."""
 
     def __init__(self, verbose: bool = False) -> None:
         self.verbose = verbose
+        self._bar: Any = None
+        self._task: Any = None
+        self._start = time.monotonic()
+        self._last_line: tuple[Any, ...] = ()
+        self._last_time = 0.0
 
-    def __enter__(self):
-        self._status = None
-        start = time.monotonic()
-        if sys.stderr.isatty() and not self.verbose:
-            self._status = render.err().status("spark-audit")
-            self._status.__enter__()
+    @property
+    def watches_spark(self) -> bool:
+        return self.verbose or self._bar is not None
 
-        def say(msg: str) -> None:
-            if self.verbose:
-                render.info(f"spark-audit [{time.monotonic() - start:7.1f}s] {msg}")
-            elif self._status is not None:
-                self._status.update(f"spark-audit: {msg}")
+    def __enter__(self) -> _Progress:
+        self._start = time.monotonic()
+        console = render.err()
+        if not self.verbose and console.is_terminal:
+            from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-        return say
+            self._bar = Progress(
+                SpinnerColumn(), TextColumn("{task.description}"), BarColumn(bar_width=20),
+                TextColumn("{task.fields[tasks]}"), TimeElapsedColumn(),
+                console=console, transient=True, redirect_stdout=False,
+            )
+            self._bar.start()
+            self._task = self._bar.add_task("spark-audit", total=None, tasks="")
+            from kgtool.spark import session
+
+            session.echo_to(self._echo)  # Spark's log (--spark-log-level) above the line, not through it
+        return self
+
+    def _echo(self, data: bytes) -> None:
+        from rich.text import Text
+
+        self._bar.console.print(Text(data.decode("utf-8", "replace").rstrip("\n")))
+
+    def say(self, msg: str) -> None:
+        if self.verbose:
+            render.info(f"spark-audit [{time.monotonic() - self._start:7.1f}s] {msg}")
+        elif self._bar is not None:
+            self._bar.update(self._task, description=f"spark-audit: {msg}", total=None, completed=0, tasks="")
+
+    def spark(self, p: Any) -> None:
+        """A change seen by :class:`kgtool.spark.progress.StageWatcher`."""
+        if not p.stages:
+            return
+        n = render.count
+        job = p.jobs_done + 1
+        stage = ", ".join(str(s.stage_id) for s in p.stages if s.completed < s.tasks) or str(p.stages[-1].stage_id)
+        detail = f"{n(p.completed)}/{n(p.tasks)} tasks" + (f", {n(p.active)} running" if p.active else "") \
+            + (f", {n(p.failed)} failed" if p.failed else "")
+        if self._bar is not None:
+            self._bar.update(self._task, description=f"spark-audit: Spark job {job}, stage {stage}",
+                             total=max(p.tasks, 1), completed=p.completed, tasks=detail)
+        elif self.verbose:
+            key = (job, p.completed, p.tasks, p.failed)
+            now = time.monotonic()
+            if key != self._last_line and (now - self._last_time >= 2 or p.completed == p.tasks):
+                self._last_line, self._last_time = key, now
+                self.say(f"Spark job {job}, stage {stage}: {detail}")
 
     def __exit__(self, *exc: Any) -> None:
-        if self._status is not None:
-            self._status.__exit__(*exc)
+        if self._bar is not None:
+            from kgtool.spark import session
 
-
-def _ts(ms: int | None) -> str:
-    if ms is None or ms < 0:
-        return "-"
-    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+            session.echo_to(None)
+            self._bar.stop()  # transient: the line is cleared
 
 
 def _render_summary(s: Any) -> None:
     c = render.out()
+    n = render.count
+    until = s.options.get("until")
     c.print(
-        f"[bold]spark-audit[/bold]: {s.files} segment file(s), {s.bytes:,} bytes, {s.splits} task(s) (one per partition); "
-        f"{s.groups} group(s), {s.counts['generations']} generation record(s), "
-        f"{s.counts['members']} member row(s), {s.counts['commits']} commit record(s), "
-        f"{s.counts.get('offsets', 0)} committed offset(s)"
-        + (f" at {_ts(s.options['until'])} UTC" if s.options.get("until") is not None else "")
+        f"[bold]spark-audit[/bold]: {n(s.files)} segment file(s), {n(s.bytes)} bytes, {n(s.splits)} task(s) "
+        f"(one per partition); {n(s.groups)} group(s), {n(s.counts['generations'])} generation record(s), "
+        f"{n(s.counts['members'])} member row(s), {n(s.counts['commits'])} commit record(s), "
+        f"{n(s.counts.get('offsets', 0))} committed offset(s)"
+        + (f" at {render.iso_ms(until)}" if until is not None else "")
         + (f"; tables written to {render.display_text(s.out)}" if s.out else "")
     )
-    render.print_table(
-        [("part.", "right"), ("records", "right"), "offsets", ("absent", "right"), "time range (UTC)",
-         ("groups", "right"), ("problems", "right")],
+    # The problems column only when some partition has problems (they are also warned about
+    # and set the exit status): at 80 columns every column counts.
+    problems = any(r["problems"] for r in s.coverage)
+    coverage = render.table(
+        [("part.", "right"), ("records", "right"), "offsets", "first / last (UTC)", ("groups", "right")]
+        + ([("problems", "right")] if problems else []),
         [
-            [str(r["log_partition"]), str(r["records"]),
-             "-" if r["first_offset"] is None else f"{r['first_offset']}..{r['last_offset']}",
-             "-" if r["offsets_absent"] is None else str(r["offsets_absent"]),
-             f"{_ts(r['first_timestamp'])} .. {_ts(r['last_timestamp'])}", str(r["groups"]), str(r["problems"])]
+            [str(r["log_partition"]), n(r["records"]),
+             "-" if r["first_offset"] is None else
+             f"{r['first_offset']}..{r['last_offset']}\n{n(r['offsets_absent'])} absent",
+             f"{render.iso_ms(r['first_timestamp'])}\n{render.iso_ms(r['last_timestamp'])}",
+             n(r["groups"])] + ([n(r["problems"])] if problems else [])
             for r in s.coverage
         ],
         title="coverage (what the log still holds)",
     )
+    _fold(coverage, *range(len(coverage.columns)))  # a number is never cut short
+    _keep_whole(coverage, 3)
+    c.print(coverage)
     by_rule = s.findings_by_rule
     if by_rule:
-        peak = max(by_rule.values())
-        render.print_table(
-            ["rule", ("findings", "right"), "", "meaning"],
-            [[r, str(by_rule[r]), f"[red]{render.bar(by_rule[r], peak, 20)}[/red]", RULE_MEANINGS[r]]
+        width = _bar_width(c)
+        unit = render.bar_unit(max(by_rule.values()), width)
+        c.print(render.table(
+            ["rule", ("findings", "right"), f"█ = {n(unit)}", "meaning"],
+            [[r, n(by_rule[r]), f"[red]{render.bar(by_rule[r], unit * width, width)}[/red]", RULE_MEANINGS[r]]
              for r in RULE_MEANINGS if r in by_rule],
             title="findings by rule",
-        )
+        ))
     if s.worst_groups:
-        render.print_table(
+        worst = render.table(
             ["group", ("findings", "right"), "rules"],
-            [[render.display_text(w["group"]), str(w["total"]),
-              ", ".join(f"{r} {w[r]}" for r in RULE_MEANINGS if w.get(r))] for w in s.worst_groups],
+            [[render.display_text(w["group"]), n(w["total"]),
+              "\n".join(f"{r} {n(w[r])}" for r in RULE_MEANINGS if w.get(r))] for w in s.worst_groups],
             title="worst groups",
         )
+        _fold(worst, 0)
+        c.print(worst)
     _render_rebalances(s)
     if s.findings:
-        title = "findings" + (f" (first {len(s.findings)} of {s.finding_count})" if s.finding_count > len(s.findings) else "")
+        title = "findings" + (f" (first {n(len(s.findings))} of {n(s.finding_count)})"
+                              if s.finding_count > len(s.findings) else "")
         c.print(f"[bold]{title}[/bold]")
         for f in s.findings:
-            prev = "" if f["previous_offset"] is None else f" (previous {f['previous_offset']})"
-            gen = "" if f["generation_id"] is None else f" gen {f['generation_id']}"
-            if f["topic"] is None:  # a group-level finding (rebalance-storm)
-                c.print(
-                    f"[red]{f['rule']}[/red] {render.display_text(f['group'])}{gen} "
-                    f"[dim]from __consumer_offsets-{f['log_partition']} offset {f['record_offset']}, "
-                    f"byte {f['position']} of {render.display_text(f['source'])}[/dim]"
-                )
-                c.print(f"    {render.display_text(f['message'])}", style="dim")
-                continue
-            c.print(
-                f"[red]{f['rule']}[/red] {render.display_text(f['group'])} "
-                f"{render.display_text(f['topic'] + '-' + str(f['partition']))} offset {f['offset']}{prev}{gen} "
-                f"[dim]at __consumer_offsets-{f['log_partition']} offset {f['record_offset']}, "
-                f"byte {f['position']} of {render.display_text(f['source'])}[/dim]"
-            )
-            c.print(f"    {render.display_text(f['message'])}", style="dim")
+            _render_finding(c, f)
     else:
         c.print("[green]no findings[/green]")
+
+
+def _render_finding(c: Any, f: dict[str, Any]) -> None:
+    """One finding: its time, rule, group and what was committed; the message; where in the log
+    (the segment's path shortened from the left to fit the line)."""
+    gen = "" if f["generation_id"] is None else f" gen {f['generation_id']}"
+    what = ""
+    if f["topic"] is not None:  # else a group-level finding (rebalance-storm)
+        prev = "" if f["previous_offset"] is None else f" (previous {f['previous_offset']})"
+        what = f" {render.display_text(f['topic'] + '-' + str(f['partition']))} offset {f['offset']}{prev}"
+    _hanging(c, f"{render.iso_ms(f['timestamp'])} [red]{f['rule']}[/red] {render.display_text(f['group'])}{what}{gen}")
+    _indented(c, f["message"])
+    partition = f"__consumer_offsets-{f['log_partition']}"
+    where = f": offset {f['record_offset']}, byte {f['position']}"
+    source = render.path_tail(f["source"], c.width - _INDENT - len("at ") - len(where))
+    if partition not in source:
+        where = f" ({partition}){where}"
+    _indented(c, f"at {source}{where}")
+
+
+_INDENT = 4
+
+
+def _hanging(c: Any, markup: str) -> None:
+    """A line of markup wrapped with a hanging indent: only an entry's first line starts at
+    column 0, so that entries stand out."""
+    from rich.text import Text
+
+    lines = Text.from_markup(markup).wrap(c, max(20, c.width - _INDENT))
+    lines[0].rstrip()
+    c.print(lines[0])
+    _print_indented(c, lines[1:])
+
+
+def _indented(c: Any, text: str) -> None:
+    """Plain text (a message), dim, wrapped at the console's width and indented."""
+    from rich.text import Text
+
+    _print_indented(c, Text(text, style="dim").wrap(c, max(20, c.width - _INDENT)))
+
+
+def _print_indented(c: Any, lines: Any) -> None:
+    from rich.text import Text
+
+    for line in lines:
+        line.rstrip()
+        c.print(Text(" " * _INDENT) + line)
+
+
+def _keep_whole(table: Any, *columns: int) -> None:
+    """Cells of these columns are never folded mid-word (times, offset ranges): the other
+    columns give up the width."""
+    for i in columns:
+        table.columns[i].no_wrap = True
+
+
+def _fold(table: Any, *columns: int) -> None:
+    """Ids too wide for their column continue on the next line instead of ending in an ellipsis:
+    nothing of a group id or client is hidden."""
+    for i in columns:
+        table.columns[i].overflow = "fold"
+
+
+def _bar_width(console: Any) -> int:
+    """Blocks of a bar: 20 on a wide console, 10 at 80 columns."""
+    return 20 if console.width >= 120 else 10
 
 
 def _window(ms: int) -> str:
@@ -636,45 +773,54 @@ def _render_rebalances(s: Any) -> None:
     if not rb:
         return
     c = render.out()
+    n = render.count
     rule = f"{s.options.get('storm_count', 5)} within {_window(s.options.get('storm_window_ms', 600_000))}"
-    c.print(f"[bold]rebalances[/bold]: {rb['count']} generation change(s) with a rebalance, "
-            f"{rb['no_rebalance']} without (same generation); {rb['storm_count']} storm(s) (rule: {rule})")
+    c.print(f"[bold]rebalances[/bold]: {n(rb['count'])} generation change(s) with a rebalance, "
+            f"{n(rb['no_rebalance'])} without (same generation); {n(rb['storm_count'])} storm(s) (rule: {rule})")
     if rb["storms"]:
-        render.print_table(
-            ["group", "window (UTC)", ("rebalances", "right"), "generations", "churned most", "diagnosis"],
-            [[render.display_text(st["group"]), f"{_ts(st['start'])} .. {_ts(st['end'])}", str(st["count"]),
-              f"{'-' if st['from_generation'] is None else st['from_generation']} -> {st['to_generation']}",
-              render.display_text(", ".join(f"{_client(x['client_id'], x['client_host'])} ({x['count']})"
-                                            for x in st["churn"])),
-              ", ".join(d["code"] for d in st["diagnosis"])]
+        storms = render.table(
+            ["group, generations", "window (UTC)", ("rebalances", "right"), "churned most, diagnosis"],
+            [[render.display_text(st["group"]) + "\n"
+              + f"{'-' if st['from_generation'] is None else st['from_generation']} -> {st['to_generation']}",
+              f"{render.iso_ms(st['start'])}\n{render.iso_ms(st['end'])}",
+              n(st["count"]),
+              "\n".join([render.display_text(f"{_client(x['client_id'], x['client_host'])} ({n(x['count'])})")
+                         for x in st["churn"]] + [d["code"] for d in st["diagnosis"]])]
              for st in rb["storms"]],
-            title="rebalance storms" + (f" (largest {len(rb['storms'])} of {rb['storm_count']})"
+            title="rebalance storms" + (f" (largest {n(len(rb['storms']))} of {n(rb['storm_count'])})"
                                          if rb["storm_count"] > len(rb["storms"]) else ""),
         )
+        _keep_whole(storms, 1)
+        _fold(storms, 0, 3)
+        c.print(storms)
     if rb["worst_groups"]:
-        peak = max(g["rebalances"] for g in rb["worst_groups"]) or 1
-        render.print_table(
-            ["group", ("rebalances", "right"), "", ("same gen.", "right"), ("storms", "right"), "causes"],
-            [[render.display_text(g["group"]), str(g["rebalances"]),
-              f"[yellow]{render.bar(g['rebalances'], peak, 20)}[/yellow]", str(g["no_rebalance"]), str(g["storms"]),
-              ", ".join(f"{k} {v}" for k, v in list(g["causes"].items())[:4])]
+        width = _bar_width(c)
+        unit = render.bar_unit(max(g["rebalances"] for g in rb["worst_groups"]), width)
+        per_group = render.table(
+            ["group", ("rebalances", "right"), f"█ = {n(unit)}", "causes"],
+            [[render.display_text(g["group"]), n(g["rebalances"]),
+              f"[yellow]{render.bar(g['rebalances'], unit * width, width)}[/yellow]",
+              "\n".join([f"{k} {n(v)}" for k, v in list(g["causes"].items())[:4]]
+                        + ([f"same generation {n(g['no_rebalance'])}"] if g["no_rebalance"] else [])
+                        + ([f"storms {n(g['storms'])}"] if g["storms"] else []))]
              for g in rb["worst_groups"]],
             title="rebalances per group (most first)",
         )
+        _fold(per_group, 0, 3)
+        c.print(per_group)
     for group, lines in s.timeline.items():
-        render.print_table(
-            ["time (UTC)", "generation", "members", "changed", ("moved", "right"), ("revoked", "right"), "cause",
-             "why"],
-            [[_ts(x["timestamp"]),
-              (f"{'-' if x['from_generation'] is None else x['from_generation']} -> {x['to_generation']}"
-               if x["rebalance"] else f"{x['to_generation']} (same)"),
-              f"{x['members_before']} -> {x['members_after']}", _changed(x),
-              "-" if x["partitions_moved"] is None else str(x["partitions_moved"]),
-              "-" if x["partitions_revoked"] is None else str(x["partitions_revoked"]),
-              x["cause"], render.display_text(x["message"])]
-             for x in lines],
-            title=f"generation timeline of {render.display_text(group)}",
-        )
+        # One entry per change, as the findings: a table of eight columns cannot be read at 80.
+        c.print(f"[bold]generation timeline of {render.display_text(group)}[/bold] (UTC)")
+        for x in lines:
+            gen = (f"{'-' if x['from_generation'] is None else x['from_generation']} -> {x['to_generation']}"
+                   if x["rebalance"] else f"{x['to_generation']} (same)")
+            changed = _changed(x)
+            moved = ", ".join(f"{label} {n(x[k])}" for k, label in
+                              (("partitions_moved", "moved"), ("partitions_revoked", "revoked")) if x[k] is not None)
+            _hanging(c, f"{render.iso_ms(x['timestamp'])} gen {gen}, members {x['members_before']} -> "
+                        f"{x['members_after']}{'' if changed == '-' else ' (' + changed + ')'}"
+                        f"{', ' + moved if moved else ''}: [bold]{x['cause']}[/bold]")
+            _indented(c, x["message"])
 
 
 def _client(client_id: str | None, host: str | None) -> str:

@@ -208,25 +208,81 @@ def summary(exc: BaseException) -> str:
 
 
 def startup_problem(exc: BaseException, output: str = "") -> str:
-    """One line for a driver JVM that did not start: the Java exception, else the JVM's own
-    complaint in its captured output (``Invalid maximum heap size: -Xmx1x``...)."""
+    """One line for a driver JVM or SparkContext that did not start: the real cause, and the
+    setting that fixes it when kgtool knows it (:data:`STARTUP_FIXES`).
+
+    The cause is the Java exception of ``exc`` with its first ``Caused by:`` (a Kubernetes
+    client's "An error has occurred." says nothing without it), else, when ``exc`` says only
+    that the JVM exited (``JAVA_GATEWAY_EXITED``) or the context stopped, the JVM's own
+    complaint in its captured ``output``: spark-submit's argument check (``Exception in thread
+    "main" org.apache.spark.SparkException: When running with master 'yarn' either
+    HADOOP_CONF_DIR or YARN_CONF_DIR must be set in the environment.``), a JVM option it
+    refused (``Invalid maximum heap size: -Xmx1x``), the scheduler giving up (``ERROR
+    StandaloneSchedulerBackend: Application has been killed. Reason: All masters are
+    unresponsive! Giving up.``)."""
     text = exception_text(exc)
     java = _JAVA_EXC_LINE.search(text)
-    if java is not None:
-        return _short(java.group("line"), 400)
-    lines = [ln.strip() for ln in output.splitlines() if ln.strip() and not _STARTUP_NOISE.search(ln)]
-    complaint = next((ln for ln in lines if _STARTUP_COMPLAINT.search(ln)), lines[-1] if lines else None)
-    if complaint is not None:
-        return _short(complaint, 400)
-    first = next((ln.strip() for ln in text.splitlines() if ln.strip()), type(exc).__name__)
-    return _short(first, 400)
+    if java is not None and not _STOPPED.search(java.group("line")):
+        cause = _exception_message(java.group("line")) + _caused_by(text[java.end():])
+    else:
+        cause = _output_complaint(output)
+        if cause is None:
+            line = java.group("line") if java is not None else next(
+                (ln.strip() for ln in text.splitlines() if ln.strip()), type(exc).__name__)
+            cause = _exception_message(line)
+    cause = _short(cause, 400)
+    fix = next((advice for pattern, advice in STARTUP_FIXES if pattern.search(cause)), None)
+    return f"{cause.rstrip('.')}: {fix}" if fix else cause
 
+
+#: What fixes a start-up failure, by its cause (spark-submit's and the JVM's own wording).
+STARTUP_FIXES: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"HADOOP_CONF_DIR or YARN_CONF_DIR must be set"),
+     "set HADOOP_CONF_DIR (or YARN_CONF_DIR) to the directory holding the cluster's core-site.xml and "
+     "yarn-site.xml"),
+    (re.compile(r"Master must (?:either )?be|Could not parse Master URL", re.I),
+     "--master takes local[N], spark://HOST:PORT, yarn or k8s://https://HOST:PORT"),
+    (re.compile(r"All masters are unresponsive"),
+     "no Spark master answered at the --master URL: check the host and port (spark://HOST:7077) and that "
+     "the master is running"),
+    (re.compile(r"Invalid (?:maximum|initial) heap size|Too small (?:maximum|initial) heap", re.I),
+     "spark.driver.memory takes a JVM size such as 2g or 2048m (--conf spark.driver.memory=2g)"),
+]
 
 _STARTUP_NOISE = re.compile(
     r"Could not create the Java Virtual Machine|A fatal exception has occurred|Using incubator modules|"
-    r"^\s+at |^\S+ \S+ (?:INFO|WARN|DEBUG) "
+    r"^\s+at |^\s+\.\.\. \d+ more|^Caused by:|^\S+ \S+ (?:INFO|WARN|DEBUG) "
 )
-_STARTUP_COMPLAINT = re.compile(r"error|exception|invalid|unrecognized|cannot|could not|failed", re.I)
+_STARTUP_COMPLAINT = re.compile(r"error|exception|invalid|unrecognized|cannot|could not|failed|must", re.I)
+_LOG_ERROR = re.compile(r"^\S+ \S+ ERROR \S+: (?P<msg>.*)$")
+_THREAD_PREFIX = re.compile(r'^Exception in thread "[^"]*" ')
+_CAUSED_BY = re.compile(r"^Caused by: (?P<line>.+)$", re.M)
+
+
+def _exception_message(line: str) -> str:
+    """A Java exception line as a person reads it: without ``Exception in thread "main"``, and
+    without the class when it is Spark's generic ``SparkException`` (the message says it all)."""
+    line = _THREAD_PREFIX.sub("", line.strip())
+    return re.sub(r"^org\.apache\.spark\.SparkException: ", "", line)
+
+
+def _caused_by(trace: str) -> str:
+    """`` (caused by X)``: the first ``Caused by:`` of the stack trace that follows, if any."""
+    m = _CAUSED_BY.search(trace)
+    return "" if m is None else f" (caused by {m.group('line').strip()})"
+
+
+def _output_complaint(output: str) -> str | None:
+    """The JVM's complaint in its captured output: the last ERROR log line's message, else the
+    first line that reads like an error (noise and stack frames left out)."""
+    lines = [ln.rstrip() for ln in output.splitlines() if ln.strip()]
+    for ln in reversed(lines):
+        m = _LOG_ERROR.match(ln)
+        if m and not m.group("msg").startswith(("Error initializing SparkContext", "Uncaught exception")):
+            return m.group("msg")
+    candidates = [ln.strip() for ln in lines if not _STARTUP_NOISE.search(ln) and not _LOG_ERROR.match(ln)]
+    complaint = next((ln for ln in candidates if _STARTUP_COMPLAINT.search(ln)), None)
+    return None if complaint is None else _exception_message(complaint)
 
 
 # --- reading the exception ------------------------------------------------------------------

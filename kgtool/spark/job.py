@@ -13,14 +13,13 @@ Memory: a task holds one chunk of decoded commits (about 256k rows) plus the par
 which grows with its groups, committed keys and producers, not with its records; the driver
 holds file lists and one summary per partition; the JVMs hold no records at all.
 
-Run with ``spark-submit``: ``spark-submit kgtool/spark/job.py PATH... --out DIR`` (kgtool
-must be importable on the driver and the executors: ``pip install`` it there, or ship it with
-``--py-files``).
+Run with ``spark-submit``: ``spark-submit kgtool/spark/job.py [OPTIONS] PATH...`` takes the
+options of ``kgtool spark-audit`` and prints what it prints (kgtool must be importable on the
+driver and the executors: ``pip install`` it there, or ship it with ``--py-files``).
 """
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -280,52 +279,47 @@ def summary_json(summary: AuditSummary) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``spark-submit kgtool/spark/job.py PATH... [--out DIR] ...``: uses the session that
-    spark-submit configured; prints the summary as JSON; exit 1 when findings."""
-    import argparse
+    """``spark-submit kgtool/spark/job.py [OPTIONS] [PATH]...``: ``kgtool spark-audit`` itself
+    (its options, console output and exit statuses), on the session spark-submit configured.
+
+    The entry point of a script, so it may reach up to the CLI: the job has one set of options
+    and one rendering, not a second copy of them here."""
     import sys
-    import warnings
 
-    # PySpark 4.x warns about pandas 3 on import; kgtool uses no pandas conversion.
-    warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas")
-    from pyspark.sql import SparkSession
+    from kgtool.cli.main import run_subcommand
 
-    from kgtool.spark.files import resolve_inputs
+    _stderr_to_spark_submit()
+    return run_subcommand("spark-audit", sys.argv[1:] if argv is None else argv)
 
-    ap = argparse.ArgumentParser(prog="kgtool-spark-audit")
-    ap.add_argument("paths", nargs="+")
-    ap.add_argument("--out")
-    ap.add_argument("--format", default="parquet", choices=["parquet", "jsonl"])
-    ap.add_argument("--group")
-    ap.add_argument("--since", type=int, help="epoch ms")
-    ap.add_argument("--until", type=int, help="epoch ms")
-    ap.add_argument("--retention-ms", type=int, default=AuditOptions().retention_ms)
-    ap.add_argument("--split-bytes", type=int, default=DEFAULT_SPLIT_BYTES)
-    ap.add_argument("--storm-count", type=int, default=AuditOptions().storm_count, help="rebalance-storm: N ...")
-    ap.add_argument("--storm-window-ms", type=int, default=AuditOptions().storm_window_ms, help="... within W ms")
-    a = ap.parse_args(argv)
-    spark = SparkSession.builder.appName("kgtool spark-audit").getOrCreate()
-    if a.storm_count < 2 or a.storm_window_ms < 1:
-        ap.error("--storm-count must be at least 2 and --storm-window-ms at least 1")
-    options = AuditOptions(group_pattern=a.group, since=a.since, until=a.until, retention_ms=a.retention_ms,
-                           storm_count=a.storm_count, storm_window_ms=a.storm_window_ms)
-    empty: set[int] = set()
+
+def _stderr_to_spark_submit() -> bool:
+    """Spark's PythonRunner starts the driver's Python with its stderr merged into its stdout
+    (``ProcessBuilder.redirectErrorStream``), so kgtool's one-line errors and warnings would
+    land in the data (``--format json``...). On Linux, write them to spark-submit's own stderr
+    (the parent JVM's) instead; elsewhere, or not under spark-submit, nothing changes."""
+    import os
+
+    if "PYSPARK_GATEWAY_PORT" not in os.environ:
+        return False
+    parent = os.getppid()
     try:
-        files = resolve_inputs(a.paths, spark, empty=empty)
-        summary = run_audit(spark, files, options, out=a.out, fmt=a.format, split_bytes=a.split_bytes,
-                            empty_partitions=tuple(sorted(empty)))
-    except Exception as exc:  # noqa: BLE001 - one line, as the CLI does (kgtool/spark/failures.py)
-        from kgtool.errors import KgtoolError
-        from kgtool.spark.failures import explain
-
-        err = exc if isinstance(exc, KgtoolError) else explain(exc)
-        if err is None:
-            raise
-        sys.stderr.write(f"kgtool-spark-audit: {err}\n")
-        return int(err.exit_code)
-    sys.stdout.write(json.dumps(summary_json(summary), indent=2) + "\n")
-    return 1 if summary.finding_count or summary.problem_count else 0
+        with open(f"/proc/{parent}/comm", encoding="utf-8") as fh:
+            if fh.read().strip() != "java":
+                return False
+        fd = os.open(f"/proc/{parent}/fd/2", os.O_WRONLY | os.O_APPEND)
+    except OSError:
+        return False
+    os.dup2(fd, 2)
+    os.close(fd)
+    return True
 
 
 if __name__ == "__main__":  # pragma: no cover - spark-submit entry point
+    import os
+    import sys
+
+    # Run as a script, this file's directory heads sys.path: its modules (files, plan, task...)
+    # must not shadow top-level ones.
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != here]
     raise SystemExit(main())

@@ -20,7 +20,9 @@ stderr go to a temporary file (log4j at ERROR into it) that :mod:`kgtool.spark.f
 to explain a failure and that is removed at exit; with any other level they go to kgtool's
 stderr (stdout too: kgtool's stdout carries only its own output). A session that already
 exists (spark-submit: ``PYSPARK_GATEWAY_PORT`` set, or one created earlier in the process)
-is used as it is: the submitting user's logging applies.
+is used as it is. Under spark-submit, before the SparkContext starts, the running driver JVM's
+Log4j 2 is reconfigured with kgtool's file at the level asked for (:func:`quiet_submitted_jvm`),
+unless the submitting user named a configuration file of their own.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -188,6 +191,13 @@ class Launch:
     output_path: str | None = None
     keep_output: bool = False
     proc: Any = None
+    #: The thread copying the JVM's output (levels other than OFF), else None.
+    echo: Any = None
+
+    def settle(self, wait: float = 2.0) -> None:
+        """Let the copy of the output of a JVM that has exited reach the capture file."""
+        if self.echo is not None and self.exit_status() is not None:
+            self.echo.join(timeout=wait)
 
     def output_tail(self, limit: int = 256 * 1024) -> str:
         if not self.output_path:
@@ -227,6 +237,56 @@ class Launch:
 launched: Launch | None = None
 
 
+def _write_stderr(data: bytes) -> None:
+    try:
+        os.write(2, data)  # not sys.stderr: no Python lock to hold when the interpreter exits
+    except OSError:
+        pass
+
+
+#: Where :class:`_Echo` sends the JVM's output (bytes): stderr, unless a progress display
+#: routes it above itself while it is on screen (:func:`echo_to`).
+_echo_sink: Any = _write_stderr
+
+
+def echo_to(sink: Any = None) -> None:
+    """Send the output of the driver JVM shown on stderr (levels other than OFF) to
+    ``sink(bytes)``, whole lines at a time; None: back to stderr."""
+    global _echo_sink
+    _echo_sink = sink or _write_stderr
+
+
+class _Echo(threading.Thread):
+    """Copies the driver JVM's output from a pipe to :data:`_echo_sink` (whole lines) and to
+    the capture file, until the JVM exits."""
+
+    def __init__(self, fd: int, path: str) -> None:
+        super().__init__(name="kgtool-spark-output", daemon=True)
+        self._fd = fd
+        self._path = path
+
+    def run(self) -> None:
+        pending = b""
+        with open(self._path, "ab") as keep:
+            while True:
+                try:
+                    chunk = os.read(self._fd, 65536)
+                except OSError:
+                    chunk = b""
+                if not chunk:
+                    break
+                keep.write(chunk)
+                keep.flush()
+                pending += chunk
+                cut = pending.rfind(b"\n") + 1
+                if cut:
+                    _echo_sink(pending[:cut])
+                    pending = pending[cut:]
+        if pending:
+            _echo_sink(pending)
+        os.close(self._fd)
+
+
 def _log_python_side_to(path: str) -> None:
     """py4j reports a JVM that stopped answering with ``logging.exception`` on the root logger,
     which, with logging unconfigured, prints a traceback on stderr: send the root logger's
@@ -259,10 +319,50 @@ def _launch(master: str, settings: dict[str, str], log_level: str) -> Any:
             popen_kwargs: dict[str, Any] = {"stdout": out, "stderr": out}
             gateway = launch_gateway(spark_conf, popen_kwargs=popen_kwargs)
     else:
-        # Spark's lines on kgtool's stderr; the JVM's stdout too, so that stdout stays ours.
-        gateway = launch_gateway(spark_conf, popen_kwargs={"stdout": 2})
+        # Spark's lines on kgtool's stderr (the JVM's stdout too, so that stdout stays ours),
+        # through a pipe copied by a thread that also keeps them in the file a failure is
+        # explained from: a JVM that exits at start is then explained at every level.
+        fd, path = tempfile.mkstemp(prefix="kgtool-spark-", suffix=".log")
+        os.close(fd)
+        launch.output_path = path
+        atexit.register(launch._cleanup)
+        read_end, write_end = os.pipe()
+        launch.echo = _Echo(read_end, path)
+        launch.echo.start()  # reading before the JVM starts: it never blocks on a full pipe
+        try:
+            gateway = launch_gateway(spark_conf, popen_kwargs={"stdout": write_end, "stderr": write_end})
+        finally:
+            os.close(write_end)  # the JVM holds its own copy: the pipe ends when it exits
     launch.proc = getattr(gateway, "proc", None)
     SparkContext(conf=spark_conf, gateway=gateway)
+
+
+def quiet_submitted_jvm(level: str) -> bool:
+    """Under ``spark-submit`` the driver JVM is already running, logging at Spark's default INFO
+    (thousands of lines): reconfigure its Log4j 2 with kgtool's configuration at ``level``
+    (``OFF``: nothing; the job's failures are reported as one line anyway) before the
+    SparkContext starts, through the JVM that PySpark's gateway reaches. Left alone when the
+    submitting user named a configuration file (``-Dlog4j2.configurationFile``, as for
+    :func:`merge_java_options`). Returns whether kgtool's configuration was applied.
+
+    Only what the JVM prints before Python runs stays (spark-submit's own start: the JVM's
+    incubator-module warning, Spark's default-profile notice and its hostname warning)."""
+    from pyspark import SparkContext
+
+    SparkContext._ensure_initialized()  # the gateway to spark-submit's JVM; no context yet
+    jvm = SparkContext._jvm
+    system = jvm.java.lang.System
+    if system.getProperty("log4j2.configurationFile") or system.getProperty("log4j.configurationFile"):
+        return False
+    config = log4j2_config_path()
+    system.setProperty(LEVEL_PROPERTY, normalize_log_level(level))
+    # spark-submit reset Spark's logging for the application: the SparkContext's first log line
+    # would load Spark's default profile over ours. Let Spark initialize it now, silently
+    # (Logging.initializeLogIfNecessary, as PythonGatewayServer does), then replace it.
+    spark_logging = getattr(getattr(jvm.org.apache.spark, "SparkContext$"), "MODULE$")  # a Logging
+    spark_logging.initializeLogIfNecessary(False, True)
+    jvm.org.apache.logging.log4j.core.config.Configurator.reconfigure(jvm.java.io.File(config).toURI())
+    return True
 
 
 def get_session(master: str = "local[*]", conf: dict[str, str] | None = None, log_level: str = "OFF") -> Any:
@@ -294,7 +394,13 @@ def get_session(master: str = "local[*]", conf: dict[str, str] | None = None, lo
         "spark.sql.session.timeZone": "UTC",
         "spark.ui.showConsoleProgress": "false",
     }
-    if master.startswith("local"):
+    if under_submit and SparkContext._active_spark_context is None:
+        try:
+            quiet_submitted_jvm(level)
+        except Exception:  # noqa: BLE001 - another Spark's internals: fall back on its public setting
+            # spark.log.level (Spark 3.5+) applies once the SparkContext has logged its first lines.
+            defaults["spark.log.level"] = "ERROR" if level == "OFF" else level
+    if master.startswith("local") and not under_submit:  # spark-submit's master is its own
         # Spark's 200 shuffle partitions are 200 Python tasks for a few cores, and a laptop
         # run needs no web UI; a cluster keeps its defaults (or --conf).
         defaults["spark.sql.shuffle.partitions"] = "8"
@@ -312,5 +418,7 @@ def get_session(master: str = "local[*]", conf: dict[str, str] | None = None, lo
     except Exception as exc:  # noqa: BLE001 - the JVM failed to start: say so in one line
         from kgtool.spark.failures import startup_problem
 
+        if start_jvm and launched is not None:
+            launched.settle()
         reason = startup_problem(exc, launched.output_tail() if (start_jvm and launched) else "")
         raise EnvironmentProblem(f"spark-audit: cannot start Spark ({master}): {reason}") from None

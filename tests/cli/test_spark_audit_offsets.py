@@ -126,6 +126,6 @@ def test_reset_plan_to_stdout_and_no_offsets_is_an_error(tmp_path, monkeypatch):
     result = runner.invoke(app, ["spark-audit", str(log), "--group", "g", "--reset-plan", str(plan),
                                  "--until", "2024-06-01T14:03:00Z", "--format", "json"])
     assert result.exit_code == 2, result.output
-    assert "--reset-plan: no committed offsets for the groups matching 'g' at 2024-06-01 14:03:00 UTC" in result.stderr
+    assert "--reset-plan: no committed offsets for the groups matching 'g' at 2024-06-01T14:03:00.000Z" in result.stderr
     assert not plan.exists()
     json.loads(result.stdout)  # the summary still went out

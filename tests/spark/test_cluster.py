@@ -254,7 +254,7 @@ def test_spark_submit_with_py_files(spark_cluster, tmp_path):
     subprocess.run([sys.executable, "-m", "zipfile", "-c", str(zip_path), str(REPO / "kgtool") + "/"], check=True)
     cmd = [str(spark_home() / "bin" / "spark-submit"), "--master", spark_cluster.master_url,
            "--py-files", str(zip_path), *CLUSTER_CONF, str(REPO / "kgtool" / "spark" / "job.py"),
-           str(sample_path("sample_offsets"))]
+           "--format", "json", str(sample_path("sample_offsets"))]  # job.py takes spark-audit's options
     proc, stdout, stderr = _start(cmd, spark_cluster.driver_env(pythonpath=False), tmp_path)
     _finish(proc, RUN_TIMEOUT)
     assert proc.returncode == 1, _explain(spark_cluster, stderr)

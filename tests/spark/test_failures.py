@@ -189,7 +189,9 @@ def test_startup_problem_names_the_jvm_complaint():
     out = ("WARNING: Using incubator modules: jdk.incubator.vector\nInvalid maximum heap size: -Xmx1x\n"
            "Error: Could not create the Java Virtual Machine.\nError: A fatal exception has occurred. Program will exit.\n")
     exc = RuntimeError("[JAVA_GATEWAY_EXITED] Java gateway process exited before sending its port number.")
-    assert failures.startup_problem(exc, out) == "Invalid maximum heap size: -Xmx1x"
+    assert failures.startup_problem(exc, out) == (
+        "Invalid maximum heap size: -Xmx1x: spark.driver.memory takes a JVM size such as 2g or 2048m "
+        "(--conf spark.driver.memory=2g)")
 
 
 # --- the driver JVM's logging -------------------------------------------------------------
