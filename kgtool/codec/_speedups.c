@@ -1493,12 +1493,7 @@ static int commit_value(const uint8_t *v, int32_t n, cval_t *o) {
     if (n < 2 || v[0] != 0) return 0;
     int version = v[1];
     int32_t ml;
-    if (n == 30 && version == 3 && v[14] == 0 && v[15] == 0) {
-        /* decode_offset_commit's shortcut for "v3 with empty metadata": it tests for 30 bytes
-         * although that value is 24 bytes long, so it accepts 6 trailing bytes here (and
-         * _fast_value would not): mirrored, since decode_offset_commit defines "plain". */
-        ml = 0;
-    } else if (version == 3) {
+    if (version == 3) {
         if (n < 16) return 0;
         ml = be16(v + 14);
         if (ml < 0 || n != 24 + ml) return 0;

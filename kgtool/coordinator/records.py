@@ -215,7 +215,7 @@ def _fast_value(value: bytes) -> tuple | None:
 #: few keys (one per group and partition) millions of times; bounded, cleared when full.
 _KEY_CACHE: dict[bytes, tuple[int, str, str, int]] = {}
 _KEY_CACHE_MAX = 1 << 16
-_S_V3_EMPTY = struct.Struct(">hqihq").unpack_from  # v3 with empty metadata: 30 bytes, one call
+_S_V3_EMPTY = struct.Struct(">hqihq").unpack_from  # v3 with empty metadata: 24 bytes, one call
 
 
 def _offset_commit_key(key: bytes) -> tuple[int, str, str, int] | None:
@@ -253,7 +253,7 @@ def decode_offset_commit(key: bytes, value: bytes | None) -> tuple | None:
             return None
     if value is None:
         return k + _TOMBSTONE_TAIL
-    if len(value) == 30 and value[1] == 3 and value[0] == 0 and value[14] == 0 and value[15] == 0:
+    if len(value) == 24 and value[1] == 3 and value[0] == 0 and value[14] == 0 and value[15] == 0:
         _, offset, epoch, _, commit = _S_V3_EMPTY(value, 0)
         return k + (3, offset, epoch, "", commit, None)
     v = _fast_value(value)
@@ -276,7 +276,7 @@ def _fast_offsets_record(key: bytes, value: bytes | None) -> CoordinatorRecord |
     kd = {"group": k[1], "topic": k[2], "partition": k[3]}
     if value is None:
         return CoordinatorRecord(kind, rtype, rtype, kd, None, None, True, [])
-    if len(value) == 30 and value[1] == 3 and value[0] == 0 and value[14] == 0 and value[15] == 0:
+    if len(value) == 24 and value[1] == 3 and value[0] == 0 and value[14] == 0 and value[15] == 0:
         _, offset, epoch, _, commit = _S_V3_EMPTY(value, 0)
         vd = {"offset": offset, "leader_epoch": epoch, "metadata": "", "commit_timestamp": commit}
         return CoordinatorRecord(kind, rtype, rtype, kd, 3, vd, False, [])

@@ -141,8 +141,10 @@ def value_bytes(version: int, fields: dict) -> bytes:
 
 
 def variants(raw: bytes) -> list[bytes]:
-    """``raw``, every cut of it, a byte added, and each byte set to 0x00, 0x7f, 0x80, 0xff."""
-    out = [raw, raw + b"\x00", raw + b"\x01"] + [raw[:i] for i in range(len(raw))]
+    """``raw``, every cut of it, one or six bytes added (a v3 value with empty metadata plus six
+    is 30 bytes: no shortcut may take it for a whole value), and each byte set to 0x00, 0x7f,
+    0x80, 0xff."""
+    out = [raw, raw + b"\x00", raw + b"\x01", raw + bytes(6)] + [raw[:i] for i in range(len(raw))]
     for i in range(min(len(raw), 40)):
         for b in (0x00, 0x7F, 0x80, 0xFF):
             if raw[i] != b:

@@ -197,7 +197,7 @@ def commit_records(draw):
                      tags=draw(st.sampled_from([b"\x00", b"\x00", b"\x01\x00\x01z"])))
     twist = draw(st.integers(0, 14))
     if twist == 1:
-        value += b"\x00" * draw(st.integers(1, 7))  # trailing bytes (6 after an empty v3: the 30-byte quirk)
+        value += b"\x00" * draw(st.integers(1, 7))  # trailing bytes (6 after an empty v3: 30 bytes, not a plain value)
     elif twist == 2:
         value = value[: draw(st.integers(0, len(value)))]
     elif twist == 3:
@@ -214,7 +214,7 @@ def commit_records(draw):
 
 
 def empty_v3_with_trailing(offset: int = 7) -> bytes:
-    # decode_offset_commit's shortcut accepts 30 bytes of "v3, empty metadata" (24 + 6 extra)
+    # an empty-metadata v3 value (24 bytes) and six more: a whole value for no shortcut (trailing bytes)
     return oc_value(3, offset, 2, b"", 99, -1) + b"\x01\x02\x03\x04\x05\x06"
 
 
@@ -388,6 +388,7 @@ def test_unusual_commits_stay_entries():
     odd = [
         (oc_key(1, b"g", b"t", 0), oc_value(4, 1, 1, b"", 5, -1, tags=b"\x01\x00\x01z")),  # a tagged field
         (oc_key(1, b"g", b"t", 0), oc_value(3, 1, 1, b"ab", 5, -1) + b"\x00"),  # a trailing byte
+        (oc_key(1, b"g", b"t", 0), empty_v3_with_trailing()),  # six trailing bytes after an empty-metadata v3
         (oc_key(1, b"g", b"t", 0), oc_value(4, 1, 1, b"q" * 127, 5, -1)),  # two-byte compact length
         # a one-byte "length" 0x80 (a continuation byte) with 127 bytes after it: not plain
         (oc_key(1, b"g", b"t", 0), struct.pack(">hqi", 4, 1, 1) + b"\x80" + b"q" * 127 + struct.pack(">q", 5) + b"\x00"),
@@ -397,7 +398,7 @@ def test_unusual_commits_stay_entries():
         (oc_key(1, b"g", b"t", 0), b""),
         (None, None),
     ]
-    plain = [(oc_key(1, b"g", b"t", 0), empty_v3_with_trailing()),  # decode_offset_commit's 30-byte shortcut
+    plain = [(oc_key(1, b"g", b"t", 0), oc_value(3, 1, 1, b"", 5, -1)),  # the 24-byte shortcut
              (oc_key(1, b"g", b"t", 0), oc_value(4, 1, 1, b"q" * 126, 5, -1))]
     data = encode_batch_v2([(k, v, [], 1) for k, v in odd + plain])
     ref = check(data)
