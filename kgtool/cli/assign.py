@@ -14,7 +14,7 @@ import typer
 
 from kgtool.assignors import analysis, group_input, registry
 from kgtool.assignors.model import Assignment, GroupSpec
-from kgtool.cli import render
+from kgtool.cli import params, render
 from kgtool.cli.render import OutputFormat
 from kgtool.errors import FindingsReported, UsageError
 from kgtool.inputs import MAX_INPUT_BYTES, STDIN, display_name, read_text
@@ -67,11 +67,18 @@ MAN_SECTIONS: dict[str, str] = {
         "withheld: partitions cooperative-sticky holds back until their owner revoked them (a follow-up "
         "rebalance assigns them, shown as 'settled')."
     ),
-    "EXIT STATUS": (
-        "0 success; 1 a replayed generation differs from its recorded assignment, or --validate found "
-        "problems; 2 usage or input error (one line on stderr), including an input past the LIMITS."
-    ),
 }
+
+MAN_EXIT_STATUS: dict[int, str] = {
+    1: "A replayed generation differs from its recorded assignment, or --validate found problems "
+    "(partitions withheld by cooperative-sticky are reported, and are not problems).",
+    2: "Usage or input error (one line on stderr), including an input past the LIMITS.",
+}
+
+
+def _assignor_names() -> list[tuple[str, str]]:
+    return [(name, registry.ASSIGNORS[name].summary) for name in registry.names()]
+
 
 # Above this many members (or partitions) a Rich table costs more than it helps.
 _RICH_MEMBER_LIMIT = 300
@@ -86,7 +93,7 @@ def command(
     assignor: Optional[str] = typer.Option(
         None, "--assignor", "-a", metavar="NAME",
         help=f"Assignor ({', '.join(registry.names())}); default: the file's 'assignor' or the recorded protocol.",
-        show_default=False,
+        show_default=False, autocompletion=params.completer(_assignor_names),
     ),
     group: Optional[str] = typer.Option(
         None, "--group", "-g", metavar="GROUP_ID", help="The group to take when the input describes several.",
@@ -106,7 +113,7 @@ def command(
     compare_names: Optional[str] = typer.Option(
         None, "--compare", metavar="NAME,NAME,...",
         help="Compare strategies on the next rebalance: moved and revoked partitions of each.",
-        show_default=False,
+        show_default=False, autocompletion=params.completer(_assignor_names, comma_list=True),
     ),
     validate_file: Optional[str] = typer.Option(
         None, "--validate", metavar="ASSIGNMENT_FILE",
