@@ -23,7 +23,8 @@ HELP = (
     "Compute the assignment Kafka's assignors give a consumer group, exactly as Kafka 4.x does.\n\n"
     "GROUP_FILE describes the group: YAML or JSON (topics with partition counts and racks, members with "
     "subscriptions, owned partitions, generation, rack, group.instance.id), the text of "
-    "'kafka-consumer-groups.sh --describe --group G --members --verbose', or the group-metadata records "
+    "'kafka-consumer-groups.sh --describe --group G --members --verbose' (any Kafka version since 2.0), or the "
+    "group-metadata records "
     "printed by 'kgtool decode-batch --format jsonl' (then each recorded generation is replayed and compared "
     "with what the assignor computes). '-' reads stdin.\n\n"
     "Assignors: range, roundrobin, sticky, cooperative-sticky (client side) and server-uniform, server-range "
@@ -117,7 +118,9 @@ def command(
     ),
     validate_file: Optional[str] = typer.Option(
         None, "--validate", metavar="ASSIGNMENT_FILE",
-        help="Check this assignment (JSON/YAML {member: {topic: [partitions]}}) against the group instead.",
+        help="Check this assignment (JSON/YAML {member: {topic: [partitions]}}, or kgtool's --format json "
+        "output) against the group instead. Under the cooperative protocol, partitions withheld while their "
+        "owner revokes them are reported as pending revocation, not as problems.",
         show_default=False,
     ),
     output_format: OutputFormat = typer.Option(
@@ -149,7 +152,7 @@ def command(
     with _out_of_memory_hint(loaded.group, what_if, max_partitions):
         if validate_file is not None:
             g = analysis.apply_what_if(loaded.group, what_if) if what_if else loaded.group
-            _validate(g, validate_file, output_format, loaded)
+            _validate(g, validate_file, output_format, loaded, assignor)
             return
         if compare_names:
             names = registry.parse_names(compare_names)
@@ -441,27 +444,43 @@ def _render_compare(
     ))
 
 
-def _validate(g: GroupSpec, path: str, fmt: OutputFormat, loaded: group_input.LoadedGroup) -> None:
+def _validate(
+    g: GroupSpec, path: str, fmt: OutputFormat, loaded: group_input.LoadedGroup, assignor: Optional[str]
+) -> None:
     group_id = loaded.group_id
     text = read_text(path, max_bytes=MAX_INPUT_BYTES)
     source = display_name(path)
     kind = group_input.detect_kind(text)
     doc = group_input.parse_json(text, source) if kind.startswith("json") else group_input.parse_yaml(text, source)
     assignment = analysis.assignment_from_document(doc, source)
-    report = analysis.validate(g, assignment)
+    protocol = analysis.validation_protocol(doc, assignor or loaded.group.assignor)
+    report = analysis.validate(g, assignment, protocol=protocol)
     _print_notes(loaded)
+    pending = report.pending_count
     if fmt is OutputFormat.table:
         if report.valid:
-            render.out().print(f"[green]valid[/green]: {report.checked_partitions} partitions, every subscribed "
-                               "partition exactly once and only to a subscriber")
+            render.out().print(f"[green]valid[/green]: {render.count(report.checked_partitions)} partitions, every "
+                               "subscribed partition exactly once and only to a subscriber"
+                               + (f"; {render.count(pending)} more pending revocation" if pending else ""))
         else:
             render.print_table(["problem"], [[render.escape(p)] for p in report.problems],
                                title=f"{source}: {len(report.problems)} problem(s)")
+        if pending:
+            # Reported, not a problem: the cooperative protocol withholds them one rebalance.
+            render.print_table(
+                ["owner", "revokes, then a follow-up rebalance assigns"],
+                [[render.display_text(m, limit=render.DISPLAY_LIMIT), render.escape(compact(parts))]
+                 for m, parts in report.pending_revocation.items()],
+                title="pending revocation (cooperative protocol, KIP-429)",
+            )
     elif fmt is OutputFormat.jsonl:
         render.write_json_lines({"problem": p} for p in report.problems)
     else:
-        render.print_json({"group": group_id, "valid": report.valid,
-                           "checked_partitions": report.checked_partitions, "problems": report.problems})
+        render.write_raw(_json_doc([
+            ("group", group_id), ("valid", report.valid), ("rebalance_protocol", report.rebalance_protocol),
+            ("checked_partitions", report.checked_partitions), ("problems", report.problems),
+            ("pending_revocation", _Raw(assignment_json(report.pending_revocation))),
+        ]))
     if not report.valid:
         raise FindingsReported(f"{source}: the assignment is not valid ({len(report.problems)} problem(s))")
 
