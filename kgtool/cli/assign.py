@@ -365,21 +365,22 @@ def _render_result_table(result: analysis.AssignResult, loaded: group_input.Load
         title += " after: " + "; ".join(result.what_if)
     show_movement = bool(s.moved or s.kept or s.revoked)
     final = result.settled if result.settled is not None else None
+    c = render.count
     summary = (
-        f"{s.members} members, {s.assigned} partitions assigned"
-        + (f", {s.withheld} withheld until revoked" if s.withheld else "")
-        + f"; per member min {s.min}, max {s.max}, stddev {s.stddev:.2f}"
-        + (f"; idle: {len(s.idle_members)}" if s.idle_members else "")
-        + (f"; moved {s.moved}, kept {s.kept}, revoked {s.revoked}" if show_movement else "")
+        f"{c(s.members)} members, {c(s.assigned)} partitions assigned"
+        + (f", {c(s.withheld)} withheld until revoked" if s.withheld else "")
+        + f"; per member min {c(s.min)}, max {c(s.max)}, stddev {s.stddev:,.2f}"
+        + (f"; idle: {c(len(s.idle_members))}" if s.idle_members else "")
+        + (f"; moved {c(s.moved)}, kept {c(s.kept)}, revoked {c(s.revoked)}" if show_movement else "")
     )
     ss = result.settled_stats
     if ss is not None:
         summary += (
-            f"; after {result.rebalances} rebalances: moved {ss.moved}, kept {ss.kept}"
-            + (f", still {ss.withheld} withheld" if ss.withheld else "")
+            f"; after {result.rebalances} rebalances: moved {c(ss.moved)}, kept {c(ss.kept)}"
+            + (f", still {c(ss.withheld)} withheld" if ss.withheld else "")
         )
     if s.members > _RICH_MEMBER_LIMIT or s.assigned > _RICH_PARTITION_LIMIT:
-        render.info(f"{s.members} members: plain columns instead of a table (use --format json for scripts)")
+        render.info(f"{c(s.members)} members: plain columns instead of a table (use --format json for scripts)")
         lines = ["member\tpartitions\trevoked\tassignment"]
         for m, parts in result.assignment.items():
             text = compact(parts) if parts else "-"
@@ -397,9 +398,9 @@ def _render_result_table(result: analysis.AssignResult, loaded: group_input.Load
         columns.append(f"after {result.rebalances} rebalances")
     rows = []
     for m, parts in result.assignment.items():
-        row = [render.display_text(m, limit=render.DISPLAY_LIMIT), str(len(parts))]
+        row = [render.display_text(m, limit=render.DISPLAY_LIMIT), c(len(parts))]
         if show_movement:
-            row.append(str(s.revoked_by_member.get(m, 0)))
+            row.append(c(s.revoked_by_member.get(m, 0)))
         row.append(render.escape(compact(parts)) if parts else "[dim]idle[/dim]")
         if final is not None:
             row.append(render.escape(compact(final.get(m, []))) or "[dim]idle[/dim]")
@@ -434,9 +435,11 @@ def _render_compare(
         ["assignor", "protocol", ("rebalances", "right"), ("moved", "right"), ("revoked", "right"),
          ("kept", "right"), ("min", "right"), ("max", "right"), ("stddev", "right"), ("idle", "right")],
         [
-            [r.assignor, r.rebalance_protocol, str(r.rebalances), str(r.moved),
-             f"[bold red]{r.revoked}[/bold red]" if r.rebalance_protocol == "eager" and r.revoked else str(r.revoked),
-             str(r.kept), str(r.min), str(r.max), f"{r.stddev:.2f}", str(r.idle_members)]
+            [r.assignor, r.rebalance_protocol, str(r.rebalances), render.count(r.moved),
+             f"[bold red]{render.count(r.revoked)}[/bold red]" if r.rebalance_protocol == "eager" and r.revoked
+             else render.count(r.revoked),
+             render.count(r.kept), render.count(r.min), render.count(r.max), f"{r.stddev:,.2f}",
+             render.count(r.idle_members)]
             for r in rows
         ],
         title=title,
