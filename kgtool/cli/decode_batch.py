@@ -424,6 +424,7 @@ class _Progress:
         self.task = None
         self.started = False
         self.origin = 0
+        self.total = 0
 
     @classmethod
     def maybe(cls) -> Optional[_Progress]:
@@ -441,11 +442,13 @@ class _Progress:
         if not self.started:
             self.p.start()
             self.started = True
+        self.total = total
         self.task = self.p.add_task(os.path.basename(name), total=total)
 
     def update(self, position: int) -> None:
         if self.task is not None:
-            self.p.update(self.task, completed=position - self.origin)
+            # The last batch may end past --max-bytes: the bar stops at its total.
+            self.p.update(self.task, completed=min(position - self.origin, self.total))
 
     def stop(self) -> None:
         if self.started:
