@@ -1,11 +1,14 @@
 """Build hook for the optional C extensions ``kgtool.codec._speedups``, ``kgtool.offsets._replay``
 and ``kgtool.partitioner._speedups``.
 
-Everything else is in pyproject.toml. ``optional=True``: when no compiler is available the
+Everything else is in pyproject.toml, but for the man pages: ``data_files`` installs man/*.1
+into ``<prefix>/share/man/man1``, where man(1) finds them from a virtual environment whose
+``bin`` is on ``PATH`` (man-db adds ``<dir>/../share/man`` for every ``<dir>`` of ``PATH``). ``optional=True``: when no compiler is available the
 build goes on without them and kgtool runs its pure-Python twins (same results,
 slower). ``KGTOOL_PURE_PYTHON=1`` at build time skips the extension.
 """
 
+import glob
 import os
 import sys
 
@@ -43,4 +46,7 @@ if not pure_forced():
         )
     )
 
-setup(ext_modules=ext_modules)
+setup(
+    ext_modules=ext_modules,
+    data_files=[("share/man/man1", sorted(glob.glob("man/*.1")))],
+)

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
+import subprocess
+import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -44,3 +49,104 @@ def test_root_page_lists_every_command():
     page = (MAN / "kgtool.1").read_text(encoding="utf-8").replace("\\-", "-")
     for name in COMMANDS:
         assert name in page
+
+
+# --- the pages as man(1) shows them ------------------------------------------------------------
+
+def _renderer() -> list[str] | None:
+    """The command that formats a page as plain text: man -l (man-db), else nroff."""
+    if shutil.which("man"):
+        return ["man", "-l", "-P", "cat"]
+    if shutil.which("nroff"):
+        return ["nroff", "-man"]
+    return None
+
+
+def render_page(path: Path) -> str:
+    cmd = _renderer()
+    if cmd is None:
+        pytest.skip("neither man(1) nor nroff(1) is installed (Debian: apt-get install man-db groff-base)")
+    env = {**os.environ, "LC_ALL": "C", "MANWIDTH": "200", "MAN_KEEP_FORMATTING": ""}
+    env.pop("MANPAGER", None)
+    env.pop("PAGER", None)
+    out = subprocess.run([*cmd, str(path)], capture_output=True, env=env, timeout=60, check=True).stdout
+    # nroff keeps bold as overstrikes (X\bX); man strips them when writing to a pipe.
+    return re.sub(r".\x08", "", out.decode("ascii", "replace"))
+
+
+def _examples(name: str) -> list[str]:
+    import importlib
+
+    from kgtool.cli.main import SUBCOMMANDS
+
+    module = importlib.import_module(SUBCOMMANDS[name][0])
+    text = getattr(module, "MAN_SECTIONS", {}).get("EXAMPLES", "")
+    return [ln.strip() for ln in text.splitlines() if ln.strip()]
+
+
+@pytest.mark.parametrize("fname", sorted(manpage.generate()))
+def test_rendered_page_has_each_section_once(fname):
+    shown = render_page(MAN / fname)
+    headings = [ln for ln in shown.splitlines() if re.fullmatch(r"[A-Z][A-Z ]+", ln)]
+    assert len(headings) == len(set(headings)), f"{fname}: a section twice: {headings}"
+    for required in ("NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "EXIT STATUS", "SEE ALSO"):
+        assert required in headings, f"{fname}: no {required} section: {headings}"
+
+
+@pytest.mark.parametrize("name", COMMANDS)
+def test_rendered_examples_are_one_per_line(name):
+    examples = _examples(name)
+    assert examples, f"kgtool-{name}.1 has no EXAMPLES"
+    shown = [ln.strip() for ln in render_page(MAN / f"kgtool-{name}.1").splitlines()]
+    start = shown.index("EXAMPLES")
+    for example in examples:
+        assert example in shown[start:], f"kgtool-{name}.1: example not on a line of its own: {example!r}"
+
+
+def test_rendered_synopsis_matches_the_usage_line():
+    for name in COMMANDS:
+        usage = CliRunner().invoke(app, [name, "--help"]).stdout.splitlines()[0]
+        shown = render_page(MAN / f"kgtool-{name}.1").splitlines()
+        synopsis = shown[shown.index("SYNOPSIS") + 1].strip()
+        assert usage == f"Usage: {synopsis}", (usage, synopsis)
+
+
+def test_a_command_states_its_own_exit_status_without_a_second_section(monkeypatch):
+    from kgtool.cli import assign
+
+    page = manpage.generate()["kgtool-assign.1"]
+    assert page.count(".SH EXIT STATUS") == 1
+    assert "withheld by cooperative" in page  # assign's MAN_EXIT_STATUS replaces code 1's text
+    monkeypatch.setitem(assign.MAN_SECTIONS, "EXIT STATUS", "0 ok")
+    with pytest.raises(ValueError, match="MAN_EXIT_STATUS"):
+        manpage.generate()
+
+
+@pytest.mark.slow
+def test_pip_install_puts_the_pages_where_man_finds_them(tmp_path):
+    """A wheel carries the pages as data (share/man/man1); installed under a prefix, man(1)
+    finds them from that prefix's bin on PATH, as from a virtual environment."""
+    if not shutil.which("man"):
+        pytest.skip("man(1) is not installed (Debian: apt-get install man-db)")
+    repo = MAN.parent
+    src = tmp_path / "src"
+    shutil.copytree(repo, src, ignore=shutil.ignore_patterns(".git", "build", ".venv", "*.so", "__pycache__",
+                                                             "*.egg-info", ".pytest_cache"))
+    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
+    env = {**os.environ, "KGTOOL_PURE_PYTHON": "1"}  # no C compiler needed for this
+    subprocess.run([*pip, "wheel", "--no-deps", "-w", str(tmp_path / "dist"), str(src)],
+                   check=True, env=env, timeout=600, capture_output=True)
+    (wheel,) = (tmp_path / "dist").glob("kgtool-*.whl")
+    with zipfile.ZipFile(wheel) as z:
+        pages = sorted(Path(n).name for n in z.namelist() if "/data/share/man/man1/" in n)
+    assert pages == sorted(manpage.generate())
+    prefix = tmp_path / "venv"
+    subprocess.run([*pip, "install", "--no-deps", "--prefix", str(prefix), str(wheel)],
+                   check=True, timeout=600, capture_output=True)
+    env = {k: v for k, v in os.environ.items() if k not in ("MANPATH",)}
+    env["PATH"] = f"{prefix / 'bin'}{os.pathsep}/usr/bin{os.pathsep}/bin"
+    found = subprocess.run(["man", "-w", "kgtool", "kgtool-decode-batch"], capture_output=True, text=True,
+                           env=env, timeout=60)
+    assert found.returncode == 0, found.stderr
+    assert found.stdout.split() == [str(prefix / "share/man/man1/kgtool.1"),
+                                    str(prefix / "share/man/man1/kgtool-decode-batch.1")]

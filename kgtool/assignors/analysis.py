@@ -437,15 +437,55 @@ def compare(names: list[str], group: GroupSpec, what_if: WhatIf | None = None) -
 class ValidationReport:
     problems: list[str]
     checked_partitions: int
+    #: The rebalance protocol the assignment was checked under (``eager``, ``cooperative``,
+    #: ``consumer``).
+    rebalance_protocol: str = "eager"
+    #: Cooperative protocol: partitions left out of the assignment while their current owner
+    #: revokes them (owner -> partitions); a follow-up rebalance assigns them (KIP-429).
+    pending_revocation: Assignment = field(default_factory=dict)
 
     @property
     def valid(self) -> bool:
         return not self.problems
 
+    @property
+    def pending_count(self) -> int:
+        return sum(map(len, self.pending_revocation.values()))
 
-def validate(group: GroupSpec, assignment: Assignment, *, limit: int = 1000) -> ValidationReport:
+
+def validation_protocol(doc: object, assignor: str | None) -> str:
+    """The rebalance protocol to check an assignment file under: the file's own
+    ``rebalance_protocol`` or ``assignor`` (kgtool's ``--format json`` output carries both),
+    else ``assignor`` (--assignor, or the group's), else ``eager`` (the strictest: every
+    subscribed partition assigned).
+
+    Raises:
+        UsageError: an assignor name kgtool does not know.
+    """
+    if isinstance(doc, Mapping):
+        declared = doc.get("rebalance_protocol")
+        if declared in ("eager", "cooperative", "consumer"):
+            return str(declared)
+        if isinstance(doc.get("assignor"), str):
+            assignor = doc["assignor"]
+    if assignor:
+        return registry.info(assignor).rebalance_protocol
+    return "eager"
+
+
+def validate(
+    group: GroupSpec, assignment: Assignment, *, protocol: str = "eager", limit: int = 1000
+) -> ValidationReport:
     """Check ``assignment`` against ``group``: every subscribed partition exactly once, only to
     members subscribed to its topic, only existing partitions, only members of the group.
+
+    Under the cooperative protocol (``protocol="cooperative"``) a partition may also be left
+    out while the member that owns it now (``owned``) revokes it: the assignor withholds a
+    partition changing owner for one rebalance, and the follow-up rebalance assigns it
+    (KIP-429; AbstractStickyAssignor / CooperativeStickyAssignor). Such partitions are listed
+    in ``pending_revocation``, not as problems. A partition given to a new member while another
+    member still owns it is a problem there, as ConsumerCoordinator.validateCooperativeAssignment
+    refuses it ("Assignor supporting the COOPERATIVE protocol violates its requirements").
 
     At most ``limit`` problems are listed; the last line says how many more there were.
     """
@@ -459,7 +499,13 @@ def validate(group: GroupSpec, assignment: Assignment, *, limit: int = 1000) -> 
         else:
             more += 1
 
+    cooperative = protocol == "cooperative"
     members = {m.member_id: m for m in group.members}
+    current_owner: dict[TopicPartition, str] = {}
+    if cooperative:
+        for m in group.members:
+            for tp in m.owned:
+                current_owner.setdefault(tp, m.member_id)
     owner: dict[TopicPartition, str] = {}
     checked = 0
     for member, parts in assignment.items():
@@ -487,15 +533,34 @@ def validate(group: GroupSpec, assignment: Assignment, *, limit: int = 1000) -> 
     for m in group.members:
         if m.member_id not in assignment:
             problem(f"{m.member_id}: member missing from the assignment")
+    pending: Assignment = {}
+    if cooperative:
+        for tp, new_owner in owner.items():
+            old = current_owner.get(tp)
+            if old is not None and old != new_owner and tp not in assignment.get(old, ()):
+                problem(
+                    f"{tp[0]}-{tp[1]}: assigned to {new_owner} while {old} still owns it: under the cooperative "
+                    f"protocol {old} revokes it first and a follow-up rebalance assigns it"
+                )
     subscribed = sorted({t for m in group.members for t in m.topics if t in group.topics})
     for t in subscribed:
         missing = [p for p in range(group.topics[t].partitions) if (t, p) not in owner]
+        if cooperative:
+            unowned = []
+            for p in missing:
+                old = current_owner.get((t, p))
+                if old is not None:
+                    pending.setdefault(old, []).append((t, p))
+                else:
+                    unowned.append(p)
+            missing = unowned
         if missing:
             shown = ", ".join(str(p) for p in missing[:20]) + (", ..." if len(missing) > 20 else "")
             problem(f"{t}: {len(missing)} subscribed partition(s) unassigned: {shown}")
     if more:
         problems.append(f"... and {more} more problems")
-    return ValidationReport(problems=problems, checked_partitions=checked)
+    return ValidationReport(problems=problems, checked_partitions=checked, rebalance_protocol=protocol,
+                            pending_revocation=pending)
 
 
 def assignment_from_document(doc: object, source: str) -> Assignment:

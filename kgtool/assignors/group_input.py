@@ -96,12 +96,26 @@ def detect_kind(text: str) -> str:
         s = line.strip()
         if not s:
             continue
-        if s.startswith("GROUP ") and ("CONSUMER-ID" in s):
+        if is_describe_header(s):
             return "describe"
-        if s.startswith(("Consumer group ", "Warning:", "Error:")):
+        if s.startswith(_DESCRIBE_CHATTER):
             continue
         break
     return "yaml"
+
+
+#: Lines kafka-consumer-groups.sh prints around its tables (some on stderr, often captured too).
+_DESCRIBE_CHATTER = ("Consumer group ", "Warning:", "Error:", "Note:")
+
+
+def is_describe_header(line: str) -> bool:
+    """The header line of a ``kafka-consumer-groups.sh --describe`` table.
+
+    Since KIP-379 (Kafka 2.4, several groups per --describe) every view starts with a GROUP
+    column; before it, the offsets view starts with TOPIC and the members view with
+    CONSUMER-ID (KIP-175, ConsumerGroupCommand.printOffsets / printMembers)."""
+    tokens = line.split()
+    return bool(tokens) and tokens[0] in ("GROUP", "TOPIC", "CONSUMER-ID") and "CONSUMER-ID" in tokens
 
 
 def load_group(
@@ -441,7 +455,8 @@ def _check_static_members(members: list[MemberSpec], source: str) -> None:
 # ---------------------------------------------------------------------------------------------
 # kafka-consumer-groups.sh --describe text
 
-#: 3.x verbose ASSIGNMENT cell: ``orders(0,1),payments(2)`` (topic names are [a-zA-Z0-9._-]).
+#: Verbose ASSIGNMENT cell before 4.x: ``orders(0,1),payments(2)`` (``, `` between topics
+#: before 3.x); topic names are [a-zA-Z0-9._-].
 _OLD_ASSIGNMENT = re.compile(r"([A-Za-z0-9._-]+)\(([0-9,\s]*)\)")
 _MISSING = "-"  # ConsumerGroupCommand.MISSING_COLUMN_VALUE
 _RPARTITION_COLON = methodcaller("rpartition", ":")
@@ -505,6 +520,10 @@ def _split_row(line: str, columns: list[tuple[str, int]]) -> list[str] | None:
     if len(line) > starts[-1] and all(s == 0 or line[s - 1] == " " for s in starts):
         return [line[a:b].strip() for a, b in zip(starts, starts[1:] + [len(line)])]
     tokens = line.split()
+    if len(tokens) > len(columns) > 0:
+        # Only the last cell holds blanks: the ASSIGNMENT of Kafka before 3.x joins topics
+        # with ", " (``t1(0), t2(0)``).
+        tokens[len(columns) - 1:] = [" ".join(tokens[len(columns) - 1:])]
     if len(tokens) == len(columns):
         return tokens
     return None
@@ -536,13 +555,16 @@ def parse_describe_text(text: str, source: str, *, group_id: str | None = None) 
         if not line.strip():
             continue
         s = line.strip()
-        if s.startswith("GROUP ") and "CONSUMER-ID" in s:
+        if is_describe_header(s):
             header_cols = _columns(line)
             continue
-        if s.startswith(("Consumer group ", "Warning:", "Error:")):
+        if s.startswith(_DESCRIBE_CHATTER):
             continue
         if header_cols is None:
-            raise InputError(f"{source}: line {line_no}: expected the GROUP ... CONSUMER-ID header of kafka-consumer-groups.sh --describe")
+            raise InputError(
+                f"{source}: line {line_no}: expected the header of kafka-consumer-groups.sh --describe "
+                "(GROUP, TOPIC or CONSUMER-ID ... CONSUMER-ID ...)"
+            )
         cells = _split_row(line, header_cols)
         if cells is None:
             raise InputError(
@@ -552,6 +574,11 @@ def parse_describe_text(text: str, source: str, *, group_id: str | None = None) 
         rows.append(_DescribeRow(line_no, dict(zip((n for n, _ in header_cols), cells))))
     if header_cols is None:
         raise InputError(f"{source}: no GROUP ... CONSUMER-ID header: not kafka-consumer-groups.sh --describe output")
+    names = {n for n, _ in header_cols}
+    if "GROUP" not in names:
+        # Before KIP-379 the text describes one group and does not name it.
+        for r in rows:
+            r.cells["GROUP"] = group_id or ""
     groups = list(dict.fromkeys(r.cells.get("GROUP", "") for r in rows))
     if group_id is None:
         if len(groups) > 1:
@@ -562,10 +589,15 @@ def parse_describe_text(text: str, source: str, *, group_id: str | None = None) 
             raise InputError(f"{source}: group {quote(group_id)} not described (groups: {_names(groups) or 'none'})")
         chosen = group_id
     rows = [r for r in rows if r.cells.get("GROUP") == chosen]
-    names = {n for n, _ in header_cols}
+    chosen = chosen or None
     if "TOPIC" in names and "PARTITION" in names:
-        return _from_offsets_view(rows, source, chosen)
-    return _from_members_view(rows, names, source, chosen)
+        loaded = _from_offsets_view(rows, source, chosen)
+    else:
+        loaded = _from_members_view(rows, names, source, chosen)
+    if "GROUP" not in names:
+        loaded.notes.insert(0, "the describe text has no GROUP column (kafka-consumer-groups.sh before Kafka 2.4, "
+                               "KIP-379): one group" + (f", taken as {quote(group_id)} (--group)" if group_id else ""))
+    return loaded
 
 
 def _from_members_view(rows: list[_DescribeRow], names: set[str], source: str, group_id: str | None) -> LoadedGroup:

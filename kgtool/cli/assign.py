@@ -14,7 +14,7 @@ import typer
 
 from kgtool.assignors import analysis, group_input, registry
 from kgtool.assignors.model import Assignment, GroupSpec
-from kgtool.cli import render
+from kgtool.cli import params, render
 from kgtool.cli.render import OutputFormat
 from kgtool.errors import FindingsReported, UsageError
 from kgtool.inputs import MAX_INPUT_BYTES, STDIN, display_name, read_text
@@ -23,7 +23,8 @@ HELP = (
     "Compute the assignment Kafka's assignors give a consumer group, exactly as Kafka 4.x does.\n\n"
     "GROUP_FILE describes the group: YAML or JSON (topics with partition counts and racks, members with "
     "subscriptions, owned partitions, generation, rack, group.instance.id), the text of "
-    "'kafka-consumer-groups.sh --describe --group G --members --verbose', or the group-metadata records "
+    "'kafka-consumer-groups.sh --describe --group G --members --verbose' (any Kafka version since 2.0), or the "
+    "group-metadata records "
     "printed by 'kgtool decode-batch --format jsonl' (then each recorded generation is replayed and compared "
     "with what the assignor computes). '-' reads stdin.\n\n"
     "Assignors: range, roundrobin, sticky, cooperative-sticky (client side) and server-uniform, server-range "
@@ -67,11 +68,18 @@ MAN_SECTIONS: dict[str, str] = {
         "withheld: partitions cooperative-sticky holds back until their owner revoked them (a follow-up "
         "rebalance assigns them, shown as 'settled')."
     ),
-    "EXIT STATUS": (
-        "0 success; 1 a replayed generation differs from its recorded assignment, or --validate found "
-        "problems; 2 usage or input error (one line on stderr), including an input past the LIMITS."
-    ),
 }
+
+MAN_EXIT_STATUS: dict[int, str] = {
+    1: "A replayed generation differs from its recorded assignment, or --validate found problems "
+    "(partitions withheld by cooperative-sticky are reported, and are not problems).",
+    2: "Usage or input error (one line on stderr), including an input past the LIMITS.",
+}
+
+
+def _assignor_names() -> list[tuple[str, str]]:
+    return [(name, registry.ASSIGNORS[name].summary) for name in registry.names()]
+
 
 # Above this many members (or partitions) a Rich table costs more than it helps.
 _RICH_MEMBER_LIMIT = 300
@@ -86,7 +94,7 @@ def command(
     assignor: Optional[str] = typer.Option(
         None, "--assignor", "-a", metavar="NAME",
         help=f"Assignor ({', '.join(registry.names())}); default: the file's 'assignor' or the recorded protocol.",
-        show_default=False,
+        show_default=False, autocompletion=params.completer(_assignor_names),
     ),
     group: Optional[str] = typer.Option(
         None, "--group", "-g", metavar="GROUP_ID", help="The group to take when the input describes several.",
@@ -106,11 +114,13 @@ def command(
     compare_names: Optional[str] = typer.Option(
         None, "--compare", metavar="NAME,NAME,...",
         help="Compare strategies on the next rebalance: moved and revoked partitions of each.",
-        show_default=False,
+        show_default=False, autocompletion=params.completer(_assignor_names, comma_list=True),
     ),
     validate_file: Optional[str] = typer.Option(
         None, "--validate", metavar="ASSIGNMENT_FILE",
-        help="Check this assignment (JSON/YAML {member: {topic: [partitions]}}) against the group instead.",
+        help="Check this assignment (JSON/YAML {member: {topic: [partitions]}}, or kgtool's --format json "
+        "output) against the group instead. Under the cooperative protocol, partitions withheld while their "
+        "owner revokes them are reported as pending revocation, not as problems.",
         show_default=False,
     ),
     output_format: OutputFormat = typer.Option(
@@ -142,7 +152,7 @@ def command(
     with _out_of_memory_hint(loaded.group, what_if, max_partitions):
         if validate_file is not None:
             g = analysis.apply_what_if(loaded.group, what_if) if what_if else loaded.group
-            _validate(g, validate_file, output_format, loaded)
+            _validate(g, validate_file, output_format, loaded, assignor)
             return
         if compare_names:
             names = registry.parse_names(compare_names)
@@ -355,21 +365,22 @@ def _render_result_table(result: analysis.AssignResult, loaded: group_input.Load
         title += " after: " + "; ".join(result.what_if)
     show_movement = bool(s.moved or s.kept or s.revoked)
     final = result.settled if result.settled is not None else None
+    c = render.count
     summary = (
-        f"{s.members} members, {s.assigned} partitions assigned"
-        + (f", {s.withheld} withheld until revoked" if s.withheld else "")
-        + f"; per member min {s.min}, max {s.max}, stddev {s.stddev:.2f}"
-        + (f"; idle: {len(s.idle_members)}" if s.idle_members else "")
-        + (f"; moved {s.moved}, kept {s.kept}, revoked {s.revoked}" if show_movement else "")
+        f"{c(s.members)} members, {c(s.assigned)} partitions assigned"
+        + (f", {c(s.withheld)} withheld until revoked" if s.withheld else "")
+        + f"; per member min {c(s.min)}, max {c(s.max)}, stddev {s.stddev:,.2f}"
+        + (f"; idle: {c(len(s.idle_members))}" if s.idle_members else "")
+        + (f"; moved {c(s.moved)}, kept {c(s.kept)}, revoked {c(s.revoked)}" if show_movement else "")
     )
     ss = result.settled_stats
     if ss is not None:
         summary += (
-            f"; after {result.rebalances} rebalances: moved {ss.moved}, kept {ss.kept}"
-            + (f", still {ss.withheld} withheld" if ss.withheld else "")
+            f"; after {result.rebalances} rebalances: moved {c(ss.moved)}, kept {c(ss.kept)}"
+            + (f", still {c(ss.withheld)} withheld" if ss.withheld else "")
         )
     if s.members > _RICH_MEMBER_LIMIT or s.assigned > _RICH_PARTITION_LIMIT:
-        render.info(f"{s.members} members: plain columns instead of a table (use --format json for scripts)")
+        render.info(f"{c(s.members)} members: plain columns instead of a table (use --format json for scripts)")
         lines = ["member\tpartitions\trevoked\tassignment"]
         for m, parts in result.assignment.items():
             text = compact(parts) if parts else "-"
@@ -387,9 +398,9 @@ def _render_result_table(result: analysis.AssignResult, loaded: group_input.Load
         columns.append(f"after {result.rebalances} rebalances")
     rows = []
     for m, parts in result.assignment.items():
-        row = [render.display_text(m, limit=render.DISPLAY_LIMIT), str(len(parts))]
+        row = [render.display_text(m, limit=render.DISPLAY_LIMIT), c(len(parts))]
         if show_movement:
-            row.append(str(s.revoked_by_member.get(m, 0)))
+            row.append(c(s.revoked_by_member.get(m, 0)))
         row.append(render.escape(compact(parts)) if parts else "[dim]idle[/dim]")
         if final is not None:
             row.append(render.escape(compact(final.get(m, []))) or "[dim]idle[/dim]")
@@ -424,9 +435,11 @@ def _render_compare(
         ["assignor", "protocol", ("rebalances", "right"), ("moved", "right"), ("revoked", "right"),
          ("kept", "right"), ("min", "right"), ("max", "right"), ("stddev", "right"), ("idle", "right")],
         [
-            [r.assignor, r.rebalance_protocol, str(r.rebalances), str(r.moved),
-             f"[bold red]{r.revoked}[/bold red]" if r.rebalance_protocol == "eager" and r.revoked else str(r.revoked),
-             str(r.kept), str(r.min), str(r.max), f"{r.stddev:.2f}", str(r.idle_members)]
+            [r.assignor, r.rebalance_protocol, str(r.rebalances), render.count(r.moved),
+             f"[bold red]{render.count(r.revoked)}[/bold red]" if r.rebalance_protocol == "eager" and r.revoked
+             else render.count(r.revoked),
+             render.count(r.kept), render.count(r.min), render.count(r.max), f"{r.stddev:,.2f}",
+             render.count(r.idle_members)]
             for r in rows
         ],
         title=title,
@@ -434,27 +447,43 @@ def _render_compare(
     ))
 
 
-def _validate(g: GroupSpec, path: str, fmt: OutputFormat, loaded: group_input.LoadedGroup) -> None:
+def _validate(
+    g: GroupSpec, path: str, fmt: OutputFormat, loaded: group_input.LoadedGroup, assignor: Optional[str]
+) -> None:
     group_id = loaded.group_id
     text = read_text(path, max_bytes=MAX_INPUT_BYTES)
     source = display_name(path)
     kind = group_input.detect_kind(text)
     doc = group_input.parse_json(text, source) if kind.startswith("json") else group_input.parse_yaml(text, source)
     assignment = analysis.assignment_from_document(doc, source)
-    report = analysis.validate(g, assignment)
+    protocol = analysis.validation_protocol(doc, assignor or loaded.group.assignor)
+    report = analysis.validate(g, assignment, protocol=protocol)
     _print_notes(loaded)
+    pending = report.pending_count
     if fmt is OutputFormat.table:
         if report.valid:
-            render.out().print(f"[green]valid[/green]: {report.checked_partitions} partitions, every subscribed "
-                               "partition exactly once and only to a subscriber")
+            render.out().print(f"[green]valid[/green]: {render.count(report.checked_partitions)} partitions, every "
+                               "subscribed partition exactly once and only to a subscriber"
+                               + (f"; {render.count(pending)} more pending revocation" if pending else ""))
         else:
             render.print_table(["problem"], [[render.escape(p)] for p in report.problems],
                                title=f"{source}: {len(report.problems)} problem(s)")
+        if pending:
+            # Reported, not a problem: the cooperative protocol withholds them one rebalance.
+            render.print_table(
+                ["owner", "revokes, then a follow-up rebalance assigns"],
+                [[render.display_text(m, limit=render.DISPLAY_LIMIT), render.escape(compact(parts))]
+                 for m, parts in report.pending_revocation.items()],
+                title="pending revocation (cooperative protocol, KIP-429)",
+            )
     elif fmt is OutputFormat.jsonl:
         render.write_json_lines({"problem": p} for p in report.problems)
     else:
-        render.print_json({"group": group_id, "valid": report.valid,
-                           "checked_partitions": report.checked_partitions, "problems": report.problems})
+        render.write_raw(_json_doc([
+            ("group", group_id), ("valid", report.valid), ("rebalance_protocol", report.rebalance_protocol),
+            ("checked_partitions", report.checked_partitions), ("problems", report.problems),
+            ("pending_revocation", _Raw(assignment_json(report.pending_revocation))),
+        ]))
     if not report.valid:
         raise FindingsReported(f"{source}: the assignment is not valid ({len(report.problems)} problem(s))")
 

@@ -88,7 +88,7 @@ def command(
         False,
         "--histogram",
         help="Instead of one line per id, count the ids per partition (and per broker with "
-        "--topic-description) to spot an overloaded coordinator.",
+        "--topic-description) to spot an overloaded coordinator; the busiest come first.",
     ),
     sample: bool = typer.Option(
         False,
@@ -277,7 +277,7 @@ def _render_lookup_table(lookup: CoordinatorLookup, parts: list[int]) -> None:
         render.info(f"ids longer than {limit} characters are shortened here; --format json prints them whole")
     if n > _RICH_TABLE_LIMIT:
         # Plain columns, streamed: a person can still read or grep them (no Rich markup).
-        render.info(f"{n} ids: plain columns instead of a table (use --format json/jsonl for scripts)")
+        render.info(f"{render.count(n)} ids: plain columns instead of a table (use --format json/jsonl for scripts)")
         header = ["partition"] + (["coordinator"] if coords is not None else []) + [key]
         render.write_raw("\t".join(header) + "\n")
         for lo in range(0, n, _CHUNK):  # in chunks: bounded memory, like the JSON path
@@ -286,14 +286,14 @@ def _render_lookup_table(lookup: CoordinatorLookup, parts: list[int]) -> None:
             if coords is None:
                 lines = [f"{p}\t{i}\n" for i, p in zip(shown, parts[lo:hi])]
             else:
-                lines = [f"{p}\t{'-' if c is None else c}\t{i}\n" for i, p, c in zip(shown, parts[lo:hi], coords[lo:hi])]
+                lines = [f"{p}\t{render.MISSING if c is None else c}\t{i}\n" for i, p, c in zip(shown, parts[lo:hi], coords[lo:hi])]
             render.write_raw("".join(lines))
         return
     rows = []
     for idx, (i, p) in enumerate(zip(lookup.ids, parts)):
         row = [render.display_text(i, limit=limit), str(p)]
         if coords is not None:
-            row.append("-" if coords[idx] is None else str(coords[idx]))
+            row.append(render.MISSING if coords[idx] is None else str(coords[idx]))
         rows.append(row)
     render.print_table(
         columns,

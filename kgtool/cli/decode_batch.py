@@ -5,7 +5,6 @@ from __future__ import annotations
 import base64
 import dataclasses
 import enum
-import json
 import os
 import re
 import sys
@@ -16,13 +15,21 @@ from typing import Any, Optional
 
 import typer
 
-from kgtool.cli import render
-from kgtool.codec.batch import RecordStream, out_of_memory
-from kgtool.codec.model import Record, RecordBatch, ScanProblem
+from kgtool.cli import dump_log, render
+from kgtool.cli.dump_log import batch_json
+from kgtool.codec.batch import out_of_memory
+from kgtool.codec.model import RecordBatch, ScanProblem
 from kgtool.codec.legacy import RECORD_OVERHEAD_V0
-from kgtool.codec.segment import DEFAULT_MAX_MESSAGE_SIZE, open_segment, scan_segment
+from kgtool.codec.segment import (
+    DEFAULT_MAX_MESSAGE_SIZE,
+    describe_start,
+    not_a_segment,
+    open_segment,
+    scan_segment,
+    topic_partition_of_dir,
+)
 from kgtool.codec.summary import TAIL_KINDS, ScanSummary, summarize_segment
-from kgtool.errors import DecodeError, FindingsReported, InputError, UsageError
+from kgtool.errors import FindingsReported, InputError, UsageError
 from kgtool.inputs import STDIN, read_bytes
 
 HELP = """Decode Kafka log segments: record batches (magic 0, 1, 2), every codec, control markers.
@@ -70,6 +77,8 @@ class _Input:
     name: str
     data: Any
     auto_mode: DecodeMode
+    #: The (topic, partition) of the partition directory holding the file, when named so.
+    topic_partition: Optional[tuple[str, int]] = None
 
 
 # --- payload decoders -------------------------------------------------------------------------
@@ -163,57 +172,14 @@ def _collect_inputs(paths: list[str], hex_text: Optional[str]) -> Iterator[_Inpu
                 raise InputError(f"{p}: no *.log segment files in this directory")
             for full in logs:
                 data, _ = open_segment(full)
-                yield _Input(full, data, _auto_mode(full))
+                yield _Input(full, data, _auto_mode(full), _topic_partition(full))
         else:
             data, _ = open_segment(p)
-            yield _Input(p, data, _auto_mode(p))
+            yield _Input(p, data, _auto_mode(p), _topic_partition(p))
 
 
-# --- rendering helpers ------------------------------------------------------------------------
-
-def _bytes_renderer(fmt: BytesFormat) -> Callable[[Any], Any]:
-    if fmt is BytesFormat.hex:
-        return lambda b: None if b is None else bytes(b).hex()
-    if fmt is BytesFormat.utf8:
-        return lambda b: None if b is None else bytes(b).decode("utf-8", "replace")
-    return lambda b: None if b is None else base64.b64encode(bytes(b)).decode("ascii")
-
-
-def batch_json(b: RecordBatch) -> dict[str, Any]:
-    """The ``batch`` object of the JSON Lines schema (Kafka's field names in snake_case)."""
-    return {
-        "position": b.position,
-        "base_offset": b.base_offset,
-        "last_offset": b.last_offset,
-        "batch_length": b.batch_length,
-        "size_in_bytes": b.size_in_bytes,
-        "partition_leader_epoch": b.partition_leader_epoch,
-        "magic": b.magic,
-        "crc": b.crc,
-        "crc_valid": b.crc_valid,
-        "attributes": b.attributes,
-        "compression": b.compression,
-        "timestamp_type": b.timestamp_type,
-        "is_transactional": b.is_transactional,
-        "is_control": b.is_control,
-        "delete_horizon_ms": b.delete_horizon_ms,
-        "last_offset_delta": b.last_offset_delta,
-        "base_timestamp": b.base_timestamp,
-        "max_timestamp": b.max_timestamp,
-        "producer_id": b.producer_id,
-        "producer_epoch": b.producer_epoch,
-        "base_sequence": b.base_sequence,
-        "last_sequence": b.last_sequence,
-        "record_count": b.record_count if b.record_count is not None else len(b.records),
-    }
-
-
-def _control_json(r: Record) -> dict | None:
-    c = r.control
-    if c is None:
-        return None
-    return {"type": c.type, "type_name": c.type_name, "version": c.version,
-            "coordinator_epoch": c.coordinator_epoch}
+def _topic_partition(path: str) -> Optional[tuple[str, int]]:
+    return topic_partition_of_dir(os.path.basename(os.path.dirname(os.path.abspath(path))))
 
 
 class ProblemReporter:
@@ -226,10 +192,30 @@ class ProblemReporter:
         self.strict = strict
         self.total = ScanSummary(source=None)
         self.problem_lines = 0
+        #: "X: not a Kafka log segment ..." of each input in which nothing decoded.
+        self.not_segments: list[str] = []
 
     def problem(self, p: ScanProblem) -> None:
         self.total.add_problem(p)
+        self.show(p)
+
+    def show(self, p: ScanProblem) -> None:
         self._line(p.message if p.kind not in TAIL_KINDS else f"{p.message} ({p.kind} tail)")
+
+    def end_input(self, name: str, data: Any, start: int, end: Optional[int], batches: int,
+                  problems: list[ScanProblem]) -> bool:
+        """One input is done; ``problems``: its problems, not shown yet. An input in which
+        nothing decodes is said to be no log segment (one line, instead of its byte-level
+        damage; returns False); otherwise its problems are shown (returns True)."""
+        if not_a_segment(batches, problems):
+            stop = len(data) if end is None else min(end, len(data))
+            message = (f"{name}: not a Kafka log segment: nothing in its {render.count(stop - start)} bytes parses as "
+                       f"a record batch (it starts with {describe_start(data, start)})")
+            self.not_segments.append(message)  # shown by finish(), or raised by refuse_if_nothing_decoded()
+            return False
+        for p in problems:
+            self.show(p)
+        return True
 
     def payload_problem(self, msg: str) -> None:
         self._line(msg)
@@ -241,14 +227,27 @@ class ProblemReporter:
         elif self.problem_lines == _MAX_PROBLEM_LINES + 1:
             render.warn(f"more than {_MAX_PROBLEM_LINES} problems: the rest are only counted (see --summary)")
 
+    def refuse_if_nothing_decoded(self) -> None:
+        """No byte of any input decodes, and one is no log segment: the input is wrong, not
+        damaged (exit 2, before any output)."""
+        if self.not_segments and not self.total.batches:
+            more = len(self.not_segments) - 1
+            raise InputError(self.not_segments[0] + (f" (and {more} more inputs like it)" if more else ""))
+
     def finish(self) -> None:
         t = self.total
         damage = t.damage()
         tail = any(k in TAIL_KINDS for k in t.problem_counts)
+        self.refuse_if_nothing_decoded()
+        for message in self.not_segments:
+            self._line(message)
         if damage or (tail and self.strict):
             counts = ", ".join(f"{v} {k}" for k, v in sorted(t.problem_counts.items()))
             if t.payload_errors:
                 counts = (counts + ", " if counts else "") + f"{t.payload_errors} payload errors"
+            if self.not_segments:
+                n = len(self.not_segments)
+                counts += f"; {n} input{'s are' if n > 1 else ' is'} not a log segment"
             raise FindingsReported(f"problems reported: {counts}")
 
 
@@ -259,7 +258,7 @@ class _Run(ProblemReporter):
         super().__init__(strict)
         self.mode = mode
         self.bytes_fmt = fmt
-        self.render_bytes = _bytes_renderer(fmt)
+        self.render_bytes = dump_log.bytes_renderer(fmt.value)
         self.payload_cache: dict[DecodeMode, tuple] = {}
 
     def decoder_for(self, inp: _Input):
@@ -267,21 +266,6 @@ class _Run(ProblemReporter):
         if mode not in self.payload_cache:
             self.payload_cache[mode] = payload_decoder(mode)
         return self.payload_cache[mode]
-
-
-def _payload_json(rec: Any) -> dict:
-    return rec.to_json()
-
-
-def _decode_payload(run: _Run, decoder, r: Record, b: RecordBatch, source: str) -> tuple[Any, str | None]:
-    if decoder is None or r.control is not None:
-        return None, None
-    try:
-        return decoder(r.key, r.value), None
-    except DecodeError as exc:
-        run.total.payload_errors += 1
-        run.payload_problem(f"{source}: batch@{b.position} offset {r.offset}: payload: {exc}")
-        return None, str(exc)
 
 
 # --- the command ------------------------------------------------------------------------------
@@ -385,7 +369,7 @@ def command(
         return
     progress = _Progress.maybe()
     summaries: list[ScanSummary] = []
-    writer = _Writer(output_format, run)
+    writer = dump_log.Writer(output_format, run)
     try:
         for inp in _collect_inputs(paths, hex_text):
             start = start_position
@@ -404,16 +388,28 @@ def command(
                 )
                 summaries.append(s)
                 run.total.merge(s)
-                for p in s.problems:
-                    run._line(p.message if p.kind not in TAIL_KINDS else f"{p.message} ({p.kind} tail)")
+                run.end_input(inp.name, inp.data, start, end, s.batches, s.problems)
                 for m in s.payload_messages[:_MAX_PROBLEM_LINES]:
                     run._line(f"{inp.name}: {m}")
                 continue
+            writer.begin_input(inp.name, inp.topic_partition)
+            # An input's problems wait for its first batch: if none comes, the input is no
+            # log segment, said in one line (ProblemReporter.end_input).
+            held: list[ScanProblem] = []
+            batches = 0
             for item in scan_segment(inp.data, source=inp.name, start=start, end=end, chain_from=start,
                                      verify_crc=not no_crc, max_message_size=max_message_size):
                 if isinstance(item, ScanProblem):
-                    run.problem(item)
+                    if batches:
+                        run.problem(item)
+                    else:
+                        run.total.add_problem(item)
+                        held.append(item)
                     continue
+                for p in held:
+                    run.show(p)
+                held = []
+                batches += 1
                 run.total.add_batch_header(item)
                 try:
                     writer.batch(inp.name, item, decoder, batches_only)
@@ -421,6 +417,11 @@ def command(
                     raise out_of_memory(inp.name, item.position, "print its records") from None
                 if progress is not None:
                     progress.update(item.end_position)
+            writer.end_input(run.end_input(inp.name, inp.data, start, end, batches, held) if not batches else True)
+        if progress is not None:
+            # Gone before the results: a bar left on screen would sit frozen above them.
+            progress.stop()
+        run.refuse_if_nothing_decoded()
         for path in storage_files:
             _decode_storage_file(run, writer, path)
         if summary:
@@ -442,20 +443,27 @@ def command(
 
 
 class _Progress:
-    """A Rich progress bar on stderr for large inputs, only when stdout is a terminal."""
+    """A Rich progress bar on stderr for large inputs, whenever stderr is a terminal (output
+    redirected to a file still shows that the run goes on). Transient: stopped, it leaves
+    nothing on screen."""
 
     def __init__(self) -> None:
         from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
+        # Lines written to stdout pass above the bar only when stdout is that terminal too;
+        # redirected, stdout must stay untouched (Rich would otherwise route it to stderr).
+        on_terminal = sys.stdout.isatty()
         self.p = Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
-                          TimeRemainingColumn(), console=render.err(), transient=True)
+                          TimeRemainingColumn(), console=render.err(), transient=True,
+                          redirect_stdout=on_terminal, redirect_stderr=False)
         self.task = None
         self.started = False
         self.origin = 0
+        self.total = 0
 
     @classmethod
     def maybe(cls) -> Optional[_Progress]:
-        if not sys.stdout.isatty() or not sys.stderr.isatty():
+        if not sys.stderr.isatty():
             return None
         return cls()
 
@@ -469,182 +477,18 @@ class _Progress:
         if not self.started:
             self.p.start()
             self.started = True
+        self.total = total
         self.task = self.p.add_task(os.path.basename(name), total=total)
 
     def update(self, position: int) -> None:
         if self.task is not None:
-            self.p.update(self.task, completed=position - self.origin)
+            # The last batch may end past --max-bytes: the bar stops at its total.
+            self.p.update(self.task, completed=min(position - self.origin, self.total))
 
     def stop(self) -> None:
         if self.started:
             self.p.stop()
-
-
-class _Writer:
-    """Writes batches and records as table rows, JSON Lines or one JSON array."""
-
-    def __init__(self, fmt: render.OutputFormat, run: _Run) -> None:
-        self.fmt = fmt
-        self.run = run
-        self.first = True
-        self.out = sys.stdout
-        self.seps = (",", ":") if fmt is render.OutputFormat.jsonl else (", ", ": ")
-
-    def _emit(self, obj: dict, batch_text: str | None = None) -> None:
-        text = json.dumps(obj, ensure_ascii=False, separators=self.seps)
-        if batch_text is not None:
-            # The batch object is the same for all its records: serialised once per batch.
-            text = f"{text[:-1]}{self.seps[0]}\"batch\"{self.seps[1]}{batch_text}}}"
-        if self.fmt is render.OutputFormat.jsonl:
-            self.out.write(text + "\n")
-        else:
-            self.out.write(("[\n  " if self.first else ",\n  ") + text)
-        self.first = False
-
-    def close(self) -> None:
-        if self.fmt is render.OutputFormat.json:
-            self.out.write("[]\n" if self.first else "\n]\n")
-
-    def batch(self, source: str, b: RecordBatch, decoder, batches_only: bool) -> None:
-        run = self.run
-        total = run.total
-        rb = run.render_bytes
-        if batches_only or not b.records:
-            total.add_batch_records(b, None)
-        if self.fmt is render.OutputFormat.table:
-            self._table(source, b, decoder, batches_only)
-            return
-        bj = batch_json(b)
-        if batches_only:
-            self._emit({"source": source, **bj})
-            return
-        batch_text = json.dumps(bj, ensure_ascii=False, separators=self.seps)
-        for r in _counted_records(total, b):
-            obj = {
-                "source": source,
-                "position": b.position,
-                "offset": r.offset,
-                "timestamp": r.timestamp,
-                "timestamp_type": b.timestamp_type,
-                "sequence": r.sequence,
-                "key": rb(r.key),
-                "value": rb(r.value),
-                "headers": [{"key": k, "value": rb(v)} for k, v in r.headers],
-                "control": _control_json(r),
-            }
-            rec, error = _decode_payload(run, decoder, r, b, source)
-            tail = None
-            if rec is not None:
-                tail = ("payload", _payload_json(rec))
-                if rec.warnings:
-                    run.total.payload_warnings += len(rec.warnings)
-            elif error is not None:
-                tail = ("payload_error", error)
-            if tail is None:
-                self._emit(obj, batch_text)
-            else:
-                # Keep the documented key order: ..., batch, payload.
-                text = json.dumps({tail[0]: tail[1]}, ensure_ascii=False, separators=self.seps)
-                self._emit_with_tail(obj, batch_text, text)
-
-    def _emit_with_tail(self, obj: dict, batch_text: str, tail_text: str) -> None:
-        text = json.dumps(obj, ensure_ascii=False, separators=self.seps)
-        text = f"{text[:-1]}{self.seps[0]}\"batch\"{self.seps[1]}{batch_text}{self.seps[0]}{tail_text[1:]}"
-        if self.fmt is render.OutputFormat.jsonl:
-            self.out.write(text + "\n")
-        else:
-            self.out.write(("[\n  " if self.first else ",\n  ") + text)
-        self.first = False
-
-    def _table(self, source: str, b: RecordBatch, decoder, batches_only: bool) -> None:
-        from rich.markup import escape
-
-        con = render.out()
-        flags = [f for f, on in (("transactional", b.is_transactional), ("control", b.is_control)) if on]
-        head = (
-            f"[bold]batch@{b.position}[/bold] {escape(source)}  offsets {b.base_offset}..{b.last_offset}  "
-            f"magic {b.magic}  {b.compression}  {b.size_in_bytes} bytes  crc 0x{b.crc:08x}"
-            f"{'' if b.crc_valid is None else (' ok' if b.crc_valid else ' BAD')}  "
-            f"{b.timestamp_type} max {b.max_timestamp}"
-        )
-        if b.producer_id >= 0:
-            head += f"  producer {b.producer_id}/{b.producer_epoch} seq {b.base_sequence}"
-        if b.partition_leader_epoch >= 0:
-            head += f"  leader epoch {b.partition_leader_epoch}"
-        if b.delete_horizon_ms is not None:
-            head += f"  delete horizon {b.delete_horizon_ms}"
-        if flags:
-            head += "  [cyan]" + " ".join(flags) + "[/cyan]"
-        if batches_only or not b.records:
-            _print(con, head)
-            return
-        rb = self.run.render_bytes
-        for records in _record_chunks(b):
-            # A big batch (RecordStream) prints one table per chunk of records.
-            self.run.total.add_records(records, None, b.position)
-            self._table_rows(con, head, records, b, decoder, source, rb)
-            head = None
-
-    def _table_rows(self, con, head, records, b: RecordBatch, decoder, source: str, rb) -> None:
-        from rich.markup import escape
-
-        rows = []
-        for r in records:
-            if r.control is not None:
-                c = r.control
-                val = f"{c.type_name} (type {c.type}, version {c.version}"
-                val += f", coordinator epoch {c.coordinator_epoch})" if c.coordinator_epoch is not None else ")"
-                rows.append([str(r.offset), str(r.timestamp), "[control]", escape(val)])
-                continue
-            rec, error = _decode_payload(self.run, decoder, r, b, source)
-            key = _show(rb(r.key))
-            if rec is not None:
-                pj = rec.to_json()
-                shown = {k: v for k, v in pj.items() if k in ("kind", "key", "value") and v is not None}
-                if rec.tombstone:
-                    shown["tombstone"] = True
-                val = json.dumps(shown, ensure_ascii=False)
-                if rec.warnings:
-                    val += "  warnings: " + "; ".join(rec.warnings)
-            elif error is not None:
-                val = f"{_show(rb(r.value))}  [payload error: {error}]"
-            else:
-                val = _show(rb(r.value))
-            if r.headers:
-                val += "  headers: " + json.dumps({k: rb(v) for k, v in r.headers}, ensure_ascii=False)
-            rows.append([str(r.offset), str(r.timestamp), escape(key), escape(val)])
-        table = render.table([("offset", "right"), ("timestamp", "right"), "key", "value"], rows)
-        _print(con, *((table,) if head is None else (head, table)))
-
-
-def _record_chunks(b: RecordBatch):
-    """The records of a batch as lists: the list itself, or a RecordStream's chunks."""
-    if isinstance(b.records, RecordStream):
-        for k in range(b.records.chunks):
-            yield b.records.chunk_records(k)
-    else:
-        yield b.records
-
-
-def _counted_records(total: ScanSummary, b: RecordBatch):
-    """The records of a batch, each chunk added to the run's counters as it is read (a big
-    batch is decoded once)."""
-    for records in _record_chunks(b):
-        total.add_records(records, None, b.position)
-        yield from records
-
-
-def _print(con, *renderables) -> None:
-    """Print through the shared console, but write the text ourselves: Rich turns a broken pipe
-    (output piped into `head`) into exit status 1, the command's handler into a quiet stop."""
-    with con.capture() as cap:
-        for r in renderables:
-            con.print(r)
-    render.write_raw(cap.get())
-
-
-def _show(v: Any) -> str:
-    return "null" if v is None else str(v)
+            self.started = False
 
 
 def _print_summaries(summaries: list[ScanSummary], total: ScanSummary, fmt: render.OutputFormat,
@@ -670,23 +514,26 @@ def _print_summaries(summaries: list[ScanSummary], total: ScanSummary, fmt: rend
     for s in items:
         j = s.to_json()
         title = f"summary of {s.source}" if s.source else "summary of all inputs"
+        c = render.count
+        b = j["bytes"]
+        p = j["payload"]
         rows = [
-            ["bytes", f"{j['bytes']['total']} total: {j['bytes']['decoded']} decoded, "
-                      f"{j['bytes']['skipped']} skipped, {j['bytes']['truncated']} truncated"],
-            ["batches", str(j["batches"])],
-            ["records", f"{j['records']} ({j['control_records']} control)"],
-            ["crc failures", str(j["crc_failures"])],
+            ["bytes", f"{c(b['total'])} total: {c(b['decoded'])} decoded, {c(b['skipped'])} skipped, "
+                      f"{c(b['truncated'])} truncated"],
+            ["batches", c(j["batches"])],
+            ["records", f"{c(j['records'])} ({c(j['control_records'])} control)"],
+            ["crc failures", c(j["crc_failures"])],
             ["compression", _mix(j["compression"])],
             ["magic", _mix(j["magic"])],
-            ["offsets", "-" if j["first_offset"] is None else f"{j['first_offset']}..{j['last_offset']}"],
-            ["timestamps", "-" if j["min_timestamp"] is None else f"{j['min_timestamp']}..{j['max_timestamp']}"
-                           f" ({_iso(j['min_timestamp'])} .. {_iso(j['max_timestamp'])})"],
-            ["producers", f"{j['producers']} ({j['transactional_batches']} transactional batches)"],
+            ["offsets", render.MISSING if j["first_offset"] is None else f"{j['first_offset']}..{j['last_offset']}"],
+            ["timestamps", render.MISSING if j["min_timestamp"] is None
+             else f"{render.iso_ms(j['min_timestamp'])} .. {render.iso_ms(j['max_timestamp'])}"],
+            ["producers", f"{c(j['producers'])} ({c(j['transactional_batches'])} transactional batches)"],
             ["control markers", _mix(j["control_markers"])],
-            ["keys / values", f"{j['key_bytes']} / {j['value_bytes']} bytes; {j['null_keys']} null keys, "
-                              f"{j['null_values']} null values"],
-            ["payloads", _mix(j["payload"]["kinds"]) + f"; {j['payload']['tombstones']} tombstones, "
-                         f"{j['payload']['warnings']} warnings, {j['payload']['errors']} errors"],
+            ["keys / values", f"{c(j['key_bytes'])} / {c(j['value_bytes'])} bytes; {c(j['null_keys'])} null keys, "
+                              f"{c(j['null_values'])} null values"],
+            ["payloads", _mix(p["kinds"]) + f"; {c(p['tombstones'])} tombstones, {c(p['warnings'])} warnings, "
+                         f"{c(p['errors'])} errors"],
             ["problems", _mix(j["problems"])],
         ]
         render.print_table(["", "value"], rows, title=title)
@@ -695,20 +542,16 @@ def _print_summaries(summaries: list[ScanSummary], total: ScanSummary, fmt: rend
 
 
 def _mix(d: dict) -> str:
-    return ", ".join(f"{k}: {v}" for k, v in d.items()) or "none"
-
-
-def _iso(ms: int) -> str:
-    import datetime as _dt
-
-    try:
-        return _dt.datetime.fromtimestamp(ms / 1000, _dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")[:-4] + "Z"
-    except (OverflowError, OSError, ValueError):
-        return "?"
+    return ", ".join(f"{k}: {render.count(v)}" for k, v in d.items()) or "none"
 
 
 
 # --- the other files of a partition directory (kgtool.storage): decode, verify, seek, overview --
+
+def _show(v: Any) -> str:
+    """A table cell of the storage files: absent values as every table shows them."""
+    return render.MISSING if v is None else str(v)
+
 
 def _split_storage_inputs(paths: list[str], files: bool, summary: bool) -> tuple[list[str], list[str]]:
     """Segment inputs (files, directories, stdin) and the index/snapshot/checkpoint files to
@@ -731,7 +574,7 @@ def _split_storage_inputs(paths: list[str], files: bool, summary: bool) -> tuple
     return segments, others
 
 
-def _decode_storage_file(run: _Run, writer: _Writer, path: str) -> None:
+def _decode_storage_file(run: _Run, writer: dump_log.Writer, path: str) -> None:
     from kgtool.storage.decode import decode_file
 
     f = decode_file(path)
@@ -740,10 +583,10 @@ def _decode_storage_file(run: _Run, writer: _Writer, path: str) -> None:
         for row in f.rows():
             rows.append([_show(row.get(c)) for c in f.columns])
             if len(rows) == 10000:  # a long file prints as consecutive tables, never held whole
-                _print(render.out(), render.table(list(f.columns), rows, title=f"{path} ({f.kind.value})"))
+                render.print_table(list(f.columns), rows, title=f"{path} ({f.kind.value})")
                 rows = []
         if rows or not f.problems.count:
-            _print(render.out(), render.table(list(f.columns), rows, title=f"{path} ({f.kind.value})"))
+            render.print_table(list(f.columns), rows, title=f"{path} ({f.kind.value})")
     else:
         for row in f.rows():
             writer._emit({"source": path, "kind": f.kind.value, **row})
@@ -817,7 +660,7 @@ def _seek_command(run: _Run, paths: list[str], hex_text: Optional[str], from_off
         res = SeekResult(0)
     for note in res.notes:
         render.warn(note)
-    writer = _Writer(fmt, run)
+    writer = dump_log.Writer(fmt, run)
     left = count
     try:
         if res.segment is None:
@@ -851,14 +694,14 @@ def _seek_command(run: _Run, paths: list[str], hex_text: Optional[str], from_off
     run.finish()
 
 
-def _write_window(writer: _Writer, source: str, b: RecordBatch, decoder, batches_only: bool, min_offset: int,
+def _write_window(writer: dump_log.Writer, source: str, b: RecordBatch, decoder, batches_only: bool, min_offset: int,
                   left: Optional[int]) -> Optional[int]:
     """Write batch ``b`` keeping only records at or after ``min_offset``, at most ``left``
     (None: all); returns what is left (batches count with --batches-only)."""
     if batches_only:
         writer.batch(source, b, decoder, True)
         return None if left is None else left - 1
-    for records in _record_chunks(b):
+    for records in dump_log.record_chunks(b):
         keep = [r for r in records if r.offset >= min_offset]
         if left is not None:
             keep = keep[:left]
@@ -889,8 +732,8 @@ def _print_overview_table(ov) -> None:
     render.print_table(
         [("base offset", "right"), ("size", "right"), "offsets", "timestamps", "active", ("index", "right"),
          ("timeindex", "right")],
-        [[str(s.base_offset), str(s.size), "-" if s.first_offset is None else f"{s.first_offset}..{s.last_offset}",
-          "-" if s.first_timestamp is None else f"{_iso(s.first_timestamp)} .. {_iso(s.last_timestamp)}",
+        [[str(s.base_offset), render.count(s.size), render.MISSING if s.first_offset is None else f"{s.first_offset}..{s.last_offset}",
+          render.MISSING if s.first_timestamp is None else f"{render.iso_ms(s.first_timestamp)} .. {render.iso_ms(s.last_timestamp)}",
           ("active" + (" (untrimmed indexes)" if s.untrimmed else "")) if s.active
           else ("untrimmed indexes" if s.untrimmed else ""),
           _show(s.index_entries), _show(s.time_index_entries)] for s in ov.segments],
@@ -900,9 +743,9 @@ def _print_overview_table(ov) -> None:
              ["high watermark", _show(ov.high_watermark) + ("" if ov.high_watermark is not None
                                                             else " (no replication-offset-checkpoint one level up)")],
              ["log start offset", _show(ov.log_start_offset)], ["recovery point", _show(ov.recovery_point)],
-             ["leader epochs", ", ".join(f"{e['epoch']} from {e['start_offset']}" for e in ov.leader_epochs) or "-"],
-             ["aborted transactions", str(ov.aborted_transaction_count)],
-             ["producers", f"{ov.producer_count} in {_show(ov.snapshot and os.path.basename(ov.snapshot))}"]]
+             ["leader epochs", ", ".join(f"{e['epoch']} from {e['start_offset']}" for e in ov.leader_epochs) or render.MISSING],
+             ["aborted transactions", render.count(ov.aborted_transaction_count)],
+             ["producers", f"{render.count(ov.producer_count)} in {_show(ov.snapshot and os.path.basename(ov.snapshot))}"]]
     render.print_table(["", "value"], facts, title=f"{title}: files")
     shown = 50
     if ov.aborted_transactions:
@@ -930,7 +773,16 @@ MAN_SECTIONS: dict[str, str] = {
         "automatically inside __consumer_offsets-N and __transaction_state-N directories."
     ),
     "OUTPUT": (
-        "--format jsonl prints one JSON object per record: source (the input name), position "
+        "--format table (the default) prints what kafka-dump-log.sh --print-data-log prints: a "
+        "'Dumping FILE' line per input (with the topic and partition when its directory names "
+        "them), one line per batch (position, offsets, record count, magic, codec, size, CRC, "
+        "timestamp type and maximum timestamp, producer, leader epoch, flags), then one line per "
+        "record beginning with '|': offset, timestamp, and the decoded payload (kind, key, value) "
+        "or the key and value per --bytes, headers, or the control marker. Times are ISO-8601 "
+        "UTC, sizes have thousands separators, and nothing is cut short.\n\n"
+        "--format jsonl prints one JSON object per record: source (the input name), topic and "
+        "partition (only when the input's directory is a partition directory, TOPIC-PARTITION, "
+        "as kcat -J gives them), position "
         "(the byte position of its batch), offset, timestamp (LogAppendTime applied), "
         "timestamp_type, sequence, key, value (per --bytes: base64, hex or utf8; null stays null), "
         "headers ([{key, value}]), control (null, or {type, type_name, version, "
@@ -950,11 +802,15 @@ MAN_SECTIONS: dict[str, str] = {
     "DIAGNOSTICS": (
         "Problems go to stderr, one line each, with file, byte position, structure path and "
         "reason, e.g. 'seg.log: byte 96 (batch@79.crc): stored crc 0x3a30e034 != computed "
-        "0xf1669b91; batch@79 (70 bytes) skipped'. Exit status 0: everything decoded (a "
+        "0xf1669b91; batch@79 (70 bytes) skipped'. A file in which nothing parses as a record batch "
+        "is said to be no Kafka log segment, naming its first bytes. Above 64 MB of input, a "
+        "progress bar shows on stderr whenever stderr is a terminal; it is cleared before the "
+        "results. Exit status 0: everything decoded (a "
         "truncated tail is reported on stderr but is not an error). "
         "1: something was reported: a CRC mismatch, a malformed or corrupt batch, a payload that "
         "does not decode, or, with --strict, a truncated tail or zero padding. 2: usage or input "
-        "error (missing file, bad --hex, bad option). A partial entry at the end is a truncated "
+        "error (missing file, bad --hex, bad option, or no input is a log segment at all: nothing "
+        "in any of them decodes). A partial entry at the end is a truncated "
         "tail only when its header is one Kafka writes, checked in the order of Kafka's "
         "ByteBufferLogInputStream: a length of at least 14 and at most --max-message-size, magic "
         "0, 1 or 2, a non-negative offset, and (when present) a known codec, no unused attribute "

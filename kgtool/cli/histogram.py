@@ -1,6 +1,10 @@
 """Rendering of a keys-per-partition histogram (``coordinator-of --histogram``,
 ``partition-of --histogram``): a Rich bar chart (plain columns above 5,000 partitions), JSON,
-or JSON Lines."""
+or JSON Lines.
+
+For people the rows come by load, the busiest partition (and broker) first, ties by number;
+JSON keeps partition order, for scripts. A partition without a leader shows as
+:data:`render.MISSING`, as kafka-consumer-groups.sh prints a missing value."""
 
 from __future__ import annotations
 
@@ -72,24 +76,28 @@ def render_histogram(
     if fmt is OutputFormat.json:
         render.write_raw(_json_text(h, wording, extra))
         return
+    c_ = render.count
     stats = (
-        f"{h.total} {wording.unit} over {h.num_partitions} partitions: min {h.min}, max {h.max}, "
-        f"mean {h.mean:.2f}, stddev {h.stddev:.2f}"
+        f"{c_(h.total)} {wording.unit} over {c_(h.num_partitions)} partitions: min {c_(h.min)}, max {c_(h.max)}, "
+        f"mean {h.mean:,.2f}, stddev {h.stddev:,.2f}"
     )
+    missing = render.MISSING
+    by_load = sorted(h.per_partition, key=lambda row: (-row[1], row[0]))
+    brokers = sorted(h.per_broker or (), key=lambda row: (-row[1], row[0] is None, row[0] or 0))
     if caption is not None:
         stats = f"{stats}; {caption}"
     if h.num_partitions > _RICH_TABLE_LIMIT:
-        render.info(f"{h.num_partitions} partitions: plain columns instead of a table (use --format json for scripts)")
+        render.info(f"{render.count(h.num_partitions)} partitions: plain columns instead of a table (use --format json for scripts)")
         header = "partition\t" + ("broker\t" if with_broker else "") + wording.unit
         if with_broker:
-            lines = [f"{p}\t{'-' if b is None else b}\t{c}" for p, c, b in h.per_partition]
+            lines = [f"{p}\t{missing if b is None else b}\t{c}" for p, c, b in by_load]
         else:
-            lines = [f"{p}\t{c}" for p, c, _ in h.per_partition]
+            lines = [f"{p}\t{c}" for p, c, _ in by_load]
         render.write_raw(header + "\n" + "".join(line + "\n" for line in lines) + stats + "\n")
         if with_broker:
             render.write_raw(
                 f"broker\tpartitions led\t{wording.unit}\n"
-                + "".join(f"{'none' if b is None else b}\t{k}\t{c}\n" for b, c, k in h.per_broker or ())
+                + "".join(f"{missing if b is None else b}\t{k}\t{c}\n" for b, c, k in brokers)
             )
         return
     peak = max((c for _, c, _ in h.per_partition), default=0)
@@ -98,12 +106,12 @@ def render_histogram(
         columns.append(("broker", "right"))
     columns += [(wording.unit, "right"), "load"]
     rows = []
-    for p, c, b in h.per_partition:
+    for p, c, b in by_load:
         row = [str(p)]
         if with_broker:
-            row.append("-" if b is None else str(b))
+            row.append(missing if b is None else str(b))
         style = "bold red" if c == peak and c > 0 and h.max > h.mean * 1.5 else "cyan"
-        row += [str(c), f"[{style}]{render.bar(c, peak)}[/{style}]"]
+        row += [c_(c), f"[{style}]{render.bar(c, peak)}[/{style}]"]
         rows.append(row)
     render.print_table(columns, rows, title=title or f"{wording.unit} per {h.topic} partition", caption=stats)
     if with_broker:
@@ -111,8 +119,8 @@ def render_histogram(
         render.print_table(
             [("broker", "right"), ("partitions led", "right"), (wording.unit, "right"), "load"],
             [
-                ["none" if b is None else str(b), str(k), str(c), f"[cyan]{render.bar(c, bpeak)}[/cyan]"]
-                for b, c, k in h.per_broker or ()
+                [missing if b is None else str(b), c_(k), c_(c), f"[cyan]{render.bar(c, bpeak)}[/cyan]"]
+                for b, c, k in brokers
             ],
             title=f"{wording.unit} per {wording.broker_role}",
         )

@@ -13,9 +13,10 @@ from collections.abc import Sequence
 from typing import Any
 
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
 from kgtool import __version__
+from kgtool.cli import params
 from kgtool.errors import ExitCode, KgtoolError
 
 _DEBUG_ENV = "KGTOOL_DEBUG"
@@ -29,6 +30,12 @@ class KgtoolGroup(TyperGroup):
     options) exit 2, kgtool errors with their own code, anything else is an internal error (3)
     whose traceback shows only with ``--debug``.
     """
+
+    context_class = params.Context
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        params.tidy(self)
 
     def list_commands(self, ctx: Any) -> list[str]:
         return list(SUBCOMMANDS)
@@ -59,9 +66,14 @@ class KgtoolGroup(TyperGroup):
             )
             if isinstance(rv, int) and not isinstance(rv, bool):
                 code = rv
+        except _click.exceptions.NoArgsIsHelpError as exc:
+            # A bare `kgtool`: the help is the answer (Rich help prints itself and leaves the
+            # message empty; the plain help is the message).
+            if exc.format_message().strip():
+                sys.stdout.write(exc.format_message().rstrip("\n") + "\n")
+            code = ExitCode.OK
         except _click.exceptions.UsageError as exc:
-            cmd = exc.ctx.command_path if exc.ctx is not None else "kgtool"
-            _error_line(f"{cmd}: {exc.format_message()} (see '{cmd} --help')")
+            _error_line(_usage_message(exc))
             code = ExitCode.USAGE
         except _click.exceptions.ClickException as exc:
             _error_line(f"kgtool: {exc.format_message()}")
@@ -95,6 +107,23 @@ class KgtoolGroup(TyperGroup):
         return code
 
 
+def _usage_message(exc: Any) -> str:
+    """One line for a command-line error, in kgtool's words: ``kgtool assign: missing
+    GROUP_FILE (see 'kgtool assign --help')``, ``kgtool decode-batch: --format: 'xml' is not one
+    of table, json, jsonl``."""
+    from typer import _click
+
+    cmd = exc.ctx.command_path if exc.ctx is not None else "kgtool"
+    param = getattr(exc, "param", None)
+    if isinstance(exc, _click.exceptions.MissingParameter) and param is not None:
+        what = params.option_name(param)
+        kind = "option" if param.param_type_name == "option" else "argument"
+        return f"{cmd}: missing {kind} {what} (see '{cmd} --help')"
+    if isinstance(exc, _click.exceptions.BadParameter) and param is not None:
+        return f"{cmd}: {params.option_name(param)}: {exc.message}"
+    return f"{cmd}: {exc.format_message()} (see '{cmd} --help')"
+
+
 def _first_line(exc: BaseException) -> str:
     """The first non-empty line of an exception's message: errors are one line on stderr (a
     multi-line message, e.g. with a Java stack trace, is for --debug)."""
@@ -122,6 +151,8 @@ def _error_line(message: str) -> None:
     sys.stderr.flush()
 
 
+_CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": params.HELP_WIDTH}
+
 app = typer.Typer(
     cls=KgtoolGroup,
     name="kgtool",
@@ -130,9 +161,13 @@ app = typer.Typer(
         "record batches and __consumer_offsets history, computed exactly as Kafka does."
     ),
     no_args_is_help=True,
-    add_completion=False,
+    # --install-completion / --show-completion; values complete from each parameter's choices
+    # or autocompletion callback (kgtool.cli.params).
+    add_completion=True,
+    # Click's plain help: wrapped, never cut short, no box drawing, the same at any width.
+    rich_markup_mode=None,
     pretty_exceptions_enable=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
+    context_settings=_CONTEXT_SETTINGS,
 )
 
 
@@ -163,22 +198,35 @@ SUBCOMMANDS: dict[str, tuple[str, bool]] = {
     # name: (module, no_args_is_help)
     "coordinator-of": ("kgtool.cli.coordinator_of", False),
     "partition-of": ("kgtool.cli.partition_of", False),
-    "assign": ("kgtool.cli.assign", True),
+    "assign": ("kgtool.cli.assign", False),
     "decode-batch": ("kgtool.cli.decode_batch", False),
     "spark-audit": ("kgtool.cli.spark_audit", False),
 }
+
+
+class KgtoolCommand(TyperCommand):
+    """A subcommand, its parameters given kgtool's help, messages and completion."""
+
+    context_class = params.Context
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        params.tidy(self)
 
 
 def load_subcommand(name: str) -> Any:
     """Build the click command of one subcommand from its module (``HELP`` + ``command``)."""
     module_name, no_args_is_help = SUBCOMMANDS[name]
     module = importlib.import_module(module_name)
-    single = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+    single = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
     single.command(
         name,
+        cls=KgtoolCommand,
         help=module.HELP,
+        # The whole first sentence in `kgtool --help` (click would cut it at 45 characters).
+        short_help=module.HELP.strip().split("\n", 1)[0].rstrip("."),
         no_args_is_help=no_args_is_help,
-        context_settings={"help_option_names": ["-h", "--help"]},
+        context_settings=_CONTEXT_SETTINGS,
     )(module.command)
     cmd = typer.main.get_command(single)
     cmd.name = name

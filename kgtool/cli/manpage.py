@@ -4,13 +4,16 @@
 subcommand into DIR (default ``man/``). Each page is built from the click command behind the
 Typer app: the command's help, its arguments and options (with metavars, defaults and choices),
 and the ``MAN_SECTIONS`` mapping (title -> plain text) of the command's module, followed by the
-exit codes shared by every command. A test regenerates the pages and compares them with the
-committed files.
+exit codes shared by every command; a module's ``MAN_EXIT_STATUS`` ({code: text}) says what a
+code means for that command. EXAMPLES sections are one command per line, verbatim. A test
+regenerates the pages and compares them with the committed files, and renders them with man(1).
+
+``pip install`` puts the pages in ``<prefix>/share/man/man1`` (setup.py ``data_files``), where
+man(1) finds them from a virtual environment whose ``bin`` is on ``PATH``.
 """
 
 from __future__ import annotations
 
-import enum
 import importlib
 import inspect
 import re
@@ -21,6 +24,7 @@ from typing import Any
 import typer
 
 from kgtool import __version__
+from kgtool.cli import params
 from kgtool.errors import ExitCode
 
 EXIT_STATUS = {
@@ -36,6 +40,11 @@ EXIT_STATUS = {
 }
 
 
+#: Left-aligned, no hyphenation: option names and Kafka names (cooperative-sticky,
+#: __consumer_offsets) must not be broken or stretched.
+_LAYOUT = (".ad l", ".nh")
+
+
 def _esc(text: str) -> str:
     """Escape text for roff: backslashes, leading dots/quotes, and hyphens in options."""
     text = text.replace("\\", "\\e")
@@ -49,6 +58,13 @@ def _esc(text: str) -> str:
 
 def _opt(text: str) -> str:
     return _esc(text).replace("-", "\\-")
+
+
+def _verbatim(text: str) -> str:
+    """Lines kept as they are, one per output line (commands in EXAMPLES)."""
+    lines = [ln for ln in inspect.cleandoc(text).strip().split("\n")]
+    body = "\n".join(".PP" if not ln.strip() else _esc(ln) for ln in lines)
+    return f".PP\n.nf\n.RS 4\n{body}\n.RE\n.fi"
 
 
 def _paragraphs(text: str) -> str:
@@ -73,13 +89,12 @@ def _paragraphs(text: str) -> str:
 
 def _metavar(param: Any) -> str:
     """The value placeholder: an enum's choices, the declared metavar, else the type name."""
-    annotation = getattr(getattr(param, "type_descriptor", None), "annotation", None)
-    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
-        return "|".join(str(m.value) for m in annotation)
+    values = params.choices(param)
+    if values is not None:
+        return "|".join(values)
     if param.metavar:
         return str(param.metavar)
-    name = getattr(annotation, "__name__", None) or "VALUE"
-    return {"int": "INTEGER", "str": "TEXT", "float": "FLOAT", "Path": "PATH"}.get(name, name.upper())
+    return params.type_placeholder(param)
 
 
 def _param_line(param: Any) -> tuple[str, str]:
@@ -104,9 +119,13 @@ def _command_page(name: str, cmd: Any, ctx_name: str) -> str:
     summary = helptext.split("\n", 1)[0].rstrip(".")
     args = [p for p in cmd.params if p.param_type_name == "argument"]
     opts = [p for p in cmd.params if p.param_type_name == "option"]
-    synopsis_args = " ".join(_esc(a.metavar or a.name.upper()) for a in args)
+    synopsis_args = " ".join(_esc(a._usage_display_name()) for a in args)
+    if "EXIT STATUS" in {t.upper() for t in sections}:
+        raise ValueError(f"{module.__name__}: give MAN_EXIT_STATUS, not an EXIT STATUS section")
+    exit_status = {**EXIT_STATUS, **getattr(module, "MAN_EXIT_STATUS", {})}
     lines = [
         f'.TH "{title}" "1" "" "kgtool {__version__}" "kgtool manual"',
+        *_LAYOUT,
         ".SH NAME",
         f"{ctx_name.replace(' ', '-')} \\- {_esc(summary)}",
         ".SH SYNOPSIS",
@@ -115,19 +134,24 @@ def _command_page(name: str, cmd: Any, ctx_name: str) -> str:
         ".SH DESCRIPTION",
         _paragraphs(helptext),
     ]
+    # A module's DESCRIPTION continues the command's (one section of each name on a page).
+    sections = dict(sections)
+    if "DESCRIPTION" in sections:
+        lines.append(_paragraphs(sections.pop("DESCRIPTION")))
     if args:
         lines.append(".SH ARGUMENTS")
         for a in args:
-            lines += [".TP", f"\\fI{_esc(a.metavar or a.name.upper())}\\fR", _esc(a.help or "")]
+            lines += [".TP", f"\\fI{_esc(params.bare_name(a))}\\fR", _esc(a.help or "")]
     lines.append(".SH OPTIONS")
     for p in opts:
         head, text = _param_line(p)
         lines += [".TP", head, _esc(text)]
     lines += [".TP", "\\fB\\-h\\fR, \\fB\\-\\-help\\fR", "Show the help and exit."]
     for sec_title, body in sections.items():
-        lines += [f".SH {sec_title.upper()}", _paragraphs(body)]
+        render = _verbatim if sec_title.upper() == "EXAMPLES" else _paragraphs
+        lines += [f".SH {sec_title.upper()}", render(body)]
     lines.append(".SH EXIT STATUS")
-    for code, text in EXIT_STATUS.items():
+    for code, text in exit_status.items():
         lines += [".TP", f"\\fB{int(code)}\\fR", _esc(text)]
     see = ["kgtool(1)"] if name else []
     lines += [".SH SEE ALSO", ", ".join(see + ["kafka-consumer-groups.sh, kafka-dump-log.sh"])]
@@ -137,6 +161,7 @@ def _command_page(name: str, cmd: Any, ctx_name: str) -> str:
 def _root_page(group: Any, commands: dict[str, Any]) -> str:
     lines = [
         f'.TH "KGTOOL" "1" "" "kgtool {__version__}" "kgtool manual"',
+        *_LAYOUT,
         ".SH NAME",
         "kgtool \\- offline analysis of Apache Kafka consumer groups",
         ".SH SYNOPSIS",

@@ -115,29 +115,30 @@ def result_json(r: CheckResult, problem_counts: dict[str, int]) -> dict[str, Any
 
 
 def _pct(x: float | None) -> str:
-    return "-" if x is None else f"{100 * x:.1f}%"
+    return render.MISSING if x is None else f"{100 * x:.1f}%"
 
 
 def _table(r: CheckResult, reporter: ProblemReporter) -> None:
     ev = r.overall
     render.print_table(
         ["partitioner", ("matching", "right"), ("share", "right"), "same partitions as"],
-        [[label, str(ev.matching[label]), _pct(ev.share(label)),
+        [[label, render.count(ev.matching[label]), _pct(ev.share(label)),
           SAME_AS[label]] for label in CANDIDATES],
-        title=f"{r.topic}-{r.partition} ({r.num_partitions} partitions): {ev.records} records, {ev.keyed} keyed, "
-        f"{ev.null_keys} null keys",
+        title=f"{r.topic}-{r.partition} ({render.count(r.num_partitions)} partitions): {render.count(ev.records)} "
+        f"records, {render.count(ev.keyed)} keyed, {render.count(ev.null_keys)} null keys",
     )
     if len(r.producers) > 1 or (r.producers and r.verdict.kind == "mixed"):
 
         rows = []
         for e in r.producers[:_MAX_PRODUCERS]:
-            rows.append([str(e.producer_id), str(e.records), str(e.keyed),
+            rows.append([str(e.producer_id), render.count(e.records), render.count(e.keyed),
                          *[_pct(e.share(label)) for label in CANDIDATES], verdict_of(e).kind])
         render.print_table(
             [("producer id", "right"), ("records", "right"), ("keyed", "right"),
              *[(label, "right") for label in CANDIDATES], "verdict"],
             rows, title="by producer id",
-            caption=f"and {len(r.producers) - _MAX_PRODUCERS} more producers" if len(r.producers) > _MAX_PRODUCERS else None,
+            caption=(f"and {render.count(len(r.producers) - _MAX_PRODUCERS)} more producers"
+                     if len(r.producers) > _MAX_PRODUCERS else None),
         )
     style = {"partitioner": "green", "partition_count_change": "yellow", "mixed": "yellow"}.get(r.verdict.kind, "red")
     from rich.markup import escape
@@ -147,5 +148,5 @@ def _table(r: CheckResult, reporter: ProblemReporter) -> None:
     if counts:
         render.out().print(
             "damaged batches skipped (their keys are not counted): "
-            + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
+            + ", ".join(f"{render.count(v)} {k}" for k, v in sorted(counts.items()))
         )

@@ -323,7 +323,7 @@ def _json_rows(pl: Placement, lo: int, hi: int, mode: str, columns: list[Column]
 
 
 def _cell(p: int) -> str:
-    return "-" if p < 0 else str(p)
+    return render.MISSING if p < 0 else str(p)
 
 
 def _render_table(placements, summary: PlacementSummary, mode: str, leader_of) -> None:
@@ -342,7 +342,7 @@ def _render_table(placements, summary: PlacementSummary, mode: str, leader_of) -
     rows: list[list[str]] = []
     plain = summary.keys > _RICH_TABLE_LIMIT
     if plain:
-        render.info(f"{summary.keys} keys: plain columns instead of a table (use --format json/jsonl for scripts)")
+        render.info(f"{render.count(summary.keys)} keys: plain columns instead of a table (use --format json/jsonl for scripts)")
         render.write_raw("\t".join(h if isinstance(h, str) else h[0] for h in header[1:] + header[:1]) + "\n")
     for pl in placements:
         texts = pl.texts or []
@@ -371,7 +371,7 @@ def _render_table(placements, summary: PlacementSummary, mode: str, leader_of) -
                 cells = [_cell(p) for p in ps] + [agree]
             if leader_of is not None and mode != "compare":
                 b = leader_of(ps[0]) if ps[0] >= 0 else None
-                cells.append("-" if b is None else str(b))
+                cells.append(render.MISSING if b is None else str(b))
             chunk_rows.append([key, *cells])
         if plain:
             render.write_raw("".join("\t".join(r[1:] + r[:1]) + "\n" for r in chunk_rows))
@@ -392,11 +392,11 @@ def _summary_text(summary: PlacementSummary, mode: str) -> str | None:
     if mode == "from" and summary.compared:
         m, n = summary.columns[1].num_partitions, summary.columns[0].num_partitions
         return (
-            f"{summary.moved} of {summary.compared} keys move from {m} to {n} partitions "
+            f"{render.count(summary.moved)} of {render.count(summary.compared)} keys move from {m} to {n} partitions "
             f"({100 * (summary.moved_share or 0):.1f}%): per-key ordering breaks for them"
         )
     if mode == "compare":
-        return f"the clients disagree on {summary.disagree} of {summary.keys} keys"
+        return f"the clients disagree on {render.count(summary.disagree)} of {render.count(summary.keys)} keys"
     return None
 
 

@@ -105,11 +105,13 @@ def table(
 ) -> Table:
     """A Rich table; a column given as ``(name, "right")`` is right-justified."""
     t = Table(title=title, caption=caption, show_lines=False, header_style="bold")
+    # Cells too wide for the terminal fold onto the next line: an id cut short with "…" is
+    # an id a user cannot copy.
     for col in columns:
         if isinstance(col, tuple):
-            t.add_column(col[0], justify=col[1])  # type: ignore[arg-type]
+            t.add_column(col[0], justify=col[1], overflow="fold")  # type: ignore[arg-type]
         else:
-            t.add_column(col)
+            t.add_column(col, overflow="fold")
     for row in rows:
         t.add_row(*(str(c) if not isinstance(c, str) else c for c in row))
     return t
@@ -128,23 +130,38 @@ def bar(value: float, maximum: float, width: int = 40) -> str:
     return "█" * full + ("", "▏", "▎", "▍", "▌", "▋", "▊", "▉")[part]
 
 
-def count(n: int | None) -> str:
-    """A count or a size as every command prints it: thousands separators (``7,482``); None as
-    ``-``. Offsets and byte positions are identifiers, printed plain as Kafka's tools print them."""
-    return "-" if n is None else f"{n:,}"
+# --- numbers and times: one style for every command ---------------------------------------------
+# Counts and sizes read with thousands separators (7,482; 209,717,781 bytes); identifiers that a
+# user copies into another command (offsets, byte positions, partitions, epochs, producer ids)
+# are printed as they are. Times are ISO-8601 UTC with milliseconds. Something absent (no
+# leader, no timestamp) is MISSING, as kafka-consumer-groups.sh prints it. JSON keeps raw values.
+
+#: An absent value in a table (ConsumerGroupCommand's MISSING_COLUMN_VALUE).
+MISSING = "-"
+
+
+def count(n: int | float | None) -> str:
+    """A count or a size for people: ``7,482``; :data:`MISSING` for ``None``."""
+    if n is None:
+        return MISSING
+    if isinstance(n, float) and not n.is_integer():
+        return f"{n:,.2f}"
+    return f"{int(n):,}"
 
 
 def iso_ms(ms: int | None) -> str:
-    """Epoch milliseconds as ISO-8601 UTC to the millisecond (``2024-05-31T16:00:01.000Z``);
-    None or negative (Kafka's -1, no timestamp) as ``-``."""
+    """Epoch milliseconds as ISO-8601 UTC: ``2024-06-01T14:03:00.123Z``.
+
+    :data:`MISSING` for ``None`` and -1 (``RecordBatch.NO_TIMESTAMP``); the number itself when
+    it is outside the years 1-9999 (a corrupt timestamp stays visible)."""
     import datetime as _dt
 
-    if ms is None or ms < 0:
-        return "-"
+    if ms is None or ms == -1:
+        return MISSING
     try:
         t = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc) + _dt.timedelta(milliseconds=ms)
-    except OverflowError:  # past year 9999: still say what it is
-        return f"{ms} ms"
+    except (OverflowError, ValueError):
+        return str(ms)
     return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond // 1000:03d}Z"
 
 

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import mmap
 import os
+import re
 import struct
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
@@ -563,3 +564,43 @@ def scan_file(path: str, **kwargs) -> Iterator[RecordBatch | ScanProblem]:
                 data.close()
             except BufferError:  # a memoryview on it is still alive; the GC closes it
                 pass
+
+
+# --- what an input is -------------------------------------------------------------------------
+
+def not_a_segment(batches: int, problems: list[ScanProblem]) -> bool:
+    """Whether a scanned range is no log segment at all: not one batch decoded, and every byte
+    skipped as ``corrupt`` (no header Kafka could have written, and no batch to resynchronise
+    on). A partial header (``truncated``), zero padding, or a batch that is damaged but whose
+    header is plausible (``crc_mismatch``, ``malformed``, ``unsupported``) still reads as a
+    segment, damaged."""
+    return batches == 0 and bool(problems) and all(p.kind == "corrupt" for p in problems)
+
+
+def describe_start(data, start: int = 0, width: int = 16) -> str:
+    """The first bytes of ``data`` from ``start``, for a message: text when they are printable
+    ASCII (``'group: g1\\nmemb'``), else hexadecimal (``89 50 4e 47 ...``)."""
+    head = bytes(data[start:start + width])
+    text = head.decode("ascii", "replace")
+    if head and all(c.isprintable() or c in "\n\r\t" for c in text):
+        return repr(text)
+    return " ".join(f"{b:02x}" for b in head) + (" ..." if len(data) - start > width else "")
+
+
+# LocalLog.parseTopicPartitionName (Kafka 4.x): "topic-partition", or
+# "topic-partition.uniqueId-delete" / "-future" / "-stray" for logs being deleted, moved or stray.
+_SUFFIXED = re.compile(r"^(?P<name>\S+-\S+)\.\S+-(?:delete|future|stray)$")
+# Topic.LEGAL_CHARS and Topic.MAX_NAME_LENGTH.
+_TOPIC = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")
+_PARTITION = re.compile(r"^[0-9]{1,10}$")
+
+
+def topic_partition_of_dir(name: str) -> tuple[str, int] | None:
+    """The (topic, partition) a partition directory's name gives, as the broker reads it
+    (``orders-3``, ``orders-3.<uuid>-delete``), or ``None`` when it is no such name."""
+    m = _SUFFIXED.match(name)
+    base = m["name"] if m else name
+    topic, sep, part = base.rpartition("-")
+    if not sep or not _TOPIC.match(topic) or not _PARTITION.match(part) or int(part) > 2**31 - 1:
+        return None
+    return topic, int(part)

@@ -23,13 +23,13 @@ from __future__ import annotations
 
 import math
 import os
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from kgtool.codec.model import RecordBatch, ScanProblem
+from kgtool.codec.segment import topic_partition_of_dir
 from kgtool.errors import InputError, UsageError
 from kgtool.partitioner import keys as _keys
 from kgtool.partitioner.rules import PARTITIONERS, HashFamily, Partitioner, Reduction, hash_key
@@ -52,12 +52,6 @@ SAME_AS = {
 #: Topics whose keys no producer partitioner places (the coordinators and KRaft do).
 INTERNAL_TOPICS = ("__consumer_offsets", "__transaction_state", "__share_group_state", "__cluster_metadata")
 
-# LocalLog.parseTopicPartitionName (Kafka 4.x): "topic-partition", or
-# "topic-partition.uniqueId-delete" / "-future" / "-stray" for logs being deleted, moved or stray.
-_SUFFIXED = re.compile(r"^(?P<name>\S+-\S+)\.\S+-(?:delete|future|stray)$")
-# Topic.LEGAL_CHARS and Topic.MAX_NAME_LENGTH.
-_TOPIC = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")
-
 #: Records (and key bytes) hashed per batch of work: bounded memory whatever the partition's size.
 _WORK = 1 << 16
 _WORK_BYTES = 64 << 20
@@ -78,21 +72,20 @@ def parse_partition_dir(path: str) -> tuple[str, int]:
             raise InputError(f"{path}: not a directory; --check takes a partition directory such as orders-3/")
         raise InputError(f"{path}: no such directory")
     name = os.path.basename(os.path.normpath(os.path.abspath(path)))
-    m = _SUFFIXED.match(name)
-    base = m["name"] if m else name
-    topic, sep, part = base.rpartition("-")
-    if not sep or not _TOPIC.match(topic) or not re.fullmatch(r"[0-9]+", part) or int(part) > 2**31 - 1:
+    named = topic_partition_of_dir(name)
+    if named is None:
         raise InputError(
             f"{path}: {name!r} is not a partition directory (TOPIC-PARTITION, e.g. orders-3, as in a "
             "broker's log.dirs)"
         )
+    topic = named[0]
     if topic in INTERNAL_TOPICS:
         raise InputError(
             f"{path}: {topic} is an internal topic; its records are placed by the "
             f"{'KRaft controller' if topic == '__cluster_metadata' else 'coordinators'}, not by a "
             "producer's partitioner (see kgtool coordinator-of)"
         )
-    return topic, int(part)
+    return named
 
 
 def reduced(partitioner: Partitioner, hashes: np.ndarray) -> np.ndarray:

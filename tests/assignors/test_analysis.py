@@ -257,3 +257,64 @@ def test_nothing_moves_when_nothing_changed(name, g):
     owned = sum(len(p) for p in first.values())
     assert r.stats.kept == owned
     assert r.stats.revoked == (owned if registry.info(name).rebalance_protocol == "eager" else 0)
+
+
+# -- validation under the cooperative protocol (KIP-429)
+
+
+def _coop_group():
+    return GroupSpec(
+        topics={"orders": TopicSpec("orders", 6)},
+        members=[
+            MemberSpec("A", ("orders",), owned=(("orders", 0), ("orders", 1), ("orders", 2))),
+            MemberSpec("B", ("orders",), owned=(("orders", 3), ("orders", 4), ("orders", 5))),
+            MemberSpec("C", ("orders",)),
+        ],
+        assignor="cooperative-sticky",
+    )
+
+
+def test_validate_cooperative_sticky_own_first_round_is_valid_with_pending_revocation():
+    g = _coop_group()
+    a = analysis.run("cooperative-sticky", g)
+    assert sum(map(len, a.values())) == 4  # two partitions withheld while A and B revoke them
+    eager = analysis.validate(g, a)
+    assert not eager.valid and eager.problems == ["orders: 2 subscribed partition(s) unassigned: 2, 5"]
+    report = analysis.validate(g, a, protocol="cooperative")
+    assert report.valid, report.problems
+    assert report.pending_revocation == {"A": [("orders", 2)], "B": [("orders", 5)]}
+    assert report.pending_count == 2
+
+
+def test_validate_cooperative_refuses_a_partition_given_before_it_is_revoked():
+    # ConsumerCoordinator.validateCooperativeAssignment: added and revoked must not overlap.
+    g = _coop_group()
+    a = {"A": [("orders", 0), ("orders", 1)], "B": [("orders", 3), ("orders", 4), ("orders", 2)], "C": [("orders", 5)]}
+    report = analysis.validate(g, a, protocol="cooperative")
+    assert report.problems == [
+        "orders-2: assigned to B while A still owns it: under the cooperative protocol A revokes it first and a "
+        "follow-up rebalance assigns it",
+        "orders-5: assigned to C while B still owns it: under the cooperative protocol B revokes it first and a "
+        "follow-up rebalance assigns it",
+    ]
+    assert analysis.validate(g, a).valid  # the same moves are fine under the eager protocol
+
+
+def test_validate_cooperative_unowned_partition_must_still_be_assigned():
+    g = _coop_group()
+    a = {"A": [("orders", 0), ("orders", 1), ("orders", 2)], "B": [("orders", 3), ("orders", 4)], "C": []}
+    members = [*g.members[:1], MemberSpec("B", ("orders",), owned=(("orders", 3), ("orders", 4))), g.members[2]]
+    report = analysis.validate(GroupSpec(topics=g.topics, members=members), a, protocol="cooperative")
+    assert report.problems == ["orders: 1 subscribed partition(s) unassigned: 5"] and not report.pending_revocation
+
+
+@pytest.mark.parametrize("doc, assignor, expected", [
+    ({"rebalance_protocol": "cooperative", "assignment": {}}, None, "cooperative"),
+    ({"assignor": "cooperative-sticky", "assignment": {}}, "range", "cooperative"),
+    ({"A": {"orders": [0]}}, "CooperativeStickyAssignor", "cooperative"),
+    ({"A": {"orders": [0]}}, "sticky", "eager"),
+    ({"A": {"orders": [0]}}, "server-uniform", "consumer"),
+    ({"A": {"orders": [0]}}, None, "eager"),
+])
+def test_validation_protocol(doc, assignor, expected):
+    assert analysis.validation_protocol(doc, assignor) == expected

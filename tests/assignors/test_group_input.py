@@ -543,3 +543,71 @@ def test_partition_ids_past_int32_are_refused_in_describe_text():
         gi._partition_counts(parts)
     with pytest.raises(ValueError, match="out of range"):
         gi._partition_counts([("t", 2**31 - 1)])
+
+
+# -- kafka-consumer-groups.sh before KIP-379 (Kafka 2.4): no GROUP column
+
+
+def scala_2x_describe_text(rows: list[dict], view: str) -> str:
+    """ConsumerGroupCommand.printOffsets / printMembers of Kafka 2.0-2.3 (core/.../admin,
+    Scala), transcribed: widths max(15, longest value), no GROUP column; the members view's
+    ASSIGNMENT joins ``topic(p,p)`` with ", "."""
+    def left(v, w):
+        return str(v).ljust(w)
+
+    if view == "offsets":
+        t_w = max([15] + [len(r["topic"]) for r in rows])
+        c_w = max([15] + [len(r["id"]) for r in rows])
+        h_w = max([15] + [len(r["host"]) for r in rows])
+        out = "\n" + " ".join([left("TOPIC", t_w), left("PARTITION", 10), left("CURRENT-OFFSET", 15),
+                               left("LOG-END-OFFSET", 15), left("LAG", 15), left("CONSUMER-ID", c_w),
+                               left("HOST", h_w), "CLIENT-ID"]) + "\n"
+        for r in rows:
+            out += " ".join([left(r["topic"], t_w), left(r["partition"], 10), left(5, 15), left(9, 15), left(4, 15),
+                             left(r["id"], c_w), left(r["host"], h_w), r["client"]]) + "\n"
+        return out
+    c_w = max([15] + [len(r["id"]) for r in rows])
+    h_w = max([15] + [len(r["host"]) for r in rows])
+    k_w = max([15] + [len(r["client"]) for r in rows])
+    out = "\n" + " ".join([left("CONSUMER-ID", c_w), left("HOST", h_w), left("CLIENT-ID", k_w),
+                           left("#PARTITIONS", 15)]) + " ASSIGNMENT\n"
+    for r in rows:
+        by: dict[str, list[int]] = {}
+        for t, p in r["current"]:
+            by.setdefault(t, []).append(p)
+        cell = ", ".join(sorted(t + "(" + ",".join(map(str, sorted(ps))) + ")" for t, ps in by.items())) or "-"
+        out += " ".join([left(r["id"], c_w), left(r["host"], h_w), left(r["client"], k_w),
+                         left(len(r["current"]), 15)]) + " " + cell + "\n"
+    return out
+
+
+def test_describe_members_2x_without_group_column():
+    text = "Warning: Consumer group 'g' is rebalancing.\n" + scala_2x_describe_text(ROWS, "members")
+    assert gi.detect_kind(text) == "describe"
+    loaded = gi.load_group(text, "d.txt")
+    assert loaded.kind == "describe-members" and loaded.group_id is None
+    assert [m.owned for m in loaded.group.members] == [tuple(r["current"]) for r in ROWS]
+    assert loaded.notes[0].startswith("the describe text has no GROUP column")
+    # --group names it (there is nothing to choose from).
+    assert gi.load_group(text, "d.txt", group_id="orders").group_id == "orders"
+
+
+def test_describe_offsets_2x_without_group_column():
+    rows = [
+        {"topic": "orders", "partition": 0, "id": "consumer-1-aa", "host": "/10.0.0.1", "client": "consumer-1"},
+        {"topic": "orders", "partition": 2, "id": "consumer-2-bb", "host": "/10.0.0.2", "client": "consumer-2"},
+        {"topic": "orders", "partition": 1, "id": "-", "host": "-", "client": "-"},
+    ]
+    loaded = gi.load_group(scala_2x_describe_text(rows, "offsets"), "d.txt")
+    assert loaded.kind == "describe-offsets"
+    assert {m.member_id: m.owned for m in loaded.group.members} == {
+        "consumer-1-aa": (("orders", 0),), "consumer-2-bb": (("orders", 2),),
+    }
+    assert loaded.group.topics["orders"].partitions == 3
+
+
+def test_describe_row_not_aligned_keeps_blanks_of_the_last_cell():
+    text = ("CONSUMER-ID HOST CLIENT-ID #PARTITIONS ASSIGNMENT\n"
+            "c1 /10.0.0.1 c1 2 topic1(0), topic2(0)\n")
+    (m,) = gi.load_group(text, "d.txt").group.members
+    assert m.owned == (("topic1", 0), ("topic2", 0))

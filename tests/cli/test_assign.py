@@ -189,7 +189,7 @@ def test_bad_input_exit_2_one_line(tmp_path, text, message):
         (["--add", "x"], "--add expects MEMBER=topic"),
         (["--partitions", "orders=2"], "Kafka cannot remove partitions"),
         (["--compare", "range,nope"], "unknown assignor 'nope'"),
-        (["--format", "xml"], "Invalid value for '--format'"),
+        (["--format", "xml"], "kgtool assign: --format: 'xml' is not one of table, json, jsonl"),
     ],
 )
 def test_bad_options_exit_2(group_file, args, message):
@@ -213,8 +213,10 @@ def test_help_lists_assignors():
 def test_man_sections_are_plain_text():
     from kgtool.cli import assign
 
-    assert set(assign.MAN_SECTIONS) >= {"EXAMPLES", "GROUP FILE", "EXIT STATUS"}
+    assert set(assign.MAN_SECTIONS) >= {"EXAMPLES", "GROUP FILE"}
     assert all(isinstance(v, str) and v for v in assign.MAN_SECTIONS.values())
+    # What the exit codes mean for assign: merged into the page's one EXIT STATUS section.
+    assert set(assign.MAN_EXIT_STATUS) == {1, 2}
 
 
 def test_subprocess_from_stdin(group_file):
@@ -383,7 +385,7 @@ def test_max_partitions_option(tmp_path):
     result = invoke(str(p), "-a", "range", "--partitions", "t=1500000", "--max-partitions", "2000000", "--format", "jsonl")
     assert result.exit_code == 0, result.output
     bad = invoke(str(p), "--max-partitions", "0")
-    assert bad.exit_code == 2 and "Invalid value for '--max-partitions'" in bad.stderr
+    assert bad.exit_code == 2 and bad.stderr == "kgtool assign: --max-partitions: 0 is less than the minimum, 1\n"
 
 
 def test_notes_are_not_printed_before_an_error():
@@ -415,3 +417,57 @@ def test_huge_member_id_is_shortened_in_the_table(tmp_path):
     assert table.exit_code == 0, table.output
     assert "(50,000 characters)" in table.stdout and len(table.stdout) < 5000
     assert json.loads(invoke(str(p), "--format", "json").stdout)["assignment"] == {member: {"t": [0]}}
+
+
+COOP_GROUP = """\
+assignor: cooperative-sticky
+group: orders-service
+topics: {orders: 6}
+members:
+  - {id: A, topics: [orders], owned: {orders: [0, 1, 2]}, generation: 3}
+  - {id: B, topics: [orders], owned: {orders: [3, 4, 5]}, generation: 3}
+  - {id: C, topics: [orders]}
+"""
+
+
+def test_validate_accepts_own_cooperative_sticky_output_with_withheld_partitions(tmp_path):
+    g = tmp_path / "group.yaml"
+    g.write_text(COOP_GROUP)
+    out = invoke(str(g), "--format", "json")
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.stdout)["stats"]["withheld"] == 2
+    a = tmp_path / "a.json"
+    a.write_text(out.stdout)
+    result = invoke(str(g), "--validate", str(a))
+    assert result.exit_code == 0, result.output
+    assert "valid: 4 partitions" in result.stdout and "2 more pending revocation" in result.stdout
+    assert "pending revocation (cooperative protocol, KIP-429)" in result.stdout
+    doc = json.loads(invoke(str(g), "--validate", str(a), "--format", "json").stdout)
+    assert doc["valid"] is True and doc["rebalance_protocol"] == "cooperative"
+    assert doc["pending_revocation"] == {"A": {"orders": [2]}, "B": {"orders": [5]}}
+
+
+def test_validate_cooperative_reports_a_move_before_revocation(tmp_path):
+    g = tmp_path / "group.yaml"
+    g.write_text(COOP_GROUP)
+    a = tmp_path / "a.yaml"
+    a.write_text("A: {orders: [0, 1]}\nB: {orders: [3, 4, 2]}\nC: {orders: [5]}\n")
+    result = invoke(str(g), "--validate", str(a), "--format", "json")
+    assert result.exit_code == 1
+    assert json.loads(result.stdout)["problems"][0].startswith("orders-2: assigned to B while A still owns it")
+    # Checked as range's (eager) assignment, the same moves are valid.
+    assert invoke(str(g), "--validate", str(a), "--assignor", "range").exit_code == 0
+
+
+def test_describe_text_without_group_column():
+    text = (
+        "\nTOPIC           PARTITION  CURRENT-OFFSET  LOG-END-OFFSET  LAG             CONSUMER-ID     HOST            CLIENT-ID\n"
+        "t               0          5               9               4               c1              /10.0.0.1       c1\n"
+        "t               1          5               9               4               c2              /10.0.0.2       c2\n"
+    )
+    result = invoke("-", "--assignor", "range", "--group", "old-group", "--format", "json", input=text)
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["input"] == "describe-offsets" and doc["group"] == "old-group"
+    assert doc["assignment"] == {"c1": {"t": [0]}, "c2": {"t": [1]}}
+    assert "no GROUP column" in result.stderr

@@ -23,7 +23,8 @@ def test_help_lists_commands(run):
 
 def test_no_arguments_shows_help(run):
     result = run([])
-    assert "Usage" in result.output
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("Usage: kgtool") and result.stderr == ""
 
 
 def test_exit_0_ok(run):

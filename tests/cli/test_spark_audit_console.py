@@ -32,7 +32,7 @@ def test_count_and_iso_ms():
     assert render.iso_ms(1717171201007) == "2024-05-31T16:00:01.007Z"
     assert render.iso_ms(0) == "1970-01-01T00:00:00.000Z"
     assert render.iso_ms(-1) == "-" and render.iso_ms(None) == "-"  # Kafka's "no timestamp"
-    assert render.iso_ms(1 << 62) == f"{1 << 62} ms"  # past year 9999: said, not raised
+    assert render.iso_ms(1 << 62) == str(1 << 62)  # past year 9999: shown as is, not raised
 
 
 def test_path_tail_keeps_whole_names():

@@ -152,15 +152,40 @@ def test_lz4_broken_header_checksum_only_for_magic_0():
         C.decompress(C.LZ4, broken, magic=1)
 
 
-def test_lz4_linked_blocks_and_checksums():
+def test_lz4_blocks_are_read_each_on_its_own_as_kafka_does():
+    # KafkaLZ4BlockInputStream.readBlock decompresses every block alone into a buffer of the
+    # maximum block size: a block that refers back to the one before (a "linked" frame, which
+    # Kafka never writes) fails there, and here.
     import lz4.frame
 
-    data = lz4.frame.compress(PAYLOAD * 3, block_linked=True, content_checksum=True, block_checksum=True,
-                              block_size=lz4.frame.BLOCKSIZE_MAX64KB)
-    assert C.decompress(C.LZ4, data) == PAYLOAD * 3
+    linked = lz4.frame.compress(PAYLOAD * 3, block_linked=True, content_checksum=True, block_checksum=True,
+                                block_size=lz4.frame.BLOCKSIZE_MAX64KB)
+    with pytest.raises(C.CompressionFailure, match="depend on each other: Kafka reads each on its own"):
+        C.decompress(C.LZ4, linked)
+    # Checksums and a stored content size (python-lz4's frame writer, independent blocks).
     data = lz4.frame.compress(PAYLOAD * 3, block_linked=False, content_checksum=True, block_checksum=True,
                               store_size=True)
     assert C.decompress(C.LZ4, data) == PAYLOAD * 3
+
+
+def test_lz4_frame_is_what_kafka_writes():
+    # KafkaLZ4BlockOutputStream: FLG 0x60 (version 1, independent blocks), BD 0x40 (64 KiB),
+    # 64 KiB blocks, an incompressible block stored as is (high bit of its length), end mark 0.
+    import os
+    import struct
+
+    import lz4.frame
+
+    data = PAYLOAD * 40 + os.urandom(70_000)
+    frame = C.compress(C.LZ4, data)
+    assert frame[:6] == struct.pack("<IBB", C.LZ4_FRAME_MAGIC, 0x60, 0x40) and frame.endswith(b"\0\0\0\0")
+    sizes, pos = [], 7
+    while (size := struct.unpack_from("<I", frame, pos)[0]) != 0:
+        sizes.append(size)
+        pos += 4 + (size & 0x7FFFFFFF)
+    assert any(s & 0x80000000 for s in sizes) and not all(s & 0x80000000 for s in sizes)
+    assert lz4.frame.decompress(frame) == data  # an independent reader agrees
+    assert C.decompress(C.LZ4, frame) == data
 
 
 def test_lz4_block_checksum_is_verified():
