@@ -9,6 +9,7 @@ partitions at all, and a group on which Kafka's assignor throws.
 from __future__ import annotations
 
 import ast
+import json
 import os
 import subprocess
 import sys
@@ -19,12 +20,14 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from typer.testing import CliRunner
 
 import tests.assignors.sticky_reference as ref
 from kgtool.assignors import _sticky_fast
 from kgtool.assignors._sticky_common import member_iteration_order
 from kgtool.assignors.model import GroupSpec, MemberSpec, TopicSpec
 from kgtool.assignors.sticky import CooperativeStickyAssignor, StickyAssignor, assign_partitions, sticky_input
+from kgtool.cli.main import app
 from tests.assignors.sticky_helpers import (
     assert_fast_path_ran,
     assert_same_as_reference,
@@ -35,6 +38,14 @@ from tests.assignors.sticky_helpers import (
 )
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+def _by_topic(parts) -> dict[str, list[int]]:
+    """``[(topic, partition), ...]`` -> ``{topic: [partition, ...]}``, the shape of ``kgtool assign`` JSON."""
+    out: dict[str, list[int]] = {}
+    for t, p in parts:
+        out.setdefault(t, []).append(p)
+    return out
 
 
 # --- the oracle stays in tests/ ---
@@ -111,6 +122,26 @@ def test_member_racks_at_the_int64_edge(member_racks, dtype):
         racks = _racks(g)
         assert racks.aware and racks.mask.dtype == dtype
         assert_same_as_reference(g)
+
+
+def test_kgtool_assign_with_more_than_62_racks(tmp_path):
+    """The command line on a described group with 70 member racks and 100 replica racks."""
+    g = _rack_group(70, 100, uniform=False)
+    first = StickyAssignor().assign(g)
+    g = GroupSpec(g.topics, [MemberSpec(m.member_id, m.topics, tuple(first[m.member_id][::2]), 3, m.rack)
+                             for m in g.members])
+    doc = {
+        "topics": {t: {"partitions": s.partitions, "racks": [list(r) for r in s.racks]} for t, s in g.topics.items()},
+        "members": [{"id": m.member_id, "topics": list(m.topics), "owned": [list(tp) for tp in m.owned],
+                     "generation": m.generation, "rack": m.rack} for m in g.members],
+    }
+    path = tmp_path / "group.json"
+    path.write_text(json.dumps(doc))
+    for assignor, cooperative in (("sticky", False), ("cooperative-sticky", True)):
+        result = CliRunner().invoke(app, ["assign", str(path), "--assignor", assignor, "--format", "json"])
+        assert result.exit_code == 0, result.output
+        expected = {m: _by_topic(parts) for m, parts in reference(g, cooperative=cooperative).items()}
+        assert json.loads(result.stdout)["assignment"] == expected
 
 
 def test_more_than_62_partition_racks_with_few_member_racks_stay_int64():
@@ -193,6 +224,27 @@ def test_topic_listed_twice_by_its_only_subscriber_can_move():
     assert StickyAssignor().assign(once) == {"C0": [("t0", 0)], "C1": [("t1", 0)]}
     assert_same_as_reference(twice)
     assert_same_as_reference(once)
+
+
+def test_kgtool_assign_replays_a_recorded_subscription_listing_a_topic_twice():
+    """Group-metadata records carry the subscription's topic list as the member sent it."""
+    g = group({"t0": 1, "t1": 1}, {"C0": {"topics": ["t0", "t0", "t1"], "owned": [("t1", 0)], "generation": 2},
+                                   "C1": {"topics": ["t1"], "owned": [("t0", 0)], "generation": 1}})
+    for protocol, cooperative in (("sticky", False), ("cooperative-sticky", True)):
+        expected = reference(g, cooperative=cooperative)
+        members = [{
+            "memberId": m.member_id,
+            "subscriptionDecoded": {"topics": list(m.topics), "generationId": m.generation,
+                                    "ownedPartitions": [{"topic": t, "partitions": ps}
+                                                        for t, ps in _by_topic(m.owned).items()]},
+            "assignmentDecoded": {"assignedPartitions": [{"topic": t, "partitions": ps}
+                                                         for t, ps in _by_topic(expected[m.member_id]).items()]},
+        } for m in g.members]
+        record = {"key": {"group": "g"}, "value": {"protocol": protocol, "generation": 3, "members": members}}
+        result = CliRunner().invoke(app, ["assign", "-", "--format", "json"], input=json.dumps(record) + "\n")
+        assert result.exit_code == 0, result.output  # 1 when the replay differs from the record
+        computed = json.loads(result.stdout)["rounds"][0]["computed"]
+        assert computed == {m: _by_topic(parts) for m, parts in expected.items()}
 
 
 def test_topic_listed_twice_breaks_equal_subscriptions_except_in_the_first_one():
