@@ -1,12 +1,14 @@
-"""The sticky assignors on integer arrays: same output as :mod:`._sticky_reference`, faster.
+"""The sticky assignors on integer arrays: Kafka's ``AbstractStickyAssignor``, for every group.
 
 Partitions are integers ``g = offset[topic] + partition`` with topics in ``String.compareTo``
 order, so ascending ``g`` is the order of ``getUnassignedPartitions`` (topic, then partition).
 Members are positions in the ``subscriptions`` ``HashMap`` order; racks are bitmasks
-(:class:`Racks`). Conflicting claims (one partition claimed by several members) are resolved
-by the reference port's ``allSubscriptionsEqual`` on tuples, then the arrays take over. The
-reference port runs alone only for more than 62 distinct racks or a topic listed twice in one
-subscription.
+(:class:`Racks`, any number of racks). Conflicting claims (one partition claimed by several
+members) are resolved by ``allSubscriptionsEqual`` on tuples (:mod:`._sticky_common`), then the
+arrays take over. Where Kafka's assignor throws, this raises
+:class:`~kgtool.assignors._sticky_common.StickyAssignorFailure` with Java's message. The tests
+hold every path against the golden cases and against a line-by-line port of the Java class
+(``tests/assignors/sticky_reference.py``).
 
 - ``ConstrainedAssignmentBuilder`` (identical subscriptions): the owned-partition pass is a
   loop over members (not partitions); ``assignRackAwareRoundRobin`` is a loop over partitions
@@ -31,7 +33,8 @@ import itertools
 
 import numpy as np
 
-from kgtool.assignors import _sticky_reference as ref
+from kgtool.assignors import _sticky_common as common
+from kgtool.assignors._sticky_common import StickyAssignorFailure
 from kgtool.java import hash_map_capacity, java_string_hashcode, spread, string_order_key
 
 TP = tuple[str, int]
@@ -72,22 +75,30 @@ class Layout:
 
 
 class Racks:
-    """``RackInfo`` as bitmasks: one bit per rack, a mask per partition, a bit per member.
+    """``RackInfo`` as bitmasks: one bit per member rack, a mask per partition, a bit per member.
+
+    Only the racks of members get a bit: whether one of a partition's replicas is on a given
+    member's rack is all that ``racksMismatch``, ``nextRackConsumer`` and
+    ``sortPartitionsByRackConsumers`` ask (``useRackAwareAssignment`` also looks at the other
+    racks, and is decided on every rack). Masks are int64 for up to 63 member racks, Python
+    ints (object arrays) beyond: the same operators work on both.
 
     ``member_bit[i]`` is 0 for a member without a rack (it never mismatches); ``aware`` is
     ``useRackAwareAssignment``; when it is False every member's bit is 0.
     """
 
-    def __init__(self, inp: ref.StickyInput, lay: Layout) -> None:
-        member_racks = [inp.rack_of.get(m) or None for m in lay.members]
-        consumer_racks = {r for r in member_racks if r}
+    def __init__(self, inp: common.StickyInput, lay: Layout) -> None:
+        member_racks = [inp.rack_of.get(m) or None for m in lay.members]  # rackId().filter(!isEmpty)
         self.aware = False
         self.member_bit = np.zeros(len(lay.members), dtype=np.int64)
         self.mask = np.zeros(lay.total, dtype=np.int64)
-        self.ok = True
-        if not consumer_racks:
-            return
         names: dict[str, int] = {}
+        for r in member_racks:
+            if r:
+                names.setdefault(r, len(names))
+        if not names:
+            return
+        n_member_racks = len(names)
         per_partition = []
         for t in lay.topics:
             racks = inp.replica_racks.get(t)
@@ -99,19 +110,18 @@ class Racks:
                         if r is not None:
                             m |= 1 << names.setdefault(r, len(names))
                 per_partition.append(m)
-        if len(names) > 62:
-            self.ok = False
-            return
-        mask = np.array(per_partition, dtype=np.int64)
-        union = int(np.bitwise_or.reduce(mask)) if len(mask) else 0
-        consumer_bits = sum(1 << names[r] for r in consumer_racks if r in names)
-        # AbstractPartitionAssignor.useRackAwareAssignment
-        if not consumer_bits or not (union & consumer_bits) or bool(np.all(mask == union)):
+        full = np.array(per_partition, dtype=_mask_dtype(len(names)))
+        union = int(np.bitwise_or.reduce(full)) if len(full) else 0
+        member_bits = (1 << n_member_racks) - 1
+        # AbstractPartitionAssignor.useRackAwareAssignment: some member rack holds a replica,
+        # and not every partition has its replicas on the same racks.
+        if not (union & member_bits) or bool(np.all(full == union)):
             return
         self.aware = True
-        self.mask = mask
-        self.member_bit = np.array([(1 << names[r]) if r in names else (1 << 62) if r else 0
-                                    for r in member_racks], dtype=np.int64)
+        dtype = _mask_dtype(n_member_racks)
+        self.mask = full if len(names) == n_member_racks else (full & member_bits).astype(dtype)
+        self.member_bit = np.array([(1 << names[r]) if r else 0 for r in member_racks], dtype=dtype)
+        self.n_member_racks = n_member_racks
 
     def mismatch(self, member: int, ids: np.ndarray) -> np.ndarray:
         """``racksMismatch`` of one member against partitions."""
@@ -120,8 +130,33 @@ class Racks:
             return np.zeros(len(ids), dtype=bool)
         return (self.mask[ids] & bit) == 0
 
+    def consumers_on_racks(self, ids: np.ndarray) -> np.ndarray:
+        """``RackInfo.numConsumersByPartition``: members on the racks of each partition's replicas."""
+        per_rack = np.bincount([b.bit_length() - 1 for b in self.member_bit.tolist() if b],
+                               minlength=self.n_member_racks)
+        mask = self.mask[ids]
+        if mask.dtype == object:  # one step per replica rather than per rack
+            counts = []
+            for m in mask.tolist():
+                c = 0
+                while m:
+                    low = m & -m
+                    c += int(per_rack[low.bit_length() - 1])
+                    m ^= low
+                counts.append(c)
+            return np.array(counts, dtype=np.int64)
+        counts = np.zeros(len(ids), dtype=np.int64)
+        for r in np.flatnonzero(per_rack).tolist():
+            counts += ((mask >> r) & 1) * per_rack[r]
+        return counts
 
-def _claims(inp: ref.StickyInput, lay: Layout):
+
+def _mask_dtype(n_bits: int):
+    """int64 holds 63 rack bits (the sign bit stays clear); Python ints hold any number."""
+    return np.int64 if n_bits <= 63 else object
+
+
+def _claims(inp: common.StickyInput, lay: Layout):
     """Owned partitions per member (positions), or None when some partition is claimed twice."""
     owned_ids = []
     n = 0
@@ -136,12 +171,12 @@ def _claims(inp: ref.StickyInput, lay: Layout):
     return owned_ids
 
 
-def constrained(inp: ref.StickyInput, lay: Layout, owned_ids: list[list[int]], multi_owned: set[int],
+def constrained(inp: common.StickyInput, lay: Layout, owned_ids: list[list[int]], multi_owned: set[int],
                 racks: Racks | None = None):
     """``ConstrainedAssignmentBuilder.build``; returns (per member (kept, new), transferring).
 
-    Returns None when the rack-aware round robin would leave a member under ``minQuota`` (Java
-    then throws; the reference port reports it with Java's exact message).
+    Raises :class:`StickyAssignorFailure` with Java's message where ``assignRoundRobin``
+    throws (partitions left with every member at its quota).
     """
     n = len(lay.members)
     total = lay.total
@@ -200,15 +235,7 @@ def constrained(inp: ref.StickyInput, lay: Layout, owned_ids: list[list[int]], m
     if aware:
         # RackInfo.sortPartitionsByRackConsumers: stable sort by the number of members on the
         # racks holding a replica of the partition.
-        per_rack = np.zeros(63, dtype=np.int64)
-        for b in racks.member_bit.tolist():
-            if b and b != (1 << 62):
-                per_rack[b.bit_length() - 1] += 1
-        mask = racks.mask[unassigned]
-        consumers_on_racks = np.zeros(len(unassigned), dtype=np.int64)
-        for r in np.flatnonzero(per_rack).tolist():
-            consumers_on_racks += ((mask >> r) & 1) * per_rack[r]
-        unassigned = unassigned[np.argsort(consumers_on_racks, kind="stable")]
+        unassigned = unassigned[np.argsort(racks.consumers_on_racks(unassigned), kind="stable")]
         # assignRackAwareRoundRobin
         bits = racks.member_bit.tolist()
         cnt = counts.tolist()
@@ -258,12 +285,13 @@ def constrained(inp: ref.StickyInput, lay: Layout, owned_ids: list[list[int]], m
     under_arr = np.array(under, dtype=np.int64)
     deficit = min_q - counts[under_arr] if len(under_arr) else np.empty(0, dtype=np.int64)
     demand = int(deficit.sum())
-    if len(unassigned) < demand:
-        if aware:
-            return None
-        raise ref.StickyAssignorFailure(
-            "Kafka's sticky assignor throws IllegalStateException: a member doesn't reach minQuota partitions")
-    recipients = np.empty(len(unassigned), dtype=np.int64)
+    supply = len(unassigned)
+    # The partitions left always cover the deficits: outside `under` every member holds
+    # minQuota, or maxQuota for at most expectedNumMembersWithOverMinQuotaPartitions of them,
+    # whatever the racks did; so Java's verifyUnfilledMembers never throws once
+    # allSubscriptionsEqual has made the claims disjoint.
+    assert supply >= demand, "assignRoundRobin ran out of partitions below minQuota"
+    recipients = np.empty(supply, dtype=np.int64)
     if demand:
         member_rep = np.repeat(np.arange(len(under_arr)), deficit)
         starts = np.repeat(np.cumsum(deficit) - deficit, deficit)
@@ -274,9 +302,9 @@ def constrained(inp: ref.StickyInput, lay: Layout, owned_ids: list[list[int]], m
         done = under_arr[np.lexsort((np.arange(len(under_arr)), deficit))]
         exactly.extend(done.tolist())
     # phase B: one partition each to members polled from the head of `exactly`
-    leftover = len(unassigned) - demand
+    leftover = supply - demand
     if leftover > len(exactly):
-        raise ref.StickyAssignorFailure(
+        raise StickyAssignorFailure(
             "Kafka's sticky assignor throws IllegalStateException: No more unfilled consumers to be assigned.")
     if leftover:
         recipients[demand:] = exactly[:leftover]
@@ -304,7 +332,7 @@ def constrained(inp: ref.StickyInput, lay: Layout, owned_ids: list[list[int]], m
     return assignment, transferring
 
 
-def _subscriptions_equal(inp: ref.StickyInput) -> bool:
+def _subscriptions_equal(inp: common.StickyInput) -> bool:
     """The subscription test of ``allSubscriptionsEqual`` (a leading empty one is skipped)."""
     first: frozenset[str] | None = None
     first_list = None
@@ -321,18 +349,19 @@ def _subscriptions_equal(inp: ref.StickyInput) -> bool:
     return True
 
 
-def assign(inp: ref.StickyInput, *, cooperative: bool, adjust: bool = True):
-    """Both assignors' result as ``{member: [(topic, partition), ...]}``, or None (use the reference).
+def assign(inp: common.StickyInput, *, cooperative: bool, adjust: bool = True):
+    """``AbstractStickyAssignor.assignPartitions`` for both assignors, on every group.
 
     ``cooperative`` selects how owned partitions are read (ConsumerProtocol order, and the
     transfers computed for ``adjustAssignment``); ``adjust`` withholds the transfers.
-    Returns (assignment, transferring as tuples -> new owner, whether the general builder ran).
+    Returns (assignment as ``{member: [(topic, partition), ...]}``, transferring as tuples ->
+    new owner, whether the general builder ran).
+
+    Raises :class:`StickyAssignorFailure` where Kafka's assignor throws.
     """
     members = inp.members
-    if not members or not inp.partitions_per_topic:
-        return None
-    if any(len(set(inp.topics_of[m])) != len(inp.topics_of[m]) for m in members):
-        return None
+    if not members:  # a group always has its leader: nothing to model
+        return {}, {}, False
     equal = _subscriptions_equal(inp)
     lay = Layout(inp.partitions_per_topic, members)
     if equal:
@@ -342,21 +371,12 @@ def assign(inp: ref.StickyInput, *, cooperative: bool, adjust: bool = True):
             # Some partition is claimed twice: resolve claims exactly as Java does, on tuples.
             consumer_to_owned: dict[str, list[TP]] = {}
             multi_t: set[TP] = set()
-            ref.all_subscriptions_equal(inp, consumer_to_owned, multi_t)
+            common.all_subscriptions_equal(inp, consumer_to_owned, multi_t)
             owned_ids = [lay.to_ids(consumer_to_owned[m]) for m in members]
             multi = set(lay.to_ids(multi_t))
-        racks = Racks(inp, lay)
-        if not racks.ok:
-            return None
-        built = constrained(inp, lay, owned_ids, multi, racks)
-        if built is None:
-            return None
-        result, transferring = built
+        result, transferring = constrained(inp, lay, owned_ids, multi, Racks(inp, lay))
     else:
-        fast = general(inp, lay, cooperative=cooperative)
-        if fast is None:
-            return None
-        result, transferring = fast
+        result, transferring = general(inp, lay, cooperative=cooperative)
     general_ran = not equal
     out = {}
     # A million result tuples would trigger the cyclic GC over and over; none can form a cycle.
@@ -428,9 +448,9 @@ def _user_data_order(ids: np.ndarray, lay: Layout, topic_hash: list[int], topic_
 
 
 class _General:
-    """``GeneralAssignmentBuilder`` on arrays (no racks)."""
+    """``GeneralAssignmentBuilder`` on arrays."""
 
-    def __init__(self, inp: ref.StickyInput, lay: Layout, owned_ids: list[np.ndarray], max_generation: int,
+    def __init__(self, inp: common.StickyInput, lay: Layout, owned_ids: list[np.ndarray], max_generation: int,
                  cooperative: bool, racks: Racks) -> None:
         self.inp = inp
         self.racks = racks
@@ -441,21 +461,33 @@ class _General:
         sub = np.zeros((n, T), dtype=bool)
         subs_topics = []
         cache: dict[int, list[int]] = {}
+        listed_twice = False
         for i, m in enumerate(lay.members):
             topics = inp.topics_of[m]
             idx = cache.get(id(topics))
             if idx is None:
+                # consumer2AllPotentialTopics: the subscription's list, duplicates included
                 idx = cache[id(topics)] = [lay.topic_index[t] for t in topics if t in lay.topic_index]
+                listed_twice |= len(set(idx)) != len(idx)
             subs_topics.append(idx)
             sub[i, idx] = True
         self.sub = sub
-        self.n_subscribers = sub.sum(axis=0)
+        # topic2AllPotentialConsumers lists a member once per time its subscription lists the
+        # topic: a topic listed twice by its only subscriber counts two potential consumers.
+        if listed_twice:
+            self.n_potential = np.bincount(np.fromiter(itertools.chain.from_iterable(subs_topics), dtype=np.int64),
+                                           minlength=T)
+        else:
+            self.n_potential = sub.sum(axis=0)
         # sortedAllTopics: TopicComparator (number of potential consumers, then name)
-        topic_order = np.lexsort((np.arange(T), self.n_subscribers))
+        topic_order = np.lexsort((np.arange(T), self.n_potential))
         self.topic_order = topic_order
         self.owned_ids = owned_ids
         self.max_generation = max_generation
-        self.max_assign = np.array([int(lay.counts[idx].sum()) for idx in subs_topics], dtype=np.int64)
+        # getMaxAssignmentSize: every partition when the list is as long as the topic count
+        # (duplicates included), else the sum over the list (a topic listed twice counts twice).
+        self.max_assign = np.array([lay.total if len(idx) == T else int(lay.counts[idx].sum()) for idx in subs_topics],
+                                   dtype=np.int64)
 
     def build(self):
         lay, n, T = self.lay, self.n, self.T
@@ -469,8 +501,8 @@ class _General:
             gen = inp.generation_of[m]
             if gen is not None and gen < self.max_generation:
                 g = gen
-            elif gen is None and self.max_generation > ref.DEFAULT_GENERATION:
-                g = ref.DEFAULT_GENERATION
+            elif gen is None and self.max_generation > common.DEFAULT_GENERATION:
+                g = common.DEFAULT_GENERATION
             else:
                 continue
             ids = np.asarray(lay.to_ids(inp.raw_owned_of[m]), dtype=np.int64)
@@ -573,7 +605,7 @@ class _General:
             if T else np.empty(0, dtype=np.int64)
 
         # fixed partitions and fixed members
-        movable_topic = self.n_subscribers >= 2
+        movable_topic = self.n_potential >= 2  # canTopicParticipateInReassignment
         all_sorted = all_sorted[movable_topic[topic_of[all_sorted]]]
         unassigned = unassigned[movable_topic[topic_of[unassigned]]]
         fixed = np.zeros(n, dtype=bool)
@@ -593,7 +625,7 @@ class _General:
         self.own_count = np.bincount(owner[has] * T + topic_of[has], minlength=n * T).reshape(n, T)
         self.nonfixed_sub = self.sub & ~fixed[:, None]
         self.subs_of_topic = [np.flatnonzero(self.nonfixed_sub[:, t]) for t in range(T)]
-        self.movements = ref.PartitionMovements()
+        self.movements = common.PartitionMovements()
         self.movable_topics = np.flatnonzero(movable_topic)
         self._init_counts()
         self._refresh()
@@ -757,7 +789,7 @@ class _General:
 
     def _size_of(self, member: int) -> int:
         if self.fixed[member]:
-            raise ref.StickyAssignorFailure(
+            raise StickyAssignorFailure(
                 f"Kafka's sticky assignor throws NullPointerException: consumer {self.lay.members[member]} "
                 "(a previous owner) takes no part in the reassignment")
         return self.size[member]
@@ -792,8 +824,8 @@ def _score(sizes: np.ndarray) -> int:
     return int((s * (2 * np.arange(n) - n + 1)).sum())
 
 
-def general(inp: ref.StickyInput, lay: Layout, *, cooperative: bool):
-    """``GeneralAssignmentBuilder.build``; returns (per member (kept, new), transferring) or None."""
+def general(inp: common.StickyInput, lay: Layout, *, cooperative: bool):
+    """``GeneralAssignmentBuilder.build``; returns (per member (kept, new), transferring)."""
     members = lay.members
     owned_raw = []
     total_claims = 0
@@ -809,7 +841,7 @@ def general(inp: ref.StickyInput, lay: Layout, *, cooperative: bool):
         # allSubscriptionsEqual on tuples: claims resolved by generation exactly as in Java,
         # from the owned partitions in the order the protocol delivers them.
         consumer_to_owned: dict[str, list[TP]] = {}
-        ref.all_subscriptions_equal(inp, consumer_to_owned, set())
+        common.all_subscriptions_equal(inp, consumer_to_owned, set())
         owned = [np.asarray(lay.to_ids(consumer_to_owned[m]), dtype=np.int64) for m in members]
     elif cooperative:
         owned = [np.sort(ids) for ids in owned_raw]  # ConsumerProtocol: sorted by topic, partition
@@ -817,16 +849,14 @@ def general(inp: ref.StickyInput, lay: Layout, *, cooperative: bool):
         topic_hash = [java_string_hashcode(t) for t in lay.topics]
         topic_spread = np.array([spread(h) for h in topic_hash], dtype=np.int64)
         owned = [_user_data_order(ids, lay, topic_hash, topic_spread) for ids in owned_raw]
-    max_generation = max([ref.DEFAULT_GENERATION] + [g for g in inp.generation_of.values() if g is not None])
+    max_generation = max([common.DEFAULT_GENERATION] + [g for g in inp.generation_of.values() if g is not None])
     racks = Racks(inp, lay)
-    if not racks.ok:
-        return None
     builder = _General(inp, lay, owned, max_generation, cooperative, racks)
     lists = builder.build()
     transferring: dict[int, int] = {}
     if cooperative and conflicts:
         final_tuples = {m: lay.to_tuples(np.asarray(lists[i], dtype=np.int64)) for i, m in enumerate(members)}
-        moving_t = ref.partitions_transferring_ownership(inp, final_tuples)
+        moving_t = common.partitions_transferring_ownership(inp, final_tuples)
         index = {m: i for i, m in enumerate(members)}
         transferring = {lay.offset_of[t] + p: index[c] for (t, p), c in moving_t.items()}
     elif cooperative and total_claims:

@@ -42,9 +42,10 @@ partitions in the output): ``cooperative-sticky`` gets them from ``ConsumerProto
 sorts them by topic, then partition; ``sticky`` gets them from its user data, grouped by topic
 in ``HashMap`` order (:func:`user_data_partitions`).
 
-Speed: :mod:`kgtool.assignors._sticky_fast` computes the same result on integer arrays
-(1,000,000 partitions and 2,000 members in well under a second for identical subscriptions);
-:mod:`kgtool.assignors._sticky_reference` is the line-by-line port it is tested against.
+Speed: :mod:`kgtool.assignors._sticky_fast` computes the result on integer arrays
+(1,000,000 partitions and 2,000 members in well under a second for identical subscriptions),
+for every group; the tests hold it against the golden cases and against a line-by-line port
+of ``AbstractStickyAssignor`` (``tests/assignors/sticky_reference.py``).
 
 Worked example (``StickyAssignor`` javadoc, repeated by the tests): C0, C1, C2 subscribed to
 t0..t3 with 2 partitions each get C0: t0p0 t1p1 t3p0, C1: t0p1 t2p0 t3p1, C2: t1p0 t2p1.
@@ -55,16 +56,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kgtool.assignors import _sticky_common as common
 from kgtool.assignors import _sticky_fast
-from kgtool.assignors import _sticky_reference as ref
-from kgtool.assignors._sticky_reference import StickyAssignorFailure
+from kgtool.assignors._sticky_common import StickyAssignorFailure
 from kgtool.assignors.model import Assignment, GroupSpec
 from kgtool.java import string_hash_order, string_order_key
 
 __all__ = ["CooperativePlan", "CooperativeStickyAssignor", "StickyAssignor", "StickyAssignorFailure"]
 
 
-def sticky_input(group: GroupSpec, *, cooperative: bool) -> ref.StickyInput:
+def sticky_input(group: GroupSpec, *, cooperative: bool) -> common.StickyInput:
     """What Kafka's ``assignPartitions`` receives for this group, in Java's iteration order.
 
     ``AbstractPartitionAssignor.assign(Cluster, GroupSubscription)``: only topics someone
@@ -72,7 +73,7 @@ def sticky_input(group: GroupSpec, *, cooperative: bool) -> ref.StickyInput:
     """
     ids = [m.member_id for m in group.members]
     by_id = {m.member_id: m for m in group.members}
-    members = ref.member_iteration_order(ids)
+    members = common.member_iteration_order(ids)
     raw_owned = {i: by_id[i].owned for i in ids}
     partitions_per_topic: dict[str, int] = {}
     replica_racks = {}
@@ -85,17 +86,17 @@ def sticky_input(group: GroupSpec, *, cooperative: bool) -> ref.StickyInput:
             if spec is not None and spec.partitions > 0 and t not in partitions_per_topic:
                 partitions_per_topic[t] = spec.partitions
                 replica_racks[t] = spec.racks
-    return ref.StickyInput(
+    return common.StickyInput(
         members=members,
         topics_of={i: tuple(by_id[i].topics) for i in ids},
-        owned_of=ref.LazyOwned(raw_owned, protocol_owned_partitions if cooperative else user_data_partitions),
+        owned_of=common.LazyOwned(raw_owned, protocol_owned_partitions if cooperative else user_data_partitions),
         raw_owned_of=raw_owned,
         generation_of={i: by_id[i].generation for i in ids},
         # ConsumerCoordinator.metadata() sends generation().generationId in every Subscription
         # (ConsumerProtocol v2+), eager members included; for StickyAssignor it equals the
         # generation in its user data.
         subscription_generation_of={
-            i: (by_id[i].generation if by_id[i].generation is not None else ref.DEFAULT_GENERATION)
+            i: (by_id[i].generation if by_id[i].generation is not None else common.DEFAULT_GENERATION)
             for i in ids
         },
         rack_of={i: by_id[i].rack for i in ids},
@@ -141,13 +142,9 @@ def assign_partitions(group: GroupSpec, *, cooperative: bool) -> tuple[Assignmen
     if not group.members:
         return {}, {}
     inp = sticky_input(group, cooperative=cooperative)
-    fast = _sticky_fast.assign(inp, cooperative=cooperative, adjust=False)
-    if fast is not None:
-        assignment, transferring, general_ran = fast
-        # Java leaves partitionsTransferringOwnership null after the general builder.
-        return _result(group, assignment), (None if general_ran else transferring)
-    assignment, transferring = ref.assign_partitions(inp)
-    return _result(group, assignment), transferring
+    assignment, transferring, general_ran = _sticky_fast.assign(inp, cooperative=cooperative, adjust=False)
+    # Java leaves partitionsTransferringOwnership null after the general builder.
+    return _result(group, assignment), (None if general_ran else transferring)
 
 
 @dataclass
@@ -174,12 +171,8 @@ class StickyAssignor:
         """
         if not group.members:
             return {}
-        inp = sticky_input(group, cooperative=False)
-        fast = _sticky_fast.assign(inp, cooperative=False)
-        if fast is not None:
-            return _result(group, fast[0])  # eager: no adjustment
-        assignment, _ = ref.assign_partitions(inp)
-        return _result(group, assignment)
+        assignment, _, _ = _sticky_fast.assign(sticky_input(group, cooperative=False), cooperative=False)
+        return _result(group, assignment)  # eager: no adjustment
 
 
 class CooperativeStickyAssignor:
@@ -202,12 +195,5 @@ class CooperativeStickyAssignor:
         """The assignment sent this round plus the partitions withheld for revocation."""
         if not group.members:
             return CooperativePlan({}, {})
-        inp = sticky_input(group, cooperative=True)
-        fast = _sticky_fast.assign(inp, cooperative=True)
-        if fast is not None:
-            return CooperativePlan(_result(group, fast[0]), fast[1])
-        assignment, transferring = ref.assign_partitions(inp)
-        if transferring is None:
-            transferring = ref.partitions_transferring_ownership(inp, assignment)
-        ref.adjust_assignment(assignment, transferring)
-        return CooperativePlan(_result(group, assignment), dict(transferring))
+        assignment, transferring, _ = _sticky_fast.assign(sticky_input(group, cooperative=True), cooperative=True)
+        return CooperativePlan(_result(group, assignment), transferring)

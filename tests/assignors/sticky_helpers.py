@@ -1,10 +1,14 @@
-"""Shared helpers of the sticky / cooperative-sticky tests: small group builders and strategies."""
+"""Shared helpers of the sticky / cooperative-sticky tests: small group builders, strategies,
+and the comparison of the package's array implementation with the line-by-line port."""
 
 from __future__ import annotations
 
 from hypothesis import strategies as st
 
+import tests.assignors.sticky_reference as ref
+from kgtool.assignors import _sticky_fast
 from kgtool.assignors.model import GroupSpec, MemberSpec, TopicSpec
+from kgtool.assignors.sticky import CooperativeStickyAssignor, StickyAssignor, sticky_input
 
 
 def group(topics: dict[str, int], members: dict[str, dict], racks: dict[str, list[list[str]]] | None = None) -> GroupSpec:
@@ -81,3 +85,44 @@ def later_rounds(draw, *, uniform: bool | None = None, with_racks: bool = False,
             generation = 4
         members.append(MemberSpec(m.member_id, m.topics, tuple(owned), generation, m.rack))
     return GroupSpec(topics=g.topics, members=members)
+
+
+# --- the array implementation against the line-by-line port ---
+
+def reference(g: GroupSpec, *, cooperative: bool) -> dict:
+    """The port's assignment (after ``adjustAssignment`` for the cooperative assignor)."""
+    inp = sticky_input(g, cooperative=cooperative)
+    assignment, transferring = ref.assign_partitions(inp)
+    if cooperative:
+        if transferring is None:
+            transferring = ref.partitions_transferring_ownership(inp, assignment)
+        ref.adjust_assignment(assignment, transferring)
+    return {m.member_id: assignment[m.member_id] for m in g.members}
+
+
+def outcome(fn):
+    """The result, or the failure Kafka's assignor would throw (both implementations must agree)."""
+    try:
+        return fn()
+    except ref.StickyAssignorFailure as e:
+        return ("Kafka throws", str(e))
+
+
+def assert_fast_path_ran(g: GroupSpec, *, cooperative: bool, expected) -> None:
+    """The array implementation decided the group itself: a result, or, where Kafka's assignor
+    throws (``expected`` is then ``("Kafka throws", message)``), the same failure."""
+    fast = outcome(lambda: _sticky_fast.assign(sticky_input(g, cooperative=cooperative), cooperative=cooperative))
+    thrown = isinstance(expected, tuple) and expected and expected[0] == "Kafka throws"
+    if thrown:
+        assert fast == expected
+    else:
+        assert isinstance(fast, tuple) and len(fast) == 3 and isinstance(fast[0], dict), fast
+
+
+def assert_same_as_reference(g: GroupSpec) -> None:
+    """Both assignors give the port's result (or its failure), decided by the array implementation."""
+    for cooperative, assignor in ((False, StickyAssignor()), (True, CooperativeStickyAssignor())):
+        expected = outcome(lambda: reference(g, cooperative=cooperative))
+        assert outcome(lambda: assignor.assign(g)) == expected
+        if g.members:
+            assert_fast_path_ran(g, cooperative=cooperative, expected=expected)

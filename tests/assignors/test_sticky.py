@@ -5,14 +5,22 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-import kgtool.assignors._sticky_reference as ref
-from kgtool.assignors import _sticky_fast
+import tests.assignors.sticky_reference as ref
+from kgtool.assignors import _sticky_common
 from kgtool.assignors import sticky as sticky_module
 from kgtool.assignors.sticky import CooperativeStickyAssignor, StickyAssignor, assign_partitions
 from kgtool.java import java_string_hashcode
 from tests.assignors.golden import expected_from_golden, group_from_golden, load_cases
 from tests.assignors.invariants import assert_valid_and_balanced
-from tests.assignors.sticky_helpers import group, groups, later_rounds, next_round
+from tests.assignors.sticky_helpers import (
+    assert_fast_path_ran,
+    assert_same_as_reference,
+    group,
+    groups,
+    later_rounds,
+    next_round,
+    outcome,
+)
 
 STICKY_CASES = load_cases("sticky")
 EXAMPLES = [c for c in load_cases("exact_examples") if c["input"]["assignor"] == "sticky"]
@@ -89,9 +97,9 @@ def test_member_order_is_java_hash_map_order(monkeypatch):
         return ok
 
     assert passes() == len(cases)
-    monkeypatch.setattr(ref, "member_iteration_order", lambda ids: list(ids))
+    monkeypatch.setattr(_sticky_common, "member_iteration_order", lambda ids: list(ids))
     assert passes() < len(cases)
-    monkeypatch.setattr(ref, "member_iteration_order", lambda ids: sorted(ids))
+    monkeypatch.setattr(_sticky_common, "member_iteration_order", lambda ids: sorted(ids))
     assert passes() < len(cases)
 
 
@@ -313,41 +321,6 @@ def test_uniform_subscriptions_balanced_within_one(g):
 
 # --- the array implementation against the line-by-line port ---
 
-def _reference(g, *, cooperative: bool):
-    inp = sticky_module.sticky_input(g, cooperative=cooperative)
-    assignment, transferring = ref.assign_partitions(inp)
-    if cooperative:
-        if transferring is None:
-            transferring = ref.partitions_transferring_ownership(inp, assignment)
-        ref.adjust_assignment(assignment, transferring)
-    return {m.member_id: assignment[m.member_id] for m in g.members}
-
-
-def _outcome(fn):
-    """The result, or the failure Kafka's assignor would throw (both implementations must agree)."""
-    try:
-        return fn()
-    except ref.StickyAssignorFailure as e:
-        return ("Kafka throws", str(e))
-
-
-def assert_fast_path_ran(g, *, cooperative: bool, expected) -> None:
-    """The array implementation decided (it returns None to hand a group to the reference);
-    only a group on which Kafka's assignor throws may leave it to the reference's message."""
-    inp = sticky_module.sticky_input(g, cooperative=cooperative)
-    fast = _outcome(lambda: _sticky_fast.assign(inp, cooperative=cooperative))
-    thrown = isinstance(expected, tuple) and expected and expected[0] == "Kafka throws"
-    assert fast is not None or thrown, "the fast path declined the group: the comparison would prove nothing"
-
-
-def assert_same_as_reference(g):
-    for cooperative, assignor in ((False, StickyAssignor()), (True, CooperativeStickyAssignor())):
-        expected = _outcome(lambda: _reference(g, cooperative=cooperative))
-        assert _outcome(lambda: assignor.assign(g)) == expected
-        if g.members:
-            assert_fast_path_ran(g, cooperative=cooperative, expected=expected)
-
-
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(later_rounds(uniform=True))
 def test_fast_constrained_equals_reference(g):
@@ -403,7 +376,7 @@ def test_assign_partitions_fast_equals_reference(g):
     """The pre-adjustment assignment and partitionsTransferringOwnership, both implementations."""
     for cooperative in (False, True):
         inp = sticky_module.sticky_input(g, cooperative=cooperative)
-        expected = _outcome(lambda: ref.assign_partitions(inp))
+        expected = outcome(lambda: ref.assign_partitions(inp))
         if isinstance(expected, tuple) and expected and expected[0] == "Kafka throws":
             continue
         if g.members:
