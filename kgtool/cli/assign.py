@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from itertools import chain, groupby
-from json.encoder import encode_basestring as _json_str  # C-accelerated quoting
 from operator import itemgetter
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, nullcontext
@@ -15,7 +14,7 @@ import typer
 from kgtool.assignors import analysis, group_input, registry
 from kgtool.assignors.model import Assignment, GroupSpec
 from kgtool.cli import params, render
-from kgtool.cli.render import OutputFormat
+from kgtool.cli.render import OutputFormat, json_quote
 from kgtool.errors import FindingsReported, UsageError
 from kgtool.inputs import MAX_INPUT_BYTES, STDIN, display_name, read_text
 
@@ -255,7 +254,7 @@ def _member_json(parts: list, safe: bool = False) -> str:
         runs = [(t, ", ".join(map(str, ps))) for t, ps in _by_topic(parts).items()]
     if safe:
         return "{" + ", ".join([f'"{t}": [{text}]' for t, text in runs]) + "}"
-    return "{" + ", ".join([f"{_json_str(t)}: [{text}]" for t, text in runs]) + "}"
+    return "{" + ", ".join([f"{json_quote(t)}: [{text}]" for t, text in runs]) + "}"
 
 
 def assignment_json(assignment: Assignment, indent: str = "  ", topics: Iterable[str] | None = None) -> str:
@@ -267,39 +266,16 @@ def assignment_json(assignment: Assignment, indent: str = "  ", topics: Iterable
     if topics is None:
         topics = set(map(_topic_of, chain.from_iterable(assignment.values())))
     safe = all(_SAFE_TOPIC.fullmatch(t) for t in topics)
-    lines = [f"{indent}  {_json_str(m)}: {_member_json(parts, safe)}" for m, parts in assignment.items()]
+    lines = [f"{indent}  {json_quote(m)}: {_member_json(parts, safe)}" for m, parts in assignment.items()]
     return "{\n" + ",\n".join(lines) + f"\n{indent}}}"
-
-
-def _json_doc(fields: list[tuple[str, object]]) -> str:
-    """A JSON object whose values are either Python data (dumped) or pre-built JSON text
-    (wrapped in :class:`_Raw`)."""
-    import json
-
-    parts = []
-    for key, value in fields:
-        if isinstance(value, _Raw):
-            text = value.text
-        else:
-            text = json.dumps(value, indent=2, ensure_ascii=False).replace("\n", "\n  ")
-        parts.append(f"  {_json_str(key)}: {text}")
-    return "{\n" + ",\n".join(parts) + "\n}\n"
-
-
-class _Raw:
-    __slots__ = ("text",)
-
-    def __init__(self, text: str) -> None:
-        self.text = text
 
 
 def _render_result(result: analysis.AssignResult, loaded: group_input.LoadedGroup, fmt: OutputFormat) -> None:
     if fmt is OutputFormat.jsonl:
-        lines = [
-            f'{{"member_id": {_json_str(m)}, "assignment": {_member_json(parts)}}}'
+        render.JsonOut(fmt).texts([
+            f'{{"member_id": {json_quote(m)}, "assignment": {_member_json(parts)}}}'
             for m, parts in result.assignment.items()
-        ]
-        render.write_raw("\n".join(lines) + ("\n" if lines else ""))
+        ])
         return
     if fmt is OutputFormat.json:
         fields: list[tuple[str, object]] = [
@@ -310,28 +286,22 @@ def _render_result(result: analysis.AssignResult, loaded: group_input.LoadedGrou
         ]
         if result.what_if:
             fields.append(("what_if", result.what_if))
-        fields.append(("assignment", _Raw(assignment_json(result.assignment, topics=result.group.topics))))
+        fields.append(("assignment", render.RawJson(assignment_json(result.assignment, topics=result.group.topics))))
         fields.append(("stats", result.stats.to_json()))
         if result.settled is not None and result.settled_stats is not None:
-            fields.append(("settled", _Raw(
+            fields.append(("settled", render.RawJson(
                 "{\n    \"rebalances\": %d,\n    \"assignment\": %s,\n    \"stats\": %s\n  }" % (
                     result.rebalances,
                     assignment_json(result.settled, indent="    "),
-                    _indent_json(result.settled_stats.to_json(), "    "),
+                    render.indented_json(result.settled_stats.to_json(), "    "),
                 )
             )))
         if result.baseline is not None:
-            fields.append(("baseline", _Raw(assignment_json(result.baseline))))
+            fields.append(("baseline", render.RawJson(assignment_json(result.baseline))))
         fields.append(("notes", loaded.notes))
-        render.write_raw(_json_doc(fields))
+        render.write_raw(render.json_document(fields))
         return
     _render_result_table(result, loaded)
-
-
-def _indent_json(obj: object, indent: str) -> str:
-    import json
-
-    return json.dumps(obj, indent=2, ensure_ascii=False).replace("\n", "\n" + indent)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -420,7 +390,7 @@ def _render_compare(
             "notes": loaded.notes,
         }
         if fmt is OutputFormat.jsonl:
-            render.write_json_lines(doc["compare"])
+            render.JsonOut(fmt).items(doc["compare"])
         else:
             render.print_json(doc)
         return
@@ -477,12 +447,12 @@ def _validate(
                 title="pending revocation (cooperative protocol, KIP-429)",
             )
     elif fmt is OutputFormat.jsonl:
-        render.write_json_lines({"problem": p} for p in report.problems)
+        render.JsonOut(fmt).items({"problem": p} for p in report.problems)
     else:
-        render.write_raw(_json_doc([
+        render.write_raw(render.json_document([
             ("group", group_id), ("valid", report.valid), ("rebalance_protocol", report.rebalance_protocol),
             ("checked_partitions", report.checked_partitions), ("problems", report.problems),
-            ("pending_revocation", _Raw(assignment_json(report.pending_revocation))),
+            ("pending_revocation", render.RawJson(assignment_json(report.pending_revocation))),
         ]))
     if not report.valid:
         raise FindingsReported(f"{source}: the assignment is not valid ({len(report.problems)} problem(s))")
@@ -510,22 +480,22 @@ def _replay(loaded: group_input.LoadedGroup, assignor: Optional[str], fmt: Outpu
         items = []
         for r in results:
             diffs = ", ".join(
-                f"{_json_str(m)}: {{\"recorded\": {_member_json(a)}, \"computed\": {_member_json(b)}}}"
+                f"{json_quote(m)}: {{\"recorded\": {_member_json(a)}, \"computed\": {_member_json(b)}}}"
                 for m, (a, b) in r.differences.items()
             )
             items.append(
-                f'{{"group": {_json_str(r.group_id)}, "generation": {r.generation}, '
-                f'"offset": {"null" if r.offset is None else r.offset}, "assignor": {_json_str(r.assignor)}, '
+                f'{{"group": {json_quote(r.group_id)}, "generation": {r.generation}, '
+                f'"offset": {"null" if r.offset is None else r.offset}, "assignor": {json_quote(r.assignor)}, '
                 f'"matches": {"true" if r.matches else "false"}, "differences": {{{diffs}}}, '
                 f'"recorded": {assignment_json(r.recorded, "    ")}, "computed": {assignment_json(r.computed, "    ")}}}'
             )
         if fmt is OutputFormat.jsonl:
-            render.write_raw("".join(i.replace("\n", "") + "\n" for i in items))
+            render.JsonOut(fmt).texts([i.replace("\n", "") for i in items])
         else:
-            render.write_raw(
-                '{\n  "group": %s,\n  "input": "group-metadata",\n  "all_match": %s,\n  "rounds": [\n    %s\n  ]\n}\n'
-                % (_json_str(loaded.group_id or ""), "false" if differing else "true", ",\n    ".join(items))
-            )
+            render.write_raw(render.json_document([
+                ("group", loaded.group_id or ""), ("input", "group-metadata"), ("all_match", not differing),
+                ("rounds", render.RawJson(render.json_array_text(items, "  "))),
+            ]))
     if differing:
         gens = ", ".join(str(r.generation) for r in differing)
         raise FindingsReported(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from json.encoder import encode_basestring_ascii as _json_str  # C-accelerated quoting
 from pathlib import Path
 from typing import Optional
 
@@ -11,7 +10,7 @@ import typer
 
 from kgtool.cli import render
 from kgtool.cli.histogram import render_histogram
-from kgtool.cli.render import OutputFormat
+from kgtool.cli.render import OutputFormat, json_quote_ascii
 from kgtool.coordinator import idlist
 from kgtool.coordinator.lookup import (
     CoordinatorLookup,
@@ -225,7 +224,7 @@ def _render_lookup(lookup: CoordinatorLookup, fmt: OutputFormat, share: SharePar
         return
     # Fast path: JSON text built directly, in chunks (bounded memory), with only C-level work
     # per item: ids quoted by the C encoder, partitions as cached strings.
-    q = _json_str
+    q = json_quote_ascii
     extra = ""
     if share is not None:
         extra = f', "topic_id": {q(share.topic_id)}, "share_partition": {share.partition}'
@@ -233,9 +232,7 @@ def _render_lookup(lookup: CoordinatorLookup, fmt: OutputFormat, share: SharePar
     mid = ', "partition": '
     pstr_table = _int_string_table(lookup.num_partitions, len(parts))
     n = len(parts)
-    sep = "\n" if fmt is OutputFormat.jsonl else ",\n  "
-    if fmt is OutputFormat.json:
-        render.write_raw("[\n  " if n else "[]\n")
+    out = render.JsonOut(fmt)
     for lo in range(0, n, _CHUNK):
         hi = min(n, lo + _CHUNK)
         quoted = map(q, lookup.ids[lo:hi])
@@ -247,11 +244,8 @@ def _render_lookup(lookup: CoordinatorLookup, fmt: OutputFormat, share: SharePar
             mid_c = extra + ', "coordinator": '
             cstr = ["null" if c is None else str(c) for c in lookup.coordinators[lo:hi]]
             items = [head + i + mid + p + mid_c + c + "}" for i, p, c in zip(quoted, pstr, cstr)]
-        render.write_raw(("" if lo == 0 else sep) + sep.join(items))
-    if fmt is OutputFormat.json:
-        render.write_raw("\n]\n" if n else "")
-    elif n:
-        render.write_raw("\n")
+        out.texts(items)
+    out.close()
 
 
 def _int_string_table(bound: int, count: int) -> list[str] | None:

@@ -26,11 +26,12 @@ from kgtool.codec.segment import (
     not_a_segment,
     open_segment,
     scan_segment,
-    topic_partition_of_dir,
 )
 from kgtool.codec.summary import TAIL_KINDS, ScanSummary, summarize_segment
+from kgtool.coordinator.partitioning import CONSUMER_OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC
 from kgtool.errors import FindingsReported, InputError, UsageError
 from kgtool.inputs import STDIN, read_bytes
+from kgtool.storage.files import live_partition_of_dir, topic_partition_of_dir
 
 HELP = """Decode Kafka log segments: record batches (magic 0, 1, 2), every codec, control markers.
 
@@ -67,9 +68,6 @@ class BytesFormat(str, enum.Enum):
 _PROGRESS_MIN_BYTES = 64 * 1024 * 1024
 #: Problem lines printed on stderr before the rest are only counted.
 _MAX_PROBLEM_LINES = 100
-
-_OFFSETS_DIR = re.compile(r"^__consumer_offsets-\d+$")
-_TXN_DIR = re.compile(r"^__transaction_state-\d+$")
 
 
 @dataclass
@@ -136,9 +134,9 @@ def payload_decoder(mode: DecodeMode) -> tuple[Callable[[Any, Any], Any] | None,
 
 def _auto_mode(path: str) -> DecodeMode:
     parent = os.path.basename(os.path.dirname(os.path.abspath(path)))
-    if _OFFSETS_DIR.match(parent):
+    if live_partition_of_dir(parent, CONSUMER_OFFSETS_TOPIC) is not None:
         return DecodeMode.offsets
-    if _TXN_DIR.match(parent):
+    if live_partition_of_dir(parent, TRANSACTION_STATE_TOPIC) is not None:
         return DecodeMode.txn
     return DecodeMode.none
 

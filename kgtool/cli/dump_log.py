@@ -190,8 +190,8 @@ class Writer:
     def __init__(self, fmt: render.OutputFormat, run: Any) -> None:
         self.fmt = fmt
         self.run = run
-        self.first = True
-        self.seps = (",", ":") if fmt is render.OutputFormat.jsonl else (", ", ": ")
+        self.json = render.JsonOut(fmt)
+        self.seps = self.json.separators
         self.where: dict[str, Any] = {}
         #: ``Dumping FILE``, written with the input's first batch (or at its end).
         self.pending_line: str | None = None
@@ -223,15 +223,11 @@ class Writer:
             text = f"{text[:-1]}{self.seps[0]}\"batch\"{self.seps[1]}{batch_text}"
             # Keep the documented key order: ..., batch, payload.
             text += f"{self.seps[0]}{tail_text[1:]}" if tail_text is not None else "}"
-        if self.fmt is render.OutputFormat.jsonl:
-            sys.stdout.write(text + "\n")
-        else:
-            sys.stdout.write(("[\n  " if self.first else ",\n  ") + text)
-        self.first = False
+        self.json.text(text)
 
     def close(self) -> None:
         if self.fmt is render.OutputFormat.json:
-            sys.stdout.write("[]\n" if self.first else "\n]\n")
+            self.json.close()
 
     def batch(self, source: str, b: RecordBatch, decoder: Any, batches_only: bool) -> None:
         run = self.run

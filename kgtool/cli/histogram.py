@@ -49,13 +49,10 @@ def histogram_doc(h: Histogram, wording: Wording, extra: dict[str, Any] | None =
 def _json_text(h: Histogram, wording: Wording, extra: dict[str, Any] | None) -> str:
     head = {"topic": h.topic, "num_partitions": h.num_partitions, **(extra or {})}
     head.update(total=h.total, min=h.min, max=h.max, mean=h.mean, stddev=h.stddev)
-    rows = _rows(h, wording)
-    text = json.dumps(head, indent=2, ensure_ascii=False)[:-2]
-    text += ',\n  "partitions": [' + ("\n    " + ",\n    ".join(rows) + "\n  " if rows else "") + "]"
+    fields: list[tuple[str, Any]] = [*head.items(), ("partitions", render.RawJson(render.json_array_text(_rows(h, wording), "  ")))]
     if h.per_broker is not None:
-        brokers = [{"broker": b, "count": c, "partitions": k} for b, c, k in h.per_broker]
-        text += ',\n  "brokers": ' + json.dumps(brokers, indent=2, ensure_ascii=False).replace("\n", "\n  ")
-    return text + "\n}\n"
+        fields.append(("brokers", [{"broker": b, "count": c, "partitions": k} for b, c, k in h.per_broker]))
+    return render.json_document(fields)
 
 
 def render_histogram(
@@ -71,7 +68,7 @@ def render_histogram(
     object per partition."""
     with_broker = h.per_broker is not None
     if fmt is OutputFormat.jsonl:
-        render.write_raw("".join(r + "\n" for r in _rows(h, wording)))
+        render.JsonOut(fmt).texts(_rows(h, wording))
         return
     if fmt is OutputFormat.json:
         render.write_raw(_json_text(h, wording, extra))

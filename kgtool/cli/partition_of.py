@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import enum
-from json.encoder import encode_basestring_ascii as _json_str  # C-accelerated quoting
 from pathlib import Path
 from typing import Optional
 
@@ -11,7 +10,7 @@ import typer
 
 from kgtool.cli import render
 from kgtool.cli.histogram import Wording, histogram_doc, render_histogram
-from kgtool.cli.render import OutputFormat
+from kgtool.cli.render import OutputFormat, json_quote_ascii
 from kgtool.coordinator.lookup import check_histogram_size, leader_warnings, partition_count
 from kgtool.coordinator.topic_description import DEFAULT_MAX_PARTITIONS, TopicDescription, parse_topic_description
 from kgtool.errors import UsageError
@@ -246,20 +245,12 @@ def _render_keys(placements, summary: PlacementSummary, mode: str, description, 
     if fmt is OutputFormat.table:
         _render_table(placements, summary, mode, leader_of)
         return
-    q = _json_str
-    sep = "\n" if fmt is OutputFormat.jsonl else ",\n  "
-    first = True
-    if fmt is OutputFormat.json:
-        render.write_raw("[\n  " if summary.keys else "[]\n")
+    q = json_quote_ascii
+    out = render.JsonOut(fmt)
     for pl in placements:
         for lo in range(0, len(pl.kinds), _CHUNK):
-            items = _json_rows(pl, lo, min(len(pl.kinds), lo + _CHUNK), mode, columns, leader_of, q)
-            render.write_raw(("" if first else sep) + sep.join(items))
-            first = False
-    if fmt is OutputFormat.json:
-        render.write_raw("\n]\n" if summary.keys else "")
-    elif summary.keys:
-        render.write_raw("\n")
+            out.texts(_json_rows(pl, lo, min(len(pl.kinds), lo + _CHUNK), mode, columns, leader_of, q))
+    out.close()
     _summary_lines(summary, mode)
 
 

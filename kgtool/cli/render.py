@@ -8,6 +8,8 @@ from __future__ import annotations
 import enum
 import json
 import sys
+from json.encoder import encode_basestring as _encode_basestring
+from json.encoder import encode_basestring_ascii as _encode_basestring_ascii
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -54,6 +56,69 @@ def info(message: str) -> None:
     err().print(escape(message), style="dim")
 
 
+# --- JSON: the one writer ----------------------------------------------------------------------
+# Two framings, written here only: ``--format json`` is one document (an object, or an array with
+# one item per line: "[\n  a,\n  b\n]\n"), ``--format jsonl`` one compact object per line. Fast
+# paths pass items already encoded (ids quoted by the C encoders below), so that a million rows
+# never go through json.dumps(indent=...).
+
+#: JSON string quoting by the json module's C encoder: UTF-8 kept (``json_quote``) or
+#: ``\\uXXXX`` escapes (``json_quote_ascii``).
+json_quote = _encode_basestring
+json_quote_ascii = _encode_basestring_ascii
+_COMPACT = (",", ":")
+
+
+class JsonOut:
+    """The items of one command on stdout: a JSON array (``fmt`` json) or JSON Lines (jsonl).
+
+    Items are objects (:meth:`item`, :meth:`items`: encoded once here) or text a command's fast
+    encoder built (:meth:`text`, :meth:`texts`: one line each for jsonl). :meth:`close` ends the
+    array (``[]`` when it had no item)."""
+
+    __slots__ = ("lines", "separators", "count")
+
+    def __init__(self, fmt: OutputFormat) -> None:
+        self.lines = fmt is OutputFormat.jsonl
+        #: What item text uses between entries: compact for lines, spaced in an array.
+        self.separators = _COMPACT if self.lines else (", ", ": ")
+        self.count = 0
+
+    def dumps(self, obj: Any) -> str:
+        """One item's text (no newline inside)."""
+        return json.dumps(obj, ensure_ascii=False, separators=self.separators)
+
+    def item(self, obj: Any) -> None:
+        self.text(self.dumps(obj))
+
+    def items(self, objs: Iterable[Any]) -> None:
+        dumps = self.dumps
+        for obj in objs:
+            self.text(dumps(obj))
+
+    def text(self, text: str) -> None:
+        """One pre-encoded item."""
+        if self.lines:
+            sys.stdout.write(text + "\n")
+        else:
+            sys.stdout.write(("[\n  " if self.count == 0 else ",\n  ") + text)
+        self.count += 1
+
+    def texts(self, texts: Sequence[str]) -> None:
+        """Many pre-encoded items in one write."""
+        if not texts:
+            return
+        if self.lines:
+            sys.stdout.write("\n".join(texts) + "\n")
+        else:
+            sys.stdout.write(("[\n  " if self.count == 0 else ",\n  ") + ",\n  ".join(texts))
+        self.count += len(texts)
+
+    def close(self) -> None:
+        if not self.lines:
+            sys.stdout.write("\n]\n" if self.count else "[]\n")
+
+
 def print_json(obj: Any) -> None:
     """Pretty, stable JSON on stdout (keys in insertion order, UTF-8 kept readable)."""
     sys.stdout.write(json.dumps(obj, indent=2, ensure_ascii=False))
@@ -62,11 +127,42 @@ def print_json(obj: Any) -> None:
 
 def write_json_lines(objs: Iterable[Any]) -> None:
     """One compact JSON object per line on stdout."""
-    write = sys.stdout.write
-    dumps = json.dumps
-    for obj in objs:
-        write(dumps(obj, ensure_ascii=False, separators=(",", ":")))
-        write("\n")
+    JsonOut(OutputFormat.jsonl).items(objs)
+
+
+class RawJson:
+    """A value of :func:`json_document` that is JSON text already (built by a fast encoder,
+    indented for its place in the document)."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+def indented_json(obj: Any, indent: str = "  ") -> str:
+    """``obj`` as pretty JSON whose lines after the first are indented by ``indent`` (a value
+    nested in a pretty document)."""
+    return json.dumps(obj, indent=2, ensure_ascii=False).replace("\n", "\n" + indent)
+
+
+def json_array_text(items: Sequence[str], indent: str = "") -> str:
+    """Pre-encoded items as a JSON array one item per line, the array nested at ``indent``
+    (``[]`` when empty)."""
+    if not items:
+        return "[]"
+    inner = ",\n  " + indent
+    return "[\n  " + indent + inner.join(items) + "\n" + indent + "]"
+
+
+def json_document(fields: Iterable[tuple[str, Any]]) -> str:
+    """A pretty JSON object, one field a line, ending in a newline: values are Python data
+    (encoded as :func:`print_json` would) or :class:`RawJson`."""
+    parts = [
+        f"  {json_quote(key)}: {value.text if isinstance(value, RawJson) else indented_json(value)}"
+        for key, value in fields
+    ]
+    return "{\n" + ",\n".join(parts) + "\n}\n"
 
 
 def write_raw(text: str) -> None:

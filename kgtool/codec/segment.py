@@ -585,22 +585,3 @@ def describe_start(data, start: int = 0, width: int = 16) -> str:
     if head and all(c.isprintable() or c in "\n\r\t" for c in text):
         return repr(text)
     return " ".join(f"{b:02x}" for b in head) + (" ..." if len(data) - start > width else "")
-
-
-# LocalLog.parseTopicPartitionName (Kafka 4.x): "topic-partition", or
-# "topic-partition.uniqueId-delete" / "-future" / "-stray" for logs being deleted, moved or stray.
-_SUFFIXED = re.compile(r"^(?P<name>\S+-\S+)\.\S+-(?:delete|future|stray)$")
-# Topic.LEGAL_CHARS and Topic.MAX_NAME_LENGTH.
-_TOPIC = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")
-_PARTITION = re.compile(r"^[0-9]{1,10}$")
-
-
-def topic_partition_of_dir(name: str) -> tuple[str, int] | None:
-    """The (topic, partition) a partition directory's name gives, as the broker reads it
-    (``orders-3``, ``orders-3.<uuid>-delete``), or ``None`` when it is no such name."""
-    m = _SUFFIXED.match(name)
-    base = m["name"] if m else name
-    topic, sep, part = base.rpartition("-")
-    if not sep or not _TOPIC.match(topic) or not _PARTITION.match(part) or int(part) > 2**31 - 1:
-        return None
-    return topic, int(part)

@@ -29,10 +29,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from kgtool.codec.model import RecordBatch, ScanProblem
-from kgtool.codec.segment import topic_partition_of_dir
 from kgtool.errors import InputError, UsageError
 from kgtool.partitioner import keys as _keys
 from kgtool.partitioner.rules import PARTITIONERS, HashFamily, Partitioner, Reduction, hash_key
+from kgtool.storage.files import topic_partition_of_dir
 
 #: The partitioners --check tries, by label (the clients' defaults and Sarama's reference hash).
 CANDIDATES: dict[str, Partitioner] = {

@@ -21,15 +21,13 @@ whole file.
 from __future__ import annotations
 
 import os
-import re
 from typing import Any
 from urllib.parse import urlparse
 
+from kgtool.coordinator.partitioning import CONSUMER_OFFSETS_TOPIC
 from kgtool.errors import InputError, UsageError
 from kgtool.offsets.coverage import SegmentFile
-from kgtool.offsets.decode import log_partition_of
-
-_PARTITION_DIR = re.compile(r"^__consumer_offsets-(\d+)$")
+from kgtool.storage.files import live_partition_of_dir, live_partition_of_path
 UNKNOWN_PARTITION = -1
 
 
@@ -62,27 +60,27 @@ def _resolve(path: str, stat, listdir, empty: set[int] | None = None) -> list[Se
         raise InputError(f"{path}: no such file or directory")
     is_dir, size = st
     if not is_dir:
-        part = log_partition_of(path)
+        part = live_partition_of_path(path, CONSUMER_OFFSETS_TOPIC)
         return [SegmentFile(path=path, size=size, log_partition=UNKNOWN_PARTITION if part is None else part)]
     base = path.rstrip("/")
     name = base.rsplit("/", 1)[-1]
     entries = listdir(path)
-    m = _PARTITION_DIR.match(name)
-    if m:
-        found = _segments_in(base, [(n, s) for n, d, s in entries if not d], int(m.group(1)))
+    live = live_partition_of_dir(name, CONSUMER_OFFSETS_TOPIC)
+    if live is not None:
+        found = _segments_in(base, [(n, s) for n, d, s in entries if not d], live)
         if not found and empty is not None:
-            empty.add(int(m.group(1)))
+            empty.add(live)
         return found
     out: list[SegmentFile] = []
     partition_dirs = 0
     for n, d, _s in sorted(entries):
-        pm = _PARTITION_DIR.match(n)
-        if d and pm:
+        pn = live_partition_of_dir(n, CONSUMER_OFFSETS_TOPIC) if d else None
+        if pn is not None:
             partition_dirs += 1
             sub = f"{base}/{n}"
-            found = _segments_in(sub, [(x, s) for x, dd, s in listdir(sub) if not dd], int(pm.group(1)))
+            found = _segments_in(sub, [(x, s) for x, dd, s in listdir(sub) if not dd], pn)
             if not found and empty is not None:
-                empty.add(int(pm.group(1)))
+                empty.add(pn)
             out.extend(found)
     if out or (partition_dirs and empty is not None):
         return out

@@ -56,9 +56,39 @@ LOG_START_OFFSET_FILE = "log-start-offset-checkpoint"
 LEADER_EPOCH_FILE = "leader-epoch-checkpoint"
 
 _OFFSET_NAME = re.compile(r"^(\d{1,20})\.(log|index|timeindex|txnindex|snapshot)$")
-#: ``Topic.validate``: legal topic characters; a partition directory is ``topic-partition``
-#: (``UnifiedLog.parseTopicPartitionName``; a deleted one adds ``.uniqueId-delete``).
-_PARTITION_DIR = re.compile(r"^([a-zA-Z0-9._-]+)-(\d+)$")
+# LocalLog.parseTopicPartitionName (Kafka 4.x): "topic-partition", or
+# "topic-partition.uniqueId-delete" / "-future" / "-stray" for logs being deleted, moved or stray.
+_SUFFIXED = re.compile(r"^(?P<name>\S+-\S+)\.\S+-(?:delete|future|stray)$")
+# Topic.LEGAL_CHARS and Topic.MAX_NAME_LENGTH.
+_TOPIC = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")
+_PARTITION = re.compile(r"^[0-9]{1,10}$")
+
+
+def topic_partition_of_dir(name: str) -> tuple[str, int] | None:
+    """The (topic, partition) a partition directory's name gives, as the broker reads it
+    (``orders-3``, ``orders-3.<uuid>-delete``), or ``None`` when it is no such name."""
+    m = _SUFFIXED.match(name)
+    base = m["name"] if m else name
+    topic, sep, part = base.rpartition("-")
+    if not sep or not _TOPIC.match(topic) or not _PARTITION.match(part) or int(part) > 2**31 - 1:
+        return None
+    return topic, int(part)
+
+
+def live_partition_of_dir(name: str, topic: str) -> int | None:
+    """N when ``name`` is the live directory ``<topic>-N`` of ``topic``; ``None`` for any other
+    name, including a ``-delete``/``-future``/``-stray`` copy of it (LocalLog's suffixes)."""
+    tp = topic_partition_of_dir(name)
+    if tp is None or tp[0] != topic or _SUFFIXED.match(name):
+        return None
+    return tp[1]
+
+
+def live_partition_of_path(path: str, topic: str) -> int | None:
+    """:func:`live_partition_of_dir` of the directory holding ``path`` (``/`` or ``\\``
+    separated, so URLs such as ``hdfs://nn/logs/__consumer_offsets-7/0.log`` too)."""
+    parts = [p for p in re.split(r"[\\/]", path) if p]
+    return live_partition_of_dir(parts[-2], topic) if len(parts) >= 2 else None
 
 
 def file_kind(path: str) -> FileKind | None:
@@ -82,9 +112,9 @@ def offset_from_name(path: str) -> int | None:
 
 
 def topic_partition(directory: str) -> tuple[str, int] | None:
-    """``(topic, partition)`` from a partition directory's name, or None."""
-    m = _PARTITION_DIR.match(os.path.basename(os.path.normpath(directory)))
-    return (m.group(1), int(m.group(2))) if m else None
+    """``(topic, partition)`` from a partition directory's path (:func:`topic_partition_of_dir`
+    on its last component), or None."""
+    return topic_partition_of_dir(os.path.basename(os.path.normpath(directory)))
 
 
 @dataclass(frozen=True)

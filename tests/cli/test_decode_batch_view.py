@@ -18,7 +18,6 @@ from typer.testing import CliRunner
 from kgtool.cli import dump_log
 from kgtool.cli.main import app
 from kgtool.codec import encode_batch_v2, encode_end_txn_marker, scan_segment
-from kgtool.codec.segment import topic_partition_of_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 BATCHES = ROOT / "fixtures" / "batches"
@@ -90,20 +89,7 @@ def test_keys_and_values_hide_nothing(value, shown):
     assert dump_log._text(value) == shown
 
 
-# --- topic and partition from the directory name (kcat -J) -------------------------------------
-
-@pytest.mark.parametrize("name, expected", [
-    ("orders-3", ("orders", 3)),
-    ("__consumer_offsets-49", ("__consumer_offsets", 49)),
-    ("my-topic-0", ("my-topic", 0)),
-    ("orders-3.9f8e7d6c5b4a39281706f5e4d3c2b1a0-delete", ("orders", 3)),
-    ("orders-3.9f8e7d6c5b4a39281706f5e4d3c2b1a0-future", ("orders", 3)),
-    ("batches", None), ("orders-", None), ("-3", None), ("orders-x", None), ("orders-99999999999", None),
-    ("bad topic-1", None),
-])
-def test_topic_partition_of_dir(name, expected):
-    assert topic_partition_of_dir(name) == expected
-
+# --- topic and partition from the directory name (kcat -J); the rule: tests/storage/test_files.py
 
 def test_jsonl_records_carry_topic_and_partition_when_the_directory_gives_them(tmp_path):
     d = tmp_path / "orders-3"

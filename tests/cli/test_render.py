@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 
+import pytest
 from rich.console import Console
 
 from kgtool.cli import render
@@ -102,3 +103,43 @@ def test_counts_have_thousands_separators_in_every_command(run, tmp_path):
     # JSON keeps raw numbers
     doc = json.loads(run(["assign", str(g), "-a", "range", "--format", "json"]).stdout)
     assert doc["stats"]["assigned"] == 1200
+
+
+# --- the one JSON writer ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("fmt", [render.OutputFormat.json, render.OutputFormat.jsonl])
+def test_json_out_frames_objects_and_encoded_text_alike(capsys, fmt):
+    rows = [{"id": "é", "n": 1}, {"id": "b", "n": [2, 3]}, {"id": "c", "n": None}]
+    out = render.JsonOut(fmt)
+    out.item(rows[0])
+    out.texts([out.dumps(rows[1])])
+    out.texts([])
+    out.text(out.dumps(rows[2]))
+    out.close()
+    text = capsys.readouterr().out
+    if fmt is render.OutputFormat.jsonl:
+        assert text == "".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n" for r in rows)
+    else:
+        assert json.loads(text) == rows
+        assert text.startswith("[\n  {") and text.endswith("}\n]\n") and text.count("\n") == 5
+        assert "é" in text
+
+
+@pytest.mark.parametrize("fmt, expected", [(render.OutputFormat.json, "[]\n"), (render.OutputFormat.jsonl, "")])
+def test_json_out_without_items(capsys, fmt, expected):
+    out = render.JsonOut(fmt)
+    out.items([])
+    out.close()
+    assert capsys.readouterr().out == expected
+
+
+def test_json_document_with_raw_parts_reads_as_print_json(capsys):
+    doc = {"group": "g-é", "ok": False, "stats": {"min": 1, "per": [1, 2]}, "rows": [{"a": 1}, {"a": 2}], "none": []}
+    render.print_json(doc)
+    pretty = capsys.readouterr().out
+    rows = render.RawJson(render.json_array_text([json.dumps(r) for r in doc["rows"]], "  "))
+    mixed = render.json_document([(k, rows if k == "rows" else v) for k, v in doc.items()])
+    assert json.loads(mixed) == doc
+    assert render.json_document(doc.items()) == pretty
+    assert '"rows": [\n    {"a": 1},\n    {"a": 2}\n  ],' in mixed
+    assert render.json_array_text([], "  ") == "[]"

@@ -12,6 +12,12 @@ from typer.testing import CliRunner
 
 from kgtool.cli.main import app
 from kgtool.storage.checkpoints import encode_checkpoint, encode_partition_metadata
+from kgtool.storage.files import (
+    live_partition_of_dir,
+    live_partition_of_path,
+    topic_partition,
+    topic_partition_of_dir,
+)
 from kgtool.storage.indexes import encode_offset_index, encode_time_index
 from kgtool.storage.snapshot import ProducerEntry, encode_snapshot
 from tests.storage.dirs import TOPIC_ID, broker_dir, files
@@ -167,3 +173,53 @@ def test_random_bytes_decode_without_exceptions_and_within_the_file(tmp_path, se
         assert item.position == end if isinstance(item, _Batch) else item.position >= end
         end = item.end_position
     assert end <= len(data)
+
+
+# --- topic and partition from a directory name (LocalLog.parseTopicPartitionName) -------------------------------------
+
+@pytest.mark.parametrize("name, expected", [
+    ("orders-3", ("orders", 3)),
+    ("__consumer_offsets-49", ("__consumer_offsets", 49)),
+    ("my-topic-0", ("my-topic", 0)),
+    ("orders-3.9f8e7d6c5b4a39281706f5e4d3c2b1a0-delete", ("orders", 3)),
+    ("orders-3.9f8e7d6c5b4a39281706f5e4d3c2b1a0-future", ("orders", 3)),
+    ("batches", None), ("orders-", None), ("-3", None), ("orders-x", None), ("orders-99999999999", None),
+    ("bad topic-1", None),
+])
+def test_topic_partition_of_dir(name, expected):
+    assert topic_partition_of_dir(name) == expected
+
+
+def test_topic_partition_takes_the_last_component_of_a_path():
+    assert topic_partition("/var/lib/kafka/orders-3/") == ("orders", 3)
+    assert topic_partition("/var/lib/kafka/orders-3.9f8e-delete") == ("orders", 3)
+    assert topic_partition("/var/lib/kafka") is None
+
+
+@pytest.mark.parametrize("name, topic, expected", [
+    ("__consumer_offsets-12", "__consumer_offsets", 12),
+    ("__consumer_offsets-007", "__consumer_offsets", 7),
+    ("__transaction_state-0", "__transaction_state", 0),
+    # A copy being deleted, moved or left stray is not the live log of the partition.
+    ("__consumer_offsets-12.9f8e7d6c5b4a39281706f5e4d3c2b1a0-delete", "__consumer_offsets", None),
+    ("__consumer_offsets-12.9f8e7d6c5b4a39281706f5e4d3c2b1a0-future", "__consumer_offsets", None),
+    ("__consumer_offsets-12.9f8e7d6c5b4a39281706f5e4d3c2b1a0-stray", "__consumer_offsets", None),
+    ("__transaction_state-1", "__consumer_offsets", None),
+    ("x__consumer_offsets-1", "__consumer_offsets", None),
+    ("__consumer_offsets-", "__consumer_offsets", None),
+    ("__consumer_offsets-1x", "__consumer_offsets", None),
+    ("__consumer_offsets-99999999999", "__consumer_offsets", None),  # not an int32: the broker rejects it
+])
+def test_live_partition_of_dir(name, topic, expected):
+    assert live_partition_of_dir(name, topic) == expected
+
+
+@pytest.mark.parametrize("path, expected", [
+    ("/data/__consumer_offsets-7/00000000000000000000.log", 7),
+    ("hdfs://nn/backup/__consumer_offsets-7/00000000000000000000.log", 7),
+    ("C:\\kafka\\__consumer_offsets-7\\00000000000000000000.log", 7),
+    ("/data/__consumer_offsets-7.abc-delete/00000000000000000000.log", None),
+    ("00000000000000000000.log", None),
+])
+def test_live_partition_of_path(path, expected):
+    assert live_partition_of_path(path, "__consumer_offsets") == expected
