@@ -9,7 +9,6 @@ become :data:`~kgtool.offsets.entries.PROBLEM` entries that say where and why.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -18,17 +17,6 @@ from kgtool.offsets.entries import CONTROL, PROBLEM, LogEntry
 
 # The replay only reads decoded subscriptions and assignments: equal bytes decode once.
 _PROTOCOL_CACHE: dict = {}
-_PARTITION_DIR = re.compile(r"^__consumer_offsets-(\d+)$")
-
-
-def log_partition_of(path: str) -> int | None:
-    """The ``__consumer_offsets`` partition of a segment from its directory name, or None."""
-    parts = [p for p in re.split(r"[\\/]", path) if p]
-    if len(parts) >= 2:
-        m = _PARTITION_DIR.match(parts[-2])
-        if m:
-            return int(m.group(1))
-    return None
 
 
 def _group_of(key: dict[str, Any] | None) -> str | None:
