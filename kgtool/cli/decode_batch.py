@@ -31,7 +31,7 @@ from kgtool.codec.summary import TAIL_KINDS, ScanSummary, summarize_segment
 from kgtool.coordinator.partitioning import CONSUMER_OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC
 from kgtool.errors import FindingsReported, InputError, UsageError
 from kgtool.inputs import STDIN, read_bytes
-from kgtool.storage.files import live_partition_of_dir, topic_partition_of_dir
+from kgtool.storage.files import live_partition_of_dir, segment_inputs, topic_partition_of_dir
 
 HELP = """Decode Kafka log segments: record batches (magic 0, 1, 2), every codec, control markers.
 
@@ -141,12 +141,6 @@ def _auto_mode(path: str) -> DecodeMode:
     return DecodeMode.none
 
 
-def segment_files(directory: str) -> list[str]:
-    """The segments (``*.log``) of a partition directory, in name (= base offset) order;
-    ``.deleted``/``.cleaned``/``.swap`` files and indexes are not segments."""
-    return [os.path.join(directory, f) for f in sorted(os.listdir(directory)) if f.endswith(".log")]
-
-
 def _collect_inputs(paths: list[str], hex_text: Optional[str]) -> Iterator[_Input]:
     if hex_text is not None:
         cleaned = re.sub(r"\s+", "", hex_text)
@@ -164,16 +158,10 @@ def _collect_inputs(paths: list[str], hex_text: Optional[str]) -> Iterator[_Inpu
                 raise UsageError("'-' (stdin) given more than once")
             stdin_used = True
             yield _Input("<stdin>", read_bytes(STDIN), DecodeMode.none)
-        elif os.path.isdir(p):
-            logs = segment_files(p)
-            if not logs:
-                raise InputError(f"{p}: no *.log segment files in this directory")
-            for full in logs:
+        else:
+            for full in segment_inputs(p):
                 data, _ = open_segment(full)
                 yield _Input(full, data, _auto_mode(full), _topic_partition(full))
-        else:
-            data, _ = open_segment(p)
-            yield _Input(p, data, _auto_mode(p), _topic_partition(p))
 
 
 def _topic_partition(path: str) -> Optional[tuple[str, int]]:
