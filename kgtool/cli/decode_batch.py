@@ -19,15 +19,10 @@ from kgtool.cli import dump_log, render
 from kgtool.cli.dump_log import batch_json
 from kgtool.codec.batch import out_of_memory
 from kgtool.codec.model import RecordBatch, ScanProblem
+from kgtool.codec.report import MAX_PROBLEM_LINES, ProblemReporter
 from kgtool.codec.legacy import RECORD_OVERHEAD_V0
-from kgtool.codec.segment import (
-    DEFAULT_MAX_MESSAGE_SIZE,
-    describe_start,
-    not_a_segment,
-    open_segment,
-    scan_segment,
-)
-from kgtool.codec.summary import TAIL_KINDS, ScanSummary, summarize_segment
+from kgtool.codec.segment import DEFAULT_MAX_MESSAGE_SIZE, open_segment, scan_segment
+from kgtool.codec.summary import ScanSummary, summarize_segment
 from kgtool.coordinator.partitioning import CONSUMER_OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC
 from kgtool.errors import FindingsReported, InputError, UsageError
 from kgtool.inputs import STDIN, read_bytes
@@ -66,8 +61,6 @@ class BytesFormat(str, enum.Enum):
 
 #: Progress bars appear above this many bytes of input (and only on a terminal).
 _PROGRESS_MIN_BYTES = 64 * 1024 * 1024
-#: Problem lines printed on stderr before the rest are only counted.
-_MAX_PROBLEM_LINES = 100
 
 
 @dataclass
@@ -168,80 +161,11 @@ def _topic_partition(path: str) -> Optional[tuple[str, int]]:
     return topic_partition_of_dir(os.path.basename(os.path.dirname(os.path.abspath(path))))
 
 
-class ProblemReporter:
-    """Damage as decode-batch reports it: one stderr line per problem (the first
-    ``_MAX_PROBLEM_LINES``, the rest counted), totals in a :class:`ScanSummary`, and exit 1 at
-    the end when anything but a truncated tail (or, with ``strict``, anything) was reported.
-    Shared by ``partition-of --check``."""
-
-    def __init__(self, strict: bool = False) -> None:
-        self.strict = strict
-        self.total = ScanSummary(source=None)
-        self.problem_lines = 0
-        #: "X: not a Kafka log segment ..." of each input in which nothing decoded.
-        self.not_segments: list[str] = []
-
-    def problem(self, p: ScanProblem) -> None:
-        self.total.add_problem(p)
-        self.show(p)
-
-    def show(self, p: ScanProblem) -> None:
-        self._line(p.message if p.kind not in TAIL_KINDS else f"{p.message} ({p.kind} tail)")
-
-    def end_input(self, name: str, data: Any, start: int, end: Optional[int], batches: int,
-                  problems: list[ScanProblem]) -> bool:
-        """One input is done; ``problems``: its problems, not shown yet. An input in which
-        nothing decodes is said to be no log segment (one line, instead of its byte-level
-        damage; returns False); otherwise its problems are shown (returns True)."""
-        if not_a_segment(batches, problems):
-            stop = len(data) if end is None else min(end, len(data))
-            message = (f"{name}: not a Kafka log segment: nothing in its {render.count(stop - start)} bytes parses as "
-                       f"a record batch (it starts with {describe_start(data, start)})")
-            self.not_segments.append(message)  # shown by finish(), or raised by refuse_if_nothing_decoded()
-            return False
-        for p in problems:
-            self.show(p)
-        return True
-
-    def payload_problem(self, msg: str) -> None:
-        self._line(msg)
-
-    def _line(self, msg: str) -> None:
-        self.problem_lines += 1
-        if self.problem_lines <= _MAX_PROBLEM_LINES:
-            render.warn(msg)
-        elif self.problem_lines == _MAX_PROBLEM_LINES + 1:
-            render.warn(f"more than {_MAX_PROBLEM_LINES} problems: the rest are only counted (see --summary)")
-
-    def refuse_if_nothing_decoded(self) -> None:
-        """No byte of any input decodes, and one is no log segment: the input is wrong, not
-        damaged (exit 2, before any output)."""
-        if self.not_segments and not self.total.batches:
-            more = len(self.not_segments) - 1
-            raise InputError(self.not_segments[0] + (f" (and {more} more inputs like it)" if more else ""))
-
-    def finish(self) -> None:
-        t = self.total
-        damage = t.damage()
-        tail = any(k in TAIL_KINDS for k in t.problem_counts)
-        self.refuse_if_nothing_decoded()
-        for message in self.not_segments:
-            self._line(message)
-        if damage or (tail and self.strict):
-            counts = ", ".join(f"{v} {k}" for k, v in sorted(t.problem_counts.items()))
-            if t.payload_errors:
-                counts = (counts + ", " if counts else "") + f"{t.payload_errors} payload errors"
-            if self.not_segments:
-                n = len(self.not_segments)
-                counts += f"; {n} input{'s are' if n > 1 else ' is'} not a log segment"
-            raise FindingsReported(f"problems reported: {counts}")
-
-
 class _Run(ProblemReporter):
     """State of one command run: counters, problem lines, the payload decoder."""
 
     def __init__(self, mode: DecodeMode, fmt: BytesFormat, strict: bool) -> None:
-        super().__init__(strict)
+        super().__init__(render.warn, strict)
         self.mode = mode
         self.bytes_fmt = fmt
         self.render_bytes = dump_log.bytes_renderer(fmt.value)
@@ -375,8 +299,8 @@ def command(
                 summaries.append(s)
                 run.total.merge(s)
                 run.end_input(inp.name, inp.data, start, end, s.batches, s.problems)
-                for m in s.payload_messages[:_MAX_PROBLEM_LINES]:
-                    run._line(f"{inp.name}: {m}")
+                for m in s.payload_messages[:MAX_PROBLEM_LINES]:
+                    run.line(f"{inp.name}: {m}")
                 continue
             writer.begin_input(inp.name, inp.topic_partition)
             # An input's problems wait for its first batch: if none comes, the input is no

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from kgtool.cli import render
-from kgtool.cli.decode_batch import ProblemReporter
 from kgtool.cli.render import OutputFormat
+from kgtool.codec.report import ProblemReporter
 from kgtool.codec.segment import scan_file
 from kgtool.coordinator.lookup import partition_count
 from kgtool.coordinator.topic_description import TopicDescription
@@ -43,7 +43,7 @@ def run_check(directory: str, partitions: int | None, description: TopicDescript
     segments = log_files(directory, offset_named=False)
     if not segments:
         render.warn(f"{directory}: no *.log segment files: an empty partition")
-    reporter = ProblemReporter()
+    reporter = ProblemReporter(render.warn)
 
     def batches():
         for path in segments:
