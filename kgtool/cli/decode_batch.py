@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import base64
 import dataclasses
 import enum
 import os
 import re
 import sys
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -23,10 +22,10 @@ from kgtool.codec.report import MAX_PROBLEM_LINES, ProblemReporter
 from kgtool.codec.legacy import RECORD_OVERHEAD_V0
 from kgtool.codec.segment import DEFAULT_MAX_MESSAGE_SIZE, open_segment, scan_segment
 from kgtool.codec.summary import ScanSummary, summarize_segment
-from kgtool.coordinator.partitioning import CONSUMER_OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC
+from kgtool.coordinator.payloads import DecodeMode, PayloadDecoders, auto_mode
 from kgtool.errors import FindingsReported, InputError, UsageError
 from kgtool.inputs import STDIN, read_bytes
-from kgtool.storage.files import live_partition_of_dir, segment_inputs, topic_partition_of_dir
+from kgtool.storage.files import segment_inputs, topic_partition_of_dir
 
 HELP = """Decode Kafka log segments: record batches (magic 0, 1, 2), every codec, control markers.
 
@@ -41,16 +40,6 @@ truncated tail only if its header is one Kafka writes (a length up to --max-mess
 a directory's); --verify checks them against the log; --from-offset and --from-time seek with
 them as the broker does. Exit 0: clean; 1: something was reported; 2: usage or input error.
 """
-
-
-class DecodeMode(str, enum.Enum):
-    auto = "auto"
-    offsets = "offsets"
-    txn = "txn"
-    utf8 = "utf8"
-    hex = "hex"
-    base64 = "base64"
-    none = "none"
 
 
 class BytesFormat(str, enum.Enum):
@@ -72,67 +61,7 @@ class _Input:
     topic_partition: Optional[tuple[str, int]] = None
 
 
-# --- payload decoders -------------------------------------------------------------------------
-
-@dataclass
-class _TextPayload:
-    kind: str
-    tombstone: bool
-    warnings: list
-    key: Any
-    value: Any
-
-    def to_json(self) -> dict:
-        return {"kind": self.kind, "key": self.key, "value": self.value, "warnings": self.warnings}
-
-
-def _text_decoder(mode: DecodeMode) -> Callable[[Any, Any], Any]:
-    def dec(key, value):
-        warnings = []
-
-        def one(name, b):
-            if b is None:
-                return None
-            if mode is DecodeMode.utf8:
-                try:
-                    return bytes(b).decode("utf-8")
-                except UnicodeDecodeError as exc:
-                    warnings.append(f"{name} is not valid UTF-8 (byte {exc.start}); shown with U+FFFD")
-                    return bytes(b).decode("utf-8", "replace")
-            if mode is DecodeMode.hex:
-                return bytes(b).hex()
-            return base64.b64encode(bytes(b)).decode("ascii")
-
-        return _TextPayload(mode.value, value is None, warnings, one("key", key), one("value", value))
-
-    return dec
-
-
-def payload_decoder(mode: DecodeMode) -> tuple[Callable[[Any, Any], Any] | None, tuple[str, str] | None]:
-    """The payload decoder of a mode, and the OffsetCommit kinds for the C fast path."""
-    if mode is DecodeMode.none:
-        return None, None
-    if mode in (DecodeMode.offsets, DecodeMode.txn):
-        try:
-            from kgtool.coordinator.records import decode_offsets_record, decode_transaction_record
-        except ImportError:  # pragma: no cover - the coordinator package ships with kgtool
-            raise UsageError(f"--decode {mode.value} is not available in this build") from None
-        if mode is DecodeMode.offsets:
-            return decode_offsets_record, ("legacy_offset_commit", "offset_commit")
-        return decode_transaction_record, None
-    return _text_decoder(mode), None
-
-
 # --- inputs -----------------------------------------------------------------------------------
-
-def _auto_mode(path: str) -> DecodeMode:
-    parent = os.path.basename(os.path.dirname(os.path.abspath(path)))
-    if live_partition_of_dir(parent, CONSUMER_OFFSETS_TOPIC) is not None:
-        return DecodeMode.offsets
-    if live_partition_of_dir(parent, TRANSACTION_STATE_TOPIC) is not None:
-        return DecodeMode.txn
-    return DecodeMode.none
-
 
 def _collect_inputs(paths: list[str], hex_text: Optional[str]) -> Iterator[_Input]:
     if hex_text is not None:
@@ -154,7 +83,7 @@ def _collect_inputs(paths: list[str], hex_text: Optional[str]) -> Iterator[_Inpu
         else:
             for full in segment_inputs(p):
                 data, _ = open_segment(full)
-                yield _Input(full, data, _auto_mode(full), _topic_partition(full))
+                yield _Input(full, data, auto_mode(full), _topic_partition(full))
 
 
 def _topic_partition(path: str) -> Optional[tuple[str, int]]:
@@ -166,16 +95,12 @@ class _Run(ProblemReporter):
 
     def __init__(self, mode: DecodeMode, fmt: BytesFormat, strict: bool) -> None:
         super().__init__(render.warn, strict)
-        self.mode = mode
         self.bytes_fmt = fmt
         self.render_bytes = dump_log.bytes_renderer(fmt.value)
-        self.payload_cache: dict[DecodeMode, tuple] = {}
+        self.decoders = PayloadDecoders(mode)
 
     def decoder_for(self, inp: _Input):
-        mode = self.mode if self.mode is not DecodeMode.auto else inp.auto_mode
-        if mode not in self.payload_cache:
-            self.payload_cache[mode] = payload_decoder(mode)
-        return self.payload_cache[mode]
+        return self.decoders.of(inp.auto_mode)
 
 
 # --- the command ------------------------------------------------------------------------------
@@ -580,7 +505,7 @@ def _seek_command(run: _Run, paths: list[str], hex_text: Optional[str], from_off
             seg = segments[k]
             data, _ = open_segment(seg.log)
             start = res.position if k == res.segment else 0
-            decoder, _fast = run.decoder_for(_Input(seg.log, data, _auto_mode(seg.log)))
+            decoder, _fast = run.decoder_for(_Input(seg.log, data, auto_mode(seg.log)))
             for item in scan_segment(data, source=seg.log, start=start, chain_from=start, verify_crc=verify_crc,
                                      max_message_size=max_message_size):
                 if isinstance(item, ScanProblem):
@@ -775,4 +700,4 @@ MAN_SECTIONS: dict[str, str] = {
     ),
 }
 
-__all__ = ["command", "HELP", "MAN_SECTIONS", "batch_json", "payload_decoder"]
+__all__ = ["command", "HELP", "MAN_SECTIONS", "batch_json"]
