@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import base64
 import dataclasses
 import enum
 import os
 import re
 import sys
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -19,19 +18,14 @@ from kgtool.cli import dump_log, render
 from kgtool.cli.dump_log import batch_json
 from kgtool.codec.batch import out_of_memory
 from kgtool.codec.model import RecordBatch, ScanProblem
+from kgtool.codec.report import MAX_PROBLEM_LINES, ProblemReporter
 from kgtool.codec.legacy import RECORD_OVERHEAD_V0
-from kgtool.codec.segment import (
-    DEFAULT_MAX_MESSAGE_SIZE,
-    describe_start,
-    not_a_segment,
-    open_segment,
-    scan_segment,
-)
-from kgtool.codec.summary import TAIL_KINDS, ScanSummary, summarize_segment
-from kgtool.coordinator.partitioning import CONSUMER_OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC
+from kgtool.codec.segment import DEFAULT_MAX_MESSAGE_SIZE, open_segment, scan_segment
+from kgtool.codec.summary import ScanSummary, summarize_segment
+from kgtool.coordinator.payloads import DecodeMode, PayloadDecoders, auto_mode
 from kgtool.errors import FindingsReported, InputError, UsageError
 from kgtool.inputs import STDIN, read_bytes
-from kgtool.storage.files import live_partition_of_dir, topic_partition_of_dir
+from kgtool.storage.files import segment_inputs, topic_partition_of_dir
 
 HELP = """Decode Kafka log segments: record batches (magic 0, 1, 2), every codec, control markers.
 
@@ -48,16 +42,6 @@ them as the broker does. Exit 0: clean; 1: something was reported; 2: usage or i
 """
 
 
-class DecodeMode(str, enum.Enum):
-    auto = "auto"
-    offsets = "offsets"
-    txn = "txn"
-    utf8 = "utf8"
-    hex = "hex"
-    base64 = "base64"
-    none = "none"
-
-
 class BytesFormat(str, enum.Enum):
     base64 = "base64"
     hex = "hex"
@@ -66,8 +50,6 @@ class BytesFormat(str, enum.Enum):
 
 #: Progress bars appear above this many bytes of input (and only on a terminal).
 _PROGRESS_MIN_BYTES = 64 * 1024 * 1024
-#: Problem lines printed on stderr before the rest are only counted.
-_MAX_PROBLEM_LINES = 100
 
 
 @dataclass
@@ -79,73 +61,7 @@ class _Input:
     topic_partition: Optional[tuple[str, int]] = None
 
 
-# --- payload decoders -------------------------------------------------------------------------
-
-@dataclass
-class _TextPayload:
-    kind: str
-    tombstone: bool
-    warnings: list
-    key: Any
-    value: Any
-
-    def to_json(self) -> dict:
-        return {"kind": self.kind, "key": self.key, "value": self.value, "warnings": self.warnings}
-
-
-def _text_decoder(mode: DecodeMode) -> Callable[[Any, Any], Any]:
-    def dec(key, value):
-        warnings = []
-
-        def one(name, b):
-            if b is None:
-                return None
-            if mode is DecodeMode.utf8:
-                try:
-                    return bytes(b).decode("utf-8")
-                except UnicodeDecodeError as exc:
-                    warnings.append(f"{name} is not valid UTF-8 (byte {exc.start}); shown with U+FFFD")
-                    return bytes(b).decode("utf-8", "replace")
-            if mode is DecodeMode.hex:
-                return bytes(b).hex()
-            return base64.b64encode(bytes(b)).decode("ascii")
-
-        return _TextPayload(mode.value, value is None, warnings, one("key", key), one("value", value))
-
-    return dec
-
-
-def payload_decoder(mode: DecodeMode) -> tuple[Callable[[Any, Any], Any] | None, tuple[str, str] | None]:
-    """The payload decoder of a mode, and the OffsetCommit kinds for the C fast path."""
-    if mode is DecodeMode.none:
-        return None, None
-    if mode in (DecodeMode.offsets, DecodeMode.txn):
-        try:
-            from kgtool.coordinator.records import decode_offsets_record, decode_transaction_record
-        except ImportError:  # pragma: no cover - the coordinator package ships with kgtool
-            raise UsageError(f"--decode {mode.value} is not available in this build") from None
-        if mode is DecodeMode.offsets:
-            return decode_offsets_record, ("legacy_offset_commit", "offset_commit")
-        return decode_transaction_record, None
-    return _text_decoder(mode), None
-
-
 # --- inputs -----------------------------------------------------------------------------------
-
-def _auto_mode(path: str) -> DecodeMode:
-    parent = os.path.basename(os.path.dirname(os.path.abspath(path)))
-    if live_partition_of_dir(parent, CONSUMER_OFFSETS_TOPIC) is not None:
-        return DecodeMode.offsets
-    if live_partition_of_dir(parent, TRANSACTION_STATE_TOPIC) is not None:
-        return DecodeMode.txn
-    return DecodeMode.none
-
-
-def segment_files(directory: str) -> list[str]:
-    """The segments (``*.log``) of a partition directory, in name (= base offset) order;
-    ``.deleted``/``.cleaned``/``.swap`` files and indexes are not segments."""
-    return [os.path.join(directory, f) for f in sorted(os.listdir(directory)) if f.endswith(".log")]
-
 
 def _collect_inputs(paths: list[str], hex_text: Optional[str]) -> Iterator[_Input]:
     if hex_text is not None:
@@ -164,106 +80,27 @@ def _collect_inputs(paths: list[str], hex_text: Optional[str]) -> Iterator[_Inpu
                 raise UsageError("'-' (stdin) given more than once")
             stdin_used = True
             yield _Input("<stdin>", read_bytes(STDIN), DecodeMode.none)
-        elif os.path.isdir(p):
-            logs = segment_files(p)
-            if not logs:
-                raise InputError(f"{p}: no *.log segment files in this directory")
-            for full in logs:
-                data, _ = open_segment(full)
-                yield _Input(full, data, _auto_mode(full), _topic_partition(full))
         else:
-            data, _ = open_segment(p)
-            yield _Input(p, data, _auto_mode(p), _topic_partition(p))
+            for full in segment_inputs(p):
+                data, _ = open_segment(full)
+                yield _Input(full, data, auto_mode(full), _topic_partition(full))
 
 
 def _topic_partition(path: str) -> Optional[tuple[str, int]]:
     return topic_partition_of_dir(os.path.basename(os.path.dirname(os.path.abspath(path))))
 
 
-class ProblemReporter:
-    """Damage as decode-batch reports it: one stderr line per problem (the first
-    ``_MAX_PROBLEM_LINES``, the rest counted), totals in a :class:`ScanSummary`, and exit 1 at
-    the end when anything but a truncated tail (or, with ``strict``, anything) was reported.
-    Shared by ``partition-of --check``."""
-
-    def __init__(self, strict: bool = False) -> None:
-        self.strict = strict
-        self.total = ScanSummary(source=None)
-        self.problem_lines = 0
-        #: "X: not a Kafka log segment ..." of each input in which nothing decoded.
-        self.not_segments: list[str] = []
-
-    def problem(self, p: ScanProblem) -> None:
-        self.total.add_problem(p)
-        self.show(p)
-
-    def show(self, p: ScanProblem) -> None:
-        self._line(p.message if p.kind not in TAIL_KINDS else f"{p.message} ({p.kind} tail)")
-
-    def end_input(self, name: str, data: Any, start: int, end: Optional[int], batches: int,
-                  problems: list[ScanProblem]) -> bool:
-        """One input is done; ``problems``: its problems, not shown yet. An input in which
-        nothing decodes is said to be no log segment (one line, instead of its byte-level
-        damage; returns False); otherwise its problems are shown (returns True)."""
-        if not_a_segment(batches, problems):
-            stop = len(data) if end is None else min(end, len(data))
-            message = (f"{name}: not a Kafka log segment: nothing in its {render.count(stop - start)} bytes parses as "
-                       f"a record batch (it starts with {describe_start(data, start)})")
-            self.not_segments.append(message)  # shown by finish(), or raised by refuse_if_nothing_decoded()
-            return False
-        for p in problems:
-            self.show(p)
-        return True
-
-    def payload_problem(self, msg: str) -> None:
-        self._line(msg)
-
-    def _line(self, msg: str) -> None:
-        self.problem_lines += 1
-        if self.problem_lines <= _MAX_PROBLEM_LINES:
-            render.warn(msg)
-        elif self.problem_lines == _MAX_PROBLEM_LINES + 1:
-            render.warn(f"more than {_MAX_PROBLEM_LINES} problems: the rest are only counted (see --summary)")
-
-    def refuse_if_nothing_decoded(self) -> None:
-        """No byte of any input decodes, and one is no log segment: the input is wrong, not
-        damaged (exit 2, before any output)."""
-        if self.not_segments and not self.total.batches:
-            more = len(self.not_segments) - 1
-            raise InputError(self.not_segments[0] + (f" (and {more} more inputs like it)" if more else ""))
-
-    def finish(self) -> None:
-        t = self.total
-        damage = t.damage()
-        tail = any(k in TAIL_KINDS for k in t.problem_counts)
-        self.refuse_if_nothing_decoded()
-        for message in self.not_segments:
-            self._line(message)
-        if damage or (tail and self.strict):
-            counts = ", ".join(f"{v} {k}" for k, v in sorted(t.problem_counts.items()))
-            if t.payload_errors:
-                counts = (counts + ", " if counts else "") + f"{t.payload_errors} payload errors"
-            if self.not_segments:
-                n = len(self.not_segments)
-                counts += f"; {n} input{'s are' if n > 1 else ' is'} not a log segment"
-            raise FindingsReported(f"problems reported: {counts}")
-
-
 class _Run(ProblemReporter):
     """State of one command run: counters, problem lines, the payload decoder."""
 
     def __init__(self, mode: DecodeMode, fmt: BytesFormat, strict: bool) -> None:
-        super().__init__(strict)
-        self.mode = mode
+        super().__init__(render.warn, strict)
         self.bytes_fmt = fmt
         self.render_bytes = dump_log.bytes_renderer(fmt.value)
-        self.payload_cache: dict[DecodeMode, tuple] = {}
+        self.decoders = PayloadDecoders(mode)
 
     def decoder_for(self, inp: _Input):
-        mode = self.mode if self.mode is not DecodeMode.auto else inp.auto_mode
-        if mode not in self.payload_cache:
-            self.payload_cache[mode] = payload_decoder(mode)
-        return self.payload_cache[mode]
+        return self.decoders.of(inp.auto_mode)
 
 
 # --- the command ------------------------------------------------------------------------------
@@ -387,8 +224,8 @@ def command(
                 summaries.append(s)
                 run.total.merge(s)
                 run.end_input(inp.name, inp.data, start, end, s.batches, s.problems)
-                for m in s.payload_messages[:_MAX_PROBLEM_LINES]:
-                    run._line(f"{inp.name}: {m}")
+                for m in s.payload_messages[:MAX_PROBLEM_LINES]:
+                    run.line(f"{inp.name}: {m}")
                 continue
             writer.begin_input(inp.name, inp.topic_partition)
             # An input's problems wait for its first batch: if none comes, the input is no
@@ -668,7 +505,7 @@ def _seek_command(run: _Run, paths: list[str], hex_text: Optional[str], from_off
             seg = segments[k]
             data, _ = open_segment(seg.log)
             start = res.position if k == res.segment else 0
-            decoder, _fast = run.decoder_for(_Input(seg.log, data, _auto_mode(seg.log)))
+            decoder, _fast = run.decoder_for(_Input(seg.log, data, auto_mode(seg.log)))
             for item in scan_segment(data, source=seg.log, start=start, chain_from=start, verify_crc=verify_crc,
                                      max_message_size=max_message_size):
                 if isinstance(item, ScanProblem):
@@ -863,4 +700,4 @@ MAN_SECTIONS: dict[str, str] = {
     ),
 }
 
-__all__ = ["command", "HELP", "MAN_SECTIONS", "batch_json", "payload_decoder"]
+__all__ = ["command", "HELP", "MAN_SECTIONS", "batch_json"]

@@ -5,12 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from kgtool.cli import render
-from kgtool.cli.decode_batch import ProblemReporter, segment_files
 from kgtool.cli.render import OutputFormat
+from kgtool.codec.report import ProblemReporter
 from kgtool.codec.segment import scan_file
 from kgtool.coordinator.lookup import partition_count
 from kgtool.coordinator.topic_description import TopicDescription
 from kgtool.errors import InputError, UsageError
+from kgtool.storage.files import log_files
 from kgtool.partitioner.check import (
     CANDIDATES,
     SAME_AS,
@@ -39,10 +40,10 @@ def run_check(directory: str, partitions: int | None, description: TopicDescript
     n = partition_count(partitions, description)
     if n is None:
         raise UsageError("--check needs the topic's partition count: --partitions N or --topic-description FILE")
-    segments = segment_files(directory)
+    segments = log_files(directory, offset_named=False)
     if not segments:
         render.warn(f"{directory}: no *.log segment files: an empty partition")
-    reporter = ProblemReporter()
+    reporter = ProblemReporter(render.warn)
 
     def batches():
         for path in segments:

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 
 from kgtool.codec.model import ScanProblem
+from kgtool.errors import InputError
 from kgtool.inputs import input_error
 
 
@@ -128,23 +129,61 @@ class SegmentFiles:
     txnindex: str | None
 
 
+def log_files(directory: str, *, offset_named: bool = True) -> list[str]:
+    """The ``*.log`` files of a partition directory, in name order (for offset-named files, the
+    order of their base offsets: ``LogFileUtils`` pads them to 20 digits). ``offset_named``:
+    only the files ``UnifiedLog`` loads as segments (``<offset>.log``); False: every ``*.log``,
+    as decode-batch reads a directory of hand-named segments. ``.deleted``/``.cleaned``/``.swap``
+    files and indexes are never segments.
+
+    Raises:
+        InputError: the directory cannot be listed.
+    """
+    return [os.path.join(directory, n) for n in _log_names(_names(directory), offset_named)]
+
+
+def _names(directory: str) -> list[str]:
+    """The names in a partition directory, sorted.
+
+    Raises:
+        InputError: the directory cannot be listed.
+    """
+    try:
+        return sorted(os.listdir(directory))
+    except OSError as exc:
+        raise input_error(directory, exc, "a partition directory") from None
+
+
+def _log_names(names: list[str], offset_named: bool) -> list[str]:
+    return [n for n in names if n.endswith(".log") and (not offset_named or offset_from_name(n) is not None)]
+
+
+def segment_inputs(path: str) -> list[str]:
+    """The segment files decode-batch reads for ``path``: every ``*.log`` of a directory in name
+    order (:func:`log_files`, any name), or the file itself.
+
+    Raises:
+        InputError: a directory without ``*.log`` files, or one that cannot be listed.
+    """
+    if not os.path.isdir(path):
+        return [path]
+    logs = log_files(path, offset_named=False)
+    if not logs:
+        raise InputError(f"{path}: no *.log segment files in this directory")
+    return logs
+
+
 def list_segments(directory: str) -> list[SegmentFiles]:
     """The segments of a partition directory, by base offset, with their index files.
 
     Raises:
         InputError: the directory cannot be listed.
     """
-    try:
-        names = set(os.listdir(directory))
-    except OSError as exc:
-        raise input_error(directory, exc, "a partition directory") from None
+    listed = _names(directory)
+    names = set(listed)
     out = []
-    for name in names:
-        if not name.endswith(".log"):
-            continue
+    for name in _log_names(listed, offset_named=True):
         base = offset_from_name(name)
-        if base is None:
-            continue
         stem = name[:-4]
 
         def beside(suffix: str) -> str | None:
@@ -173,23 +212,15 @@ def segment_of(log_path: str) -> SegmentFiles:
 
 def list_snapshots(directory: str) -> list[tuple[int, str]]:
     """The producer state snapshots of a partition directory, ``(offset, path)`` by offset."""
-    try:
-        names = os.listdir(directory)
-    except OSError as exc:
-        raise input_error(directory, exc, "a partition directory") from None
-    out = [(offset_from_name(n), os.path.join(directory, n)) for n in names if n.endswith(".snapshot")]
+    out = [(offset_from_name(n), os.path.join(directory, n)) for n in _names(directory) if n.endswith(".snapshot")]
     return sorted((o, p) for o, p in out if o is not None)
 
 
 def other_files(directory: str) -> list[tuple[FileKind, str]]:
     """Every file of a partition directory that kgtool decodes and that is not a segment, in
     name order."""
-    try:
-        names = sorted(os.listdir(directory))
-    except OSError as exc:
-        raise input_error(directory, exc, "a partition directory") from None
     out = []
-    for n in names:
+    for n in _names(directory):
         p = os.path.join(directory, n)
         k = file_kind(p)
         if k is not None and k is not FileKind.segment and os.path.isfile(p):

@@ -76,7 +76,7 @@ def segment_seeds() -> list[bytes]:
 
 
 def _offsets_decoder():
-    from kgtool.cli.decode_batch import DecodeMode, payload_decoder
+    from kgtool.coordinator.payloads import DecodeMode, payload_decoder
 
     return payload_decoder(DecodeMode.offsets)
 

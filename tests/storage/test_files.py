@@ -12,9 +12,13 @@ from typer.testing import CliRunner
 
 from kgtool.cli.main import app
 from kgtool.storage.checkpoints import encode_checkpoint, encode_partition_metadata
+from kgtool.errors import InputError
 from kgtool.storage.files import (
+    list_segments,
     live_partition_of_dir,
     live_partition_of_path,
+    log_files,
+    segment_inputs,
     topic_partition,
     topic_partition_of_dir,
 )
@@ -223,3 +227,25 @@ def test_live_partition_of_dir(name, topic, expected):
 ])
 def test_live_partition_of_path(path, expected):
     assert live_partition_of_path(path, "__consumer_offsets") == expected
+
+
+def test_log_files_offset_named_or_every_log_in_name_order(tmp_path):
+    names = ["00000000000000000120.log", "00000000000000000000.log", "b-hand.log", "a-hand.log",
+             "00000000000000000000.index", "00000000000000000050.log.deleted", "00000000000000000060.log.swap"]
+    for n in names:
+        (tmp_path / n).write_bytes(b"")
+    d = str(tmp_path)
+    every = ["00000000000000000000.log", "00000000000000000120.log", "a-hand.log", "b-hand.log"]
+    assert log_files(d, offset_named=False) == [os.path.join(d, n) for n in every]
+    assert log_files(d) == [os.path.join(d, n) for n in every[:2]]
+    assert [s.log for s in list_segments(d)] == log_files(d)
+    assert segment_inputs(d) == log_files(d, offset_named=False)
+    assert segment_inputs(os.path.join(d, "a-hand.log")) == [os.path.join(d, "a-hand.log")]
+
+
+def test_segment_inputs_of_a_directory_without_logs_and_an_unlistable_one(tmp_path):
+    (tmp_path / "00000000000000000000.index").write_bytes(b"")
+    with pytest.raises(InputError, match="no \\*.log segment files in this directory"):
+        segment_inputs(str(tmp_path))
+    with pytest.raises(InputError):
+        log_files(str(tmp_path / "missing"))
