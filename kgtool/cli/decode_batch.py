@@ -7,7 +7,6 @@ import enum
 import os
 import re
 import sys
-from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Optional
@@ -23,9 +22,9 @@ from kgtool.codec.legacy import RECORD_OVERHEAD_V0
 from kgtool.codec.segment import DEFAULT_MAX_MESSAGE_SIZE, open_segment, scan_segment
 from kgtool.codec.summary import ScanSummary, summarize_segment
 from kgtool.coordinator.payloads import DecodeMode, PayloadDecoders, auto_mode
-from kgtool.errors import FindingsReported, InputError, UsageError
+from kgtool.errors import FindingsReported, UsageError
 from kgtool.inputs import STDIN, read_bytes
-from kgtool.storage.files import segment_inputs, topic_partition_of_dir
+from kgtool.storage.files import segment_inputs, split_inputs, topic_partition_of_dir
 
 HELP = """Decode Kafka log segments: record batches (magic 0, 1, 2), every codec, control markers.
 
@@ -194,7 +193,7 @@ def command(
     if summary and batches_only:
         raise UsageError("--summary and --batches-only are exclusive")
     run = _Run(decode, bytes_format, strict)
-    paths, storage_files = _split_storage_inputs(paths, files, summary)
+    paths, storage_files = split_inputs(paths, files, summary)
     if verify:
         _verify_command(paths + storage_files, output_format)
         return
@@ -388,27 +387,6 @@ def _show(v: Any) -> str:
     return render.MISSING if v is None else str(v)
 
 
-def _split_storage_inputs(paths: list[str], files: bool, summary: bool) -> tuple[list[str], list[str]]:
-    """Segment inputs (files, directories, stdin) and the index/snapshot/checkpoint files to
-    decode (given by name, or every one of a directory with --files)."""
-    from kgtool.storage.files import FileKind, file_kind, other_files
-
-    segments, others = [], []
-    for p in paths:
-        if p != STDIN and os.path.isdir(p):
-            segments.append(p)
-            if files and not summary:
-                others.extend(path for _, path in other_files(p))
-        elif p != STDIN and file_kind(p) not in (None, FileKind.segment):
-            others.append(p)
-        else:
-            segments.append(p)
-    if summary and others:
-        raise UsageError(f"--summary reads segments and partition directories, not {others[0]} (decode it "
-                         "without --summary)")
-    return segments, others
-
-
 def _decode_storage_file(run: _Run, writer: dump_log.Writer, path: str) -> None:
     from kgtool.storage.decode import decode_file
 
@@ -434,25 +412,10 @@ def _decode_storage_file(run: _Run, writer: dump_log.Writer, path: str) -> None:
 
 
 def _verify_command(paths: list[str], fmt: render.OutputFormat) -> None:
-    from kgtool.storage.files import FileKind, file_kind
-    from kgtool.storage.verify import verify
+    from kgtool.storage.verify import verify_paths
 
-    targets = []
-    for p in paths:
-        kind = None if p == STDIN or os.path.isdir(p) else file_kind(p)
-        if p == STDIN or kind not in (None, FileKind.segment, FileKind.offset_index, FileKind.time_index,
-                                      FileKind.txn_index) or (kind is None and not os.path.isdir(p)):
-            raise UsageError(f"--verify takes partition directories and segment files, not {p}")
-        targets.append(p if kind in (None, FileKind.segment) else os.path.splitext(p)[0] + ".log")
-    if not targets:
-        raise UsageError("--verify: give partition directories or segment files")
-    rows, count, notes, checked = [], 0, Counter(), Counter()
-    for t in targets:
-        rep = verify(t)
-        rows.extend(rep.rows)
-        count += rep.count
-        notes.update(rep.notes)
-        checked.update(rep.checked)
+    report = verify_paths(paths)
+    rows, count, notes, checked = report.rows, report.count, report.notes, report.checked
     objs = [{"kind": m.kind, "file": m.file, "entry": m.entry, "expected": m.expected, "found": m.found} for m in rows]
     if fmt is render.OutputFormat.jsonl:
         render.write_json_lines(objs)
@@ -473,26 +436,10 @@ def _verify_command(paths: list[str], fmt: render.OutputFormat) -> None:
 def _seek_command(run: _Run, paths: list[str], hex_text: Optional[str], from_offset: Optional[int],
                   from_time: Optional[str], count: Optional[int], fmt: render.OutputFormat, batches_only: bool,
                   verify_crc: bool, max_message_size: int, refused: bool) -> None:
-    from kgtool.storage.files import list_segments, segment_of
-    from kgtool.storage.seek import SeekResult, parse_time, seek_offset, seek_time
+    from kgtool.storage.seek import plan
 
-    if refused:
-        raise UsageError("--from-offset, --from-time and --count print records: not with --summary or "
-                         "index, snapshot and checkpoint files")
-    if from_offset is not None and from_time is not None:
-        raise UsageError("--from-offset and --from-time are exclusive")
-    if hex_text is not None or len(paths) != 1 or paths[0] == STDIN:
-        raise UsageError("--from-offset, --from-time and --count take one partition directory or segment file")
-    p = paths[0]
-    segments = list_segments(p) if os.path.isdir(p) else [segment_of(p)]
-    if not segments:
-        raise InputError(f"{p}: no *.log segment files in this directory")
-    if from_offset is not None:
-        res = seek_offset(segments, from_offset)
-    elif from_time is not None:
-        res = seek_time(segments, parse_time(from_time))
-    else:
-        res = SeekResult(0)
+    segments, res = plan(paths, from_offset=from_offset, from_time=from_time, refused=refused,
+                         hex_text=hex_text is not None)
     for note in res.notes:
         render.warn(note)
     writer = dump_log.Writer(fmt, run)
@@ -549,16 +496,12 @@ def _write_window(writer: dump_log.Writer, source: str, b: RecordBatch, decoder,
 
 
 def _overviews(run: _Run, paths: list[str], summaries: list[ScanSummary]) -> list:
-    from kgtool.storage.overview import partition_overview
+    from kgtool.storage.overview import overviews
 
-    stats = {s.source: (s.first_offset, s.last_offset, s.min_timestamp, s.max_timestamp) for s in summaries}
-    out = []
-    for p in paths:
-        if p != STDIN and os.path.isdir(p):
-            ov = partition_overview(p, stats)
-            for prob in ov.problems:
-                run.problem(prob)
-            out.append(ov)
+    out = overviews(paths, summaries)
+    for ov in out:
+        for prob in ov.problems:
+            run.problem(prob)
     return out
 
 

@@ -258,3 +258,30 @@ def file_problem(source: str, position: int, reason: str, *, context: str | None
     ctx = f" ({context})" if context else ""
     return ScanProblem(kind=kind, position=position, length=length, reason=reason,
                        message=f"{source}: byte {position}{ctx}: {reason}", source=source, context=context)
+
+
+def split_inputs(paths: list[str], files: bool, summary: bool) -> tuple[list[str], list[str]]:
+    """``decode-batch``'s inputs: the segment inputs (segment files, directories, ``-``) and the
+    other files of a partition directory to decode (given by name, or every one of a directory
+    with ``files``).
+
+    Raises:
+        UsageError: such a file with ``summary``, which reads segments only.
+    """
+    from kgtool.errors import UsageError
+    from kgtool.inputs import STDIN
+
+    segments, others = [], []
+    for p in paths:
+        if p != STDIN and os.path.isdir(p):
+            segments.append(p)
+            if files and not summary:
+                others.extend(path for _, path in other_files(p))
+        elif p != STDIN and file_kind(p) not in (None, FileKind.segment):
+            others.append(p)
+        else:
+            segments.append(p)
+    if summary and others:
+        raise UsageError(f"--summary reads segments and partition directories, not {others[0]} (decode it "
+                         "without --summary)")
+    return segments, others

@@ -167,3 +167,12 @@ def partition_overview(directory: str, stats: dict[str, tuple] | None = None) ->
 
 
 __all__ = ["PartitionOverview", "SegmentOverview", "partition_overview"]
+
+
+def overviews(paths: list[str], summaries: list) -> list[PartitionOverview]:
+    """The overview of every partition directory among ``paths``, reusing what the summaries
+    (:class:`kgtool.codec.summary.ScanSummary`, one per segment) already computed."""
+    from kgtool.inputs import STDIN
+
+    stats = {s.source: (s.first_offset, s.last_offset, s.min_timestamp, s.max_timestamp) for s in summaries}
+    return [partition_overview(p, stats) for p in paths if p != STDIN and os.path.isdir(p)]

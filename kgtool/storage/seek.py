@@ -226,3 +226,37 @@ def _first_at_or_after(seg: _Segment, start: int, target: int) -> tuple[int, int
         except DecodeError:
             continue
     return None
+
+
+def plan(paths: list[str], *, from_offset: int | None, from_time: str | None, refused: bool = False,
+         hex_text: bool = False) -> tuple[list[SegmentFiles], SeekResult]:
+    """``--from-offset`` / ``--from-time`` / ``--count``: the segments of the one input and where
+    output starts (``--count`` alone: the start of the log).
+
+    Raises:
+        UsageError: with ``refused`` (``--summary``, or other files than segments), both
+            positions, ``--hex``, or not exactly one directory or segment file.
+        InputError: a directory without segments.
+    """
+    import os
+
+    from kgtool.errors import InputError
+    from kgtool.inputs import STDIN
+    from kgtool.storage.files import list_segments, segment_of
+
+    if refused:
+        raise UsageError("--from-offset, --from-time and --count print records: not with --summary or "
+                         "index, snapshot and checkpoint files")
+    if from_offset is not None and from_time is not None:
+        raise UsageError("--from-offset and --from-time are exclusive")
+    if hex_text or len(paths) != 1 or paths[0] == STDIN:
+        raise UsageError("--from-offset, --from-time and --count take one partition directory or segment file")
+    p = paths[0]
+    segments = list_segments(p) if os.path.isdir(p) else [segment_of(p)]
+    if not segments:
+        raise InputError(f"{p}: no *.log segment files in this directory")
+    if from_offset is not None:
+        return segments, seek_offset(segments, from_offset)
+    if from_time is not None:
+        return segments, seek_time(segments, parse_time(from_time))
+    return segments, SeekResult(0)

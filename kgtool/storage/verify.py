@@ -553,3 +553,34 @@ def verify(path: str) -> VerifyReport:
     else:
         _Verifier([segment_of(path)], [], None, report).run()
     return report
+
+
+def verify_paths(paths: list[str]) -> VerifyReport:
+    """``--verify``: every partition directory or segment in ``paths`` (an index file stands for
+    its segment), one report.
+
+    Raises:
+        UsageError: an input that is neither (stdin, a snapshot, a checkpoint...), or none.
+        InputError: unreadable files.
+    """
+    from kgtool.errors import UsageError
+    from kgtool.inputs import STDIN
+    from kgtool.storage.files import file_kind
+
+    targets = []
+    for p in paths:
+        kind = None if p == STDIN or os.path.isdir(p) else file_kind(p)
+        if p == STDIN or kind not in (None, FileKind.segment, FileKind.offset_index, FileKind.time_index,
+                                      FileKind.txn_index) or (kind is None and not os.path.isdir(p)):
+            raise UsageError(f"--verify takes partition directories and segment files, not {p}")
+        targets.append(p if kind in (None, FileKind.segment) else os.path.splitext(p)[0] + ".log")
+    if not targets:
+        raise UsageError("--verify: give partition directories or segment files")
+    total = VerifyReport()
+    for t in targets:
+        rep = verify(t)
+        total.rows.extend(rep.rows)
+        total.count += rep.count
+        total.notes.update(rep.notes)
+        total.checked.update(rep.checked)
+    return total
