@@ -264,11 +264,7 @@ def command(
         else:
             writer.close()
     except BrokenPipeError:
-        # Output piped into `head` and closed: stop quietly, what was written is fine.
-        try:
-            sys.stdout = open(os.devnull, "w")  # noqa: SIM115
-        except OSError:
-            pass
+        _stdout_closed()
         return
     finally:
         if progress is not None:
@@ -380,6 +376,15 @@ def _mix(d: dict) -> str:
 
 
 
+def _stdout_closed() -> None:
+    """Output piped into `head` and closed: stop quietly, what was written is fine (later
+    writes, and the interpreter's final flush, go nowhere)."""
+    try:
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115
+    except OSError:
+        pass
+
+
 # --- the other files of a partition directory (kgtool.storage): decode, verify, seek, overview --
 
 def _show(v: Any) -> str:
@@ -468,10 +473,7 @@ def _seek_command(run: _Run, paths: list[str], hex_text: Optional[str], from_off
                 break
         writer.close()
     except BrokenPipeError:
-        try:
-            sys.stdout = open(os.devnull, "w")  # noqa: SIM115
-        except OSError:
-            pass
+        _stdout_closed()
         return
     run.finish()
 

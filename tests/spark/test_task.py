@@ -61,20 +61,26 @@ def test_bytes_to_tables_equal_oracle(tmp_path_factory, pure, ops, opts, max_row
             assert canonical(name, got[name]) == canonical(name, want[name]), name
 
 
+def _sample_tables(tmp_path) -> tuple[str, int]:
+    """The first sample script's partition audited by the task, its tables written under
+    ``tmp_path/out``: (that directory, the log partition)."""
+    from kgtool.offsets.samples import sample_scripts
+
+    script = sample_scripts()[0]
+    path = write_segment(script, str(tmp_path / f"__consumer_offsets-{script.log_partition}"))
+    files = PartitionFiles(script.log_partition, [path], [os.path.getsize(path)])
+    out = str(tmp_path / "out")
+    audit_partition(files, AuditOptions(), out_root=out)
+    return out, script.log_partition
+
+
 def test_parquet_files_dictionary_encode_their_strings(tmp_path):
     """Every string column, dictionary-typed ones and the owners list's leaf included, is
     written with a dictionary page; min/max statistics only on the others (``parquet_options``)."""
     import pyarrow.parquet as pq
 
-    from kgtool.offsets.samples import sample_scripts
-
-    script = sample_scripts()[0]
-    d = str(tmp_path / f"__consumer_offsets-{script.log_partition}")
-    path = write_segment(script, d)
-    files = PartitionFiles(script.log_partition, [path], [os.path.getsize(path)])
-    out = str(tmp_path / "out")
-    audit_partition(files, AuditOptions(), out_root=out)
-    meta = pq.ParquetFile(os.path.join(out, "commits", f"part-{script.log_partition:05d}.parquet")).metadata
+    out, part = _sample_tables(tmp_path)
+    meta = pq.ParquetFile(os.path.join(out, "commits", f"part-{part:05d}.parquet")).metadata
     assert meta.num_rows > 0
     columns = {meta.row_group(0).column(i).path_in_schema: meta.row_group(0).column(i)
                for i in range(meta.num_columns)}
@@ -108,16 +114,9 @@ def test_spark_reads_the_written_tables(spark, tmp_path):
     task wrote, with the rows pyarrow reads."""
     import pyarrow.parquet as pq
 
-    from kgtool.offsets.samples import sample_scripts
-
-    script = sample_scripts()[0]
-    d = str(tmp_path / f"__consumer_offsets-{script.log_partition}")
-    path = write_segment(script, d)
-    files = PartitionFiles(script.log_partition, [path], [os.path.getsize(path)])
-    out = str(tmp_path / "out")
-    audit_partition(files, AuditOptions(), out_root=out)
+    out, part = _sample_tables(tmp_path)
     for table in ("commits", "generations", "members", "rebalances", "offsets"):
-        f = os.path.join(out, table, f"part-{script.log_partition:05d}.parquet")
+        f = os.path.join(out, table, f"part-{part:05d}.parquet")
         want = pq.read_table(f).to_pylist()
         got = [r.asDict(recursive=True) for r in spark.read.parquet(f).collect()]
         assert got == want, table
