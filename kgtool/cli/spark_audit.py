@@ -144,7 +144,8 @@ MAN_SECTIONS = {
         "rules (expiring, pending-txn, aborted-txn) and the offsets table's expired column are "
         "judged at TIME. --since TIME hides generations, members, commits and findings before "
         "TIME (the replay still reads them for state; findings about the end of the log and "
-        "the offsets table are always shown; a storm that started before TIME is hidden). TIME is "
+        "the offsets table are always shown; a storm that started before TIME is hidden); with "
+        "both, --since must be before --until. TIME is "
         "ISO-8601 (UTC unless an offset is given) or epoch milliseconds. --storm N/WINDOW sets "
         "the rebalance-storm rule (WINDOW like 90s, 10m, 1h); a malformed value is a usage error "
         "(exit 2) before Spark starts."
@@ -441,10 +442,16 @@ def command(
             raise UsageError("--reset-plan -: stdout carries the plan; --format json/jsonl would mix with it")
         plans.check_plan_path(reset_plan)
     storm_count, storm_window_ms = parse_storm(storm)
+    since_ms = None if since is None else parse_time_ms(since, "--since")
+    until_ms = None if until is None else parse_time_ms(until, "--until")
+    if since_ms is not None and until_ms is not None and since_ms >= until_ms:
+        # --since keeps what is stamped at or after it, --until stops at the first record stamped
+        # at or after it: nothing would be left to report
+        raise UsageError(f"--since {since} is not before --until {until}: no record lies between them")
     options = AuditOptions(
         group_pattern=group,
-        since=None if since is None else parse_time_ms(since, "--since"),
-        until=None if until is None else parse_time_ms(until, "--until"),
+        since=since_ms,
+        until=until_ms,
         retention_ms=parse_duration_ms(retention, "--retention"),
         storm_count=storm_count,
         storm_window_ms=storm_window_ms,

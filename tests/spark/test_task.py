@@ -17,7 +17,7 @@ from kgtool.offsets.tables import TABLE_NAMES
 from kgtool.offsets.writer import write_segment
 from kgtool.spark.task import PartitionFiles, audit_partition
 from tests.offsets.oracle_audit import ORACLE_TABLES, canonical, oracle_audit
-from tests.offsets.test_partition_differential import GROUPS, TPS, build, op, options
+from tests.offsets.test_partition_differential import GROUPS, build, op, options
 
 PATHS = [pytest.param(True, id="pure")]
 try:
