@@ -53,9 +53,10 @@ payload = payload[:BATCH]
 count = max(1, TOTAL // BATCH)
 """
 
-CASES = {
-    "lz4/python-lz4": SETUP + r"""
-import lz4.frame, lz4.block
+# Kafka's lz4 frame (KafkaLZ4BlockOutputStream: 64 KiB independent blocks, no checksums) of the
+# payload, split into its blocks: what both lz4 readers decompress.
+LZ4_SETUP = SETUP + r"""
+import lz4.frame
 frame = lz4.frame.compress(payload, block_size=lz4.frame.BLOCKSIZE_MAX64KB, block_linked=False,
                            content_checksum=False, store_size=False)
 def blocks(data):
@@ -66,6 +67,11 @@ def blocks(data):
         raw = size & 0x80000000; size &= 0x7FFFFFFF
         out.append((raw, data[pos:pos + size])); pos += size
 bl = blocks(frame)
+"""
+
+CASES = {
+    "lz4/python-lz4": LZ4_SETUP + r"""
+import lz4.block
 t = time.perf_counter()
 for _ in range(count):
     parts = [b if raw else lz4.block.decompress(b, uncompressed_size=65536) for raw, b in bl]
@@ -73,18 +79,8 @@ for _ in range(count):
 dt = time.perf_counter() - t
 assert out == payload
 """,
-    "lz4/cramjam": SETUP + r"""
-import lz4.frame, cramjam
-frame = lz4.frame.compress(payload, block_size=lz4.frame.BLOCKSIZE_MAX64KB, block_linked=False,
-                           content_checksum=False, store_size=False)
-def blocks(data):
-    pos, out = 7, []
-    while True:
-        (size,) = struct.unpack_from("<I", data, pos); pos += 4
-        if size == 0: return out
-        raw = size & 0x80000000; size &= 0x7FFFFFFF
-        out.append((raw, data[pos:pos + size])); pos += size
-bl = blocks(frame)
+    "lz4/cramjam": LZ4_SETUP + r"""
+import cramjam
 # decompress_block(b, output_len=65536) would return 65,536 bytes, zero-padded: a Kafka lz4
 # block does not store its size, so the block goes into a buffer that reports what it wrote.
 dec = cramjam.lz4.decompress_block_into
