@@ -103,6 +103,19 @@ def _checkpoint_value(path: str, topic: str, partition: int, problems: list) -> 
     return value
 
 
+def _listed(path: str, into: list[dict], problems: list) -> int:
+    """Decode ``path``: its entries (without their entry number) appended to ``into`` up to
+    MAX_LISTED in all, its problems to ``problems``; returns how many entries it holds."""
+    f = decode_file(path)
+    n = 0
+    for row in f.rows():
+        n += 1
+        if len(into) < MAX_LISTED:
+            into.append({k: v for k, v in row.items() if k != "entry"})
+    problems.extend(f.problems.items)
+    return n
+
+
 def partition_overview(directory: str, stats: dict[str, tuple] | None = None) -> PartitionOverview:
     """The overview of a partition directory.
 
@@ -131,21 +144,11 @@ def partition_overview(directory: str, stats: dict[str, tuple] | None = None) ->
         if st[1] is not None:
             ov.log_end_offset = st[1] + 1
         if seg.txnindex:
-            f = decode_file(seg.txnindex)
-            for row in f.rows():
-                ov.aborted_transaction_count += 1
-                if len(ov.aborted_transactions) < MAX_LISTED:
-                    ov.aborted_transactions.append({k2: v for k2, v in row.items() if k2 != "entry"})
-            ov.problems.extend(f.problems.items)
+            ov.aborted_transaction_count += _listed(seg.txnindex, ov.aborted_transactions, ov.problems)
     snaps = list_snapshots(directory)
     if snaps:
         ov.snapshot = snaps[-1][1]
-        f = decode_file(ov.snapshot)
-        for row in f.rows():
-            ov.producer_count += 1
-            if len(ov.producers) < MAX_LISTED:
-                ov.producers.append({k2: v for k2, v in row.items() if k2 != "entry"})
-        ov.problems.extend(f.problems.items)
+        ov.producer_count += _listed(ov.snapshot, ov.producers, ov.problems)
     epochs = os.path.join(directory, LEADER_EPOCH_FILE)
     if os.path.isfile(epochs):
         f = decode_file(epochs)
