@@ -1,7 +1,7 @@
 """Benchmark: seeking with a partition directory's indexes, and --verify against --summary.
 
 Generates (once, cached under /var/tmp/kgseek, not in the repository) two partition directories
-written as a broker writes them (kgtool.storage.writer.PartitionWriter: LogSegment.append's
+written as a broker writes them (tests.storage.writer.PartitionWriter: LogSegment.append's
 index rules, segment.bytes 1 GiB, the active segment's indexes preallocated to 10 MiB): ``big-0``
 (--size-mb, 1024 by default) and ``small-0`` (10 MiB). Batches are 16 KiB-ish (40 records of
 400 bytes, uncompressed: a Java producer's default batch.size), timestamps rising by 1 ms a record.
@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 
 from kgtool.codec import encode_batch_v2  # noqa: E402
 from kgtool.codec.primitives import crc32c  # noqa: E402
-from kgtool.storage.writer import PartitionWriter  # noqa: E402
+from tests.storage.writer import PartitionWriter  # noqa: E402
 
 DATA = Path("/var/tmp/kgseek")
 TS = 1_714_572_000_000

@@ -14,7 +14,7 @@ up, holds the offset checkpoint files (``replication-offset-checkpoint``: the hi
 Modules: :mod:`~kgtool.storage.files` (names and kinds), the three decoders above,
 :mod:`~kgtool.storage.logview` (the batch headers of a segment, through :mod:`kgtool.codec`),
 :mod:`~kgtool.storage.verify` (``--verify``), :mod:`~kgtool.storage.seek` (``--from-offset``,
-``--from-time``), :mod:`~kgtool.storage.overview` (``DIR --summary``) and
-:mod:`~kgtool.storage.writer` (a partition directory written as ``LogSegment.append`` does: the
-tests' and benchmarks' fixtures). No CLI and no Rich here: functions return dataclasses.
+``--from-time``) and :mod:`~kgtool.storage.overview` (``DIR --summary``). The tests' and
+benchmarks' partition directories are written as ``LogSegment.append`` does by
+``tests/storage/writer.py`` (not shipped). No CLI and no Rich here: functions return dataclasses.
 """

@@ -1,5 +1,5 @@
 """Partition directories for the storage tests, written with kgtool's encoder and the
-``LogSegment.append``-style writer (:class:`kgtool.storage.writer.PartitionWriter`)."""
+``LogSegment.append``-style writer (:class:`tests.storage.writer.PartitionWriter`)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import os
 import shutil
 
 from kgtool.codec import encode_batch_v2, encode_end_txn_marker
-from kgtool.storage.writer import PartitionWriter
+from tests.storage.writer import PartitionWriter
 
 TS = 1_700_000_000_000
 TOPIC_ID = bytes(range(1, 17))

@@ -18,7 +18,7 @@ from kgtool.storage.indexes import encode_aborted_txn
 from kgtool.storage.producers import marker_of
 from kgtool.storage.snapshot import ProducerEntry, encode_snapshot
 from kgtool.storage.verify import verify
-from kgtool.storage.writer import PartitionWriter
+from tests.storage.writer import PartitionWriter
 from tests.storage.dirs import broker_dir, copy_dir, files
 
 runner = CliRunner()
