@@ -24,6 +24,10 @@
  *       control, CRC-valid and well-formed, accumulating stats; stops at anything else
  *       (the caller handles that batch on the general path, then calls again).
  *
+ *   decode_group_metadata_value(value) -> dict | None
+ *       GroupMetadataValue v0-v4 as the schema-generated decoder's dict; None for anything
+ *       unusual (the generated decoder then reports it). See "GroupMetadataValue" below.
+ *
  *   crc32c(data) -> int   (SSE4.2 when the CPU has it, else a table)
  *   crc32c_shift(crc, n) -> int   (crc * x^(8n): combining CRCs of adjacent spans)
  *
@@ -2113,6 +2117,157 @@ error:
     return NULL;
 }
 
+/* ------------------------------------------------------------------ GroupMetadataValue */
+/* decode_group_metadata_value(value: bytes) -> dict | None
+ *
+ * GroupMetadataValue v0-v4 (group-coordinator/.../message/GroupMetadataValue.json) decoded into
+ * exactly the dict the schema-generated decoder builds (kgtool.coordinator.schema): the same
+ * keys in the same order per version, strings as str, subscription and assignment as bytes.
+ * None (never an exception) for anything the generated decoder would warn about or reject:
+ * an unknown version, a length out of bounds, a negative length other than a nullable field's
+ * -1, invalid UTF-8, tagged fields (v4), a varint longer than 5 bytes, trailing bytes. The
+ * caller then takes the generated decoder, which says what is wrong and where. */
+
+typedef struct {
+    const uint8_t *p, *end;
+    int flexible;
+} gmv_t;
+
+/* A length prefix as Java reads it: INT16 (strings) or INT32 (bytes, arrays), or, flexible,
+ * an unsigned varint minus one (ByteUtils.readUnsignedVarint() - 1, as an int). 0 ok. */
+static inline int gmv_len(gmv_t *r, int wide, int64_t *out) {
+    if (r->flexible) {
+        uint32_t u;
+        if (rd_uvarint(&r->p, r->end, &u)) return -1;
+        *out = (int64_t)(int32_t)u - 1;
+        return 0;
+    }
+    if (r->end - r->p < (wide ? 4 : 2)) return -1;
+    *out = wide ? be32(r->p) : be16(r->p);
+    r->p += wide ? 4 : 2;
+    return 0;
+}
+
+/* A string (nullable: -1 is None); NULL on failure, with no Python error set. */
+static PyObject *gmv_str(gmv_t *r, int nullable) {
+    int64_t n;
+    if (gmv_len(r, 0, &n)) return NULL;
+    if (n == -1 && nullable) Py_RETURN_NONE;
+    if (n < 0 || n > r->end - r->p) return NULL;
+    PyObject *s = PyUnicode_DecodeUTF8((const char *)r->p, (Py_ssize_t)n, "strict");
+    if (!s) {
+        PyErr_Clear();
+        return NULL;
+    }
+    r->p += n;
+    return s;
+}
+
+static PyObject *gmv_bytes(gmv_t *r) {
+    int64_t n;
+    if (gmv_len(r, 1, &n) || n < 0 || n > r->end - r->p) return NULL;
+    PyObject *b = PyBytes_FromStringAndSize((const char *)r->p, (Py_ssize_t)n);
+    if (b) r->p += n;
+    else PyErr_Clear();
+    return b;
+}
+
+/* No tagged fields (v4): a count of 0. */
+static inline int gmv_no_tags(gmv_t *r) {
+    if (!r->flexible) return 0;
+    uint32_t n;
+    return rd_uvarint(&r->p, r->end, &n) || n != 0 ? -1 : 0;
+}
+
+/* The dict keys, interned once (the generated decoder's snake_case names). */
+enum { K_MEMBER_ID, K_GROUP_INSTANCE_ID, K_CLIENT_ID, K_CLIENT_HOST, K_REBALANCE_TIMEOUT,
+       K_SESSION_TIMEOUT, K_SUBSCRIPTION, K_ASSIGNMENT, K_PROTOCOL_TYPE, K_GENERATION, K_PROTOCOL,
+       K_LEADER, K_CURRENT_STATE_TIMESTAMP, K_MEMBERS, K_COUNT };
+static const char *gmv_names[K_COUNT] = {
+    "member_id", "group_instance_id", "client_id", "client_host", "rebalance_timeout",
+    "session_timeout", "subscription", "assignment", "protocol_type", "generation", "protocol",
+    "leader", "current_state_timestamp", "members"};
+static PyObject *gmv_keys[K_COUNT];
+
+static int gmv_init(void) {
+    for (int i = 0; i < K_COUNT; i++)
+        if (!(gmv_keys[i] = PyUnicode_InternFromString(gmv_names[i]))) return -1;
+    return 0;
+}
+
+static int gmv_set(PyObject *d, int k, PyObject *v) {
+    if (!v) return -1;
+    int rc = PyDict_SetItem(d, gmv_keys[k], v);
+    Py_DECREF(v);
+    if (rc) PyErr_Clear();
+    return rc;
+}
+
+static PyObject *gmv_member(gmv_t *r, int version) {
+    PyObject *d = PyDict_New();
+    if (!d) {
+        PyErr_Clear();
+        return NULL;
+    }
+    if (gmv_set(d, K_MEMBER_ID, gmv_str(r, 0))) goto fail;
+    if (version >= 3 && gmv_set(d, K_GROUP_INSTANCE_ID, gmv_str(r, 1))) goto fail;
+    if (gmv_set(d, K_CLIENT_ID, gmv_str(r, 0))) goto fail;
+    if (gmv_set(d, K_CLIENT_HOST, gmv_str(r, 0))) goto fail;
+    if (version >= 1) {
+        if (r->end - r->p < 4 || gmv_set(d, K_REBALANCE_TIMEOUT, PyLong_FromLong(be32(r->p)))) goto fail;
+        r->p += 4;
+    }
+    if (r->end - r->p < 4 || gmv_set(d, K_SESSION_TIMEOUT, PyLong_FromLong(be32(r->p)))) goto fail;
+    r->p += 4;
+    if (gmv_set(d, K_SUBSCRIPTION, gmv_bytes(r))) goto fail;
+    if (gmv_set(d, K_ASSIGNMENT, gmv_bytes(r))) goto fail;
+    if (gmv_no_tags(r)) goto fail;
+    return d;
+fail:
+    Py_DECREF(d);
+    return NULL;
+}
+
+static PyObject *py_decode_group_metadata_value(PyObject *self, PyObject *arg) {
+    if (!PyBytes_Check(arg)) Py_RETURN_NONE;
+    const uint8_t *p = (const uint8_t *)PyBytes_AS_STRING(arg);
+    Py_ssize_t n = PyBytes_GET_SIZE(arg);
+    if (n < 2) Py_RETURN_NONE;
+    int version = be16(p);
+    if (version < 0 || version > 4) Py_RETURN_NONE;
+    gmv_t r = {p + 2, p + n, version >= 4};
+    PyObject *d = PyDict_New(), *members = NULL;
+    if (!d) return NULL;
+    if (gmv_set(d, K_PROTOCOL_TYPE, gmv_str(&r, 0))) goto none;
+    if (r.end - r.p < 4 || gmv_set(d, K_GENERATION, PyLong_FromLong(be32(r.p)))) goto none;
+    r.p += 4;
+    if (gmv_set(d, K_PROTOCOL, gmv_str(&r, 1))) goto none;
+    if (gmv_set(d, K_LEADER, gmv_str(&r, 1))) goto none;
+    if (version >= 2) {
+        if (r.end - r.p < 8 || gmv_set(d, K_CURRENT_STATE_TIMESTAMP, PyLong_FromLongLong(be64(r.p)))) goto none;
+        r.p += 8;
+    }
+    int64_t count;
+    /* each member takes at least 14 bytes: no list larger than the bytes could hold */
+    if (gmv_len(&r, 1, &count) || count < 0 || count > (r.end - r.p) / 14) goto none;
+    members = PyList_New((Py_ssize_t)count);
+    if (!members) goto none;
+    for (int64_t i = 0; i < count; i++) {
+        PyObject *m = gmv_member(&r, version);
+        if (!m) goto none;
+        PyList_SET_ITEM(members, (Py_ssize_t)i, m);
+    }
+    if (gmv_no_tags(&r) || r.p != r.end) goto none;
+    if (PyDict_SetItem(d, gmv_keys[K_MEMBERS], members)) goto none;
+    Py_DECREF(members);
+    return d;
+none:
+    PyErr_Clear();
+    Py_XDECREF(members);
+    Py_DECREF(d);
+    Py_RETURN_NONE;
+}
+
 /* ------------------------------------------------------------------ resynchronisation */
 /*
  * resync_v2(data, i, limit, max_message_size) -> (index | -1, crc_bytes)
@@ -2354,6 +2509,8 @@ static PyMethodDef methods[] = {
     {"summarize_records_v2", py_summarize_records_v2, METH_VARARGS, "Summarize the records of a records section."},
     {"summarize_segment", py_summarize_segment, METH_VARARGS, "Summarize plain v2 batches from an index."},
     {"scan_markers", py_scan_markers, METH_VARARGS, "Transaction markers of a range, decoding only control batches."},
+    {"decode_group_metadata_value", py_decode_group_metadata_value, METH_O,
+     "GroupMetadataValue v0-v4 as the schema decoder's dict, or None for anything unusual."},
     {"crc32c", py_crc32c, METH_VARARGS, "CRC-32C (Castagnoli)."},
     {"crc32c_shift", py_crc32c_shift, METH_VARARGS, "crc * x^(8n) mod the CRC-32C polynomial."},
     {"resync_v2", py_resync_v2, METH_VARARGS, "The next plausible v2 batch whose CRC-32C checks out."},
@@ -2369,6 +2526,7 @@ static struct PyModuleDef moddef = {PyModuleDef_HEAD_INIT, "_speedups", "kgtool 
 PyMODINIT_FUNC PyInit__speedups(void) {
     crc_init();
     crc32_init();
+    if (gmv_init() < 0) return NULL;
     if (PyType_Ready(&KeyIndexType) < 0 || PyType_Ready(&ColsType) < 0 || PyType_Ready(&BufType) < 0) return NULL;
     PyObject *m = PyModule_Create(&moddef);
     if (!m) return NULL;

@@ -45,6 +45,7 @@ from kgtool.coordinator.schemas import (
     RecordType,
 )
 from kgtool.errors import DecodeError
+from kgtool.native import load as _load_native
 
 __all__ = [
     "CoordinatorRecord",
@@ -346,17 +347,26 @@ def _decode_generic(
         return CoordinatorRecord(
             UNKNOWN, rtype, rtype, kd, vversion, None, False, warnings, raw_key=key, raw_value=value
         )
-    mark = len(warnings)
-    try:
-        vd, end = strict_decoder(rt.value, vversion)(value, 2, len(value), warnings)
-    except DECODER_FAILURES:
-        del warnings[mark:]
-        vd, end = decode_message(rt.value, vversion, value, 2, context="value", warnings=warnings)
-    if end != len(value):
-        warnings.append(f"{len(value) - end} trailing bytes after the {rt.value.name} v{vversion} ignored")
+    vd = _group_metadata_value(value) if rt.kind == "group_metadata" and _group_metadata_value else None
+    if vd is None:  # anything but a regular GroupMetadataValue, or no compiled decoder
+        mark = len(warnings)
+        try:
+            vd, end = strict_decoder(rt.value, vversion)(value, 2, len(value), warnings)
+        except DECODER_FAILURES:
+            del warnings[mark:]
+            vd, end = decode_message(rt.value, vversion, value, 2, context="value", warnings=warnings)
+        if end != len(value):
+            warnings.append(f"{len(value) - end} trailing bytes after the {rt.value.name} v{vversion} ignored")
     if rt.kind == "group_metadata":
         _decode_members(vd, warnings, protocol_cache)
     return CoordinatorRecord(rt.kind, rtype, rtype, kd, vversion, vd, False, warnings)
+
+
+_speedups = _load_native("kgtool.codec._speedups")
+#: GroupMetadataValue v0-v4 in C: the schema decoder's dict, or None for anything unusual (the
+#: schema decoder then warns or fails with the position); rebalance-heavy logs hold one such
+#: value, with every member, per generation.
+_group_metadata_value = getattr(_speedups, "decode_group_metadata_value", None)
 
 
 def _peek_version(value: bytes) -> int | None:
@@ -379,27 +389,30 @@ def _decode_members(vd: dict, warnings: list[str], cache: dict | None = None) ->
     if vd.get("protocol_type") != "consumer":
         return
     for i, member in enumerate(vd.get("members") or ()):
-        for name, fn in (("subscription", decode_subscription), ("assignment", decode_assignment)):
-            ctx = f"value.members[{i}].{name}"
+        for name, decoded_name, fn in _PROTOCOL_FIELDS:
             raw = member[name]
             if cache is not None:
                 ck = (name, raw if type(raw) is bytes else bytes(raw))
                 hit = cache.get(ck)
                 if hit is not None:
-                    member[name + "_decoded"] = hit
+                    member[decoded_name] = hit
                     continue
             try:
-                member[name + "_decoded"] = decoded = fn(raw, context=ctx)
+                member[decoded_name] = decoded = fn(raw, context=f"value.members[{i}].{name}")
                 if cache is not None:
                     if len(cache) >= PROTOCOL_CACHE_ENTRIES:
                         cache.clear()
                     cache[ck] = decoded
             except DecodeError as exc:
-                member[name + "_decoded"] = None
+                member[decoded_name] = None
                 warnings.append(
                     f"{name} of member {member.get('member_id')!r} not decoded: byte {exc.position} of its "
                     f"{len(member[name])} bytes ({exc.context}): {exc.reason}"
                 )
+
+
+_PROTOCOL_FIELDS = (("subscription", "subscription_decoded", decode_subscription),
+                    ("assignment", "assignment_decoded", decode_assignment))
 
 
 def decode_offsets_record(key: bytes | None, value: bytes | None, *,

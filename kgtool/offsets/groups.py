@@ -76,27 +76,6 @@ def topic_partitions(items: Any, topic_names: dict[str, str] | None = None) -> l
     return sorted(out)
 
 
-class _PerObject:
-    """``compute(items)`` once per decoded list object: the decoder shares one object between
-    records whose consumer-protocol bytes are equal, so an identity check (bounded, the object
-    kept alive with its result) replaces work per record. Results are read-only."""
-
-    def __init__(self, compute: Any, size: int = 8192) -> None:
-        self.compute = compute
-        self.size = size
-        self.cache: dict[int, tuple[Any, Any]] = {}
-
-    def __call__(self, items: Any) -> Any:
-        hit = self.cache.get(id(items))
-        if hit is not None and hit[0] is items:
-            return hit[1]
-        if len(self.cache) >= self.size:
-            self.cache.clear()
-        out = self.compute(items)
-        self.cache[id(items)] = (items, out)
-        return out
-
-
 def _partitions_and_names(items: Any) -> tuple[list[TopicPartition] | None, list[str] | None, bool]:
     """The partitions, their "topic-partition" names, and whether no partition is listed twice."""
     tps = topic_partitions(items)
@@ -105,22 +84,49 @@ def _partitions_and_names(items: Any) -> tuple[list[TopicPartition] | None, list
     return tps, [f"{t}-{p}" for t, p in tps], len(set(tps)) == len(tps)
 
 
-_partitions_of = _PerObject(_partitions_and_names)
-_sorted_of = _PerObject(sorted)
 _NO_TOPICS: list[str] = []
-
-
 _NO_PARTITIONS = (None, None, True)
 
 
-def _shared_partitions(items: Any) -> tuple[list[TopicPartition] | None, list[str] | None, bool]:
-    """:func:`_partitions_and_names` of a shared decoded list."""
-    return _NO_PARTITIONS if items is None else _partitions_of(items)
+def _protocol_view(sub: Any, asg: Any) -> tuple:
+    """What the replay reads of a member's decoded subscription and assignment (dicts, or None
+    when absent or undecodable): ``(assigned, assigned names, unique, owned names, rack,
+    subscribed topics)``. ``assigned`` is None when the assignment is unknown; the names are
+    None without an assignment, ``[]`` when it lists no partitions field; ``unique``: no
+    partition listed twice. Lists are shared between rows: read-only."""
+    sub_ok, asg_ok = isinstance(sub, dict), isinstance(asg, dict)
+    assigned, names, unique = _partitions_and_names(asg.get("assigned_partitions")) if asg_ok else _NO_PARTITIONS
+    if asg_ok and names is None:
+        names = []
+    owned_names = _partitions_and_names(sub.get("owned_partitions"))[1] if sub_ok else None
+    if not sub_ok:
+        return assigned, names, unique, owned_names, None, None
+    topics = sub.get("topics")
+    return assigned, names, unique, owned_names, sub.get("rack_id"), sorted(topics) if topics else _NO_TOPICS
 
 
-def _shared_sorted(items: Any) -> list[str]:
-    """``sorted(items)`` of a shared decoded list."""
-    return _sorted_of(items) if items else _NO_TOPICS
+class _ProtocolViews:
+    """:func:`_protocol_view` once per pair of decoded objects: the decoder shares one object
+    between records whose consumer-protocol bytes are equal (members' subscriptions and
+    assignments repeat from one generation to the next), so an identity check (bounded, the
+    objects kept alive with their view) replaces the work per member."""
+
+    def __init__(self, size: int = 8192) -> None:
+        self.size = size
+        self.cache: dict[tuple[int, int], tuple[Any, Any, tuple]] = {}
+
+    def __call__(self, sub: Any, asg: Any) -> tuple:
+        hit = self.cache.get((id(sub), id(asg)))
+        if hit is not None and hit[0] is sub and hit[1] is asg:
+            return hit[2]
+        if len(self.cache) >= self.size:
+            self.cache.clear()
+        view = _protocol_view(sub, asg)
+        self.cache[(id(sub), id(asg))] = (sub, asg, view)
+        return view
+
+
+_protocol_views = _ProtocolViews()
 
 
 @dataclass
@@ -379,25 +385,21 @@ class GroupState:
         info: dict[str, Member] = {}
         known = protocol_type == "consumer"
         name, part, offset, timestamp = self.name, self.log_partition, e.offset, e.timestamp
+        views = _protocol_views
         for m in members:
             mget = m.get
             mid = mget("member_id")
             mid = "" if mid is None else str(mid)
-            sub = mget("subscription_decoded")
-            asg = mget("assignment_decoded")
-            sub_ok, asg_ok = isinstance(sub, dict), isinstance(asg, dict)
-            assigned, assigned_names, unique = _shared_partitions(asg.get("assigned_partitions")) if asg_ok \
-                else _NO_PARTITIONS
+            assigned, assigned_names, unique, owned_names, rack, topics = \
+                views(mget("subscription_decoded"), mget("assignment_decoded"))
             if assigned is None:
                 known = False
-                assigned, assigned_names = [], []
-            if assigned:
+            elif assigned:
                 if unique and owners.keys().isdisjoint(assigned):  # type: ignore[union-attr]
                     owners.update(dict.fromkeys(assigned, (mid,)))  # type: ignore[union-attr]
                 else:  # a partition listed twice, or given to two members: every owner, sorted
                     for tp in assigned:
                         owners[tp] = tuple(sorted(owners.get(tp, ()) + (mid,)))  # type: ignore[union-attr]
-            owned, owned_names, _ = _shared_partitions(sub.get("owned_partitions")) if sub_ok else _NO_PARTITIONS
             inst, client, host = mget("group_instance_id"), mget("client_id"), mget("client_host")
             session, rebalance = _int_or_none(mget("session_timeout")), _int_or_none(mget("rebalance_timeout"))
             info[mid] = (inst, client, host, session, rebalance)  # a rebalances.Member
@@ -411,15 +413,15 @@ class GroupState:
                     "group_instance_id": inst,
                     "client_id": client,
                     "client_host": host,
-                    "rack_id": sub.get("rack_id") if sub_ok else None,
+                    "rack_id": rack,
                     "session_timeout_ms": session,
                     "rebalance_timeout_ms": rebalance,
                     "is_leader": mid == leader,
                     "member_epoch": None,
-                    "subscribed_topics": _shared_sorted(sub.get("topics")) if sub_ok else None,
+                    "subscribed_topics": topics,
                     # lists shared between rows (read-only): the writer converts each once
                     "owned_partitions": owned_names,
-                    "assigned_partitions": assigned_names if asg_ok else None,
+                    "assigned_partitions": assigned_names,
                     "record_offset": offset,
                     "timestamp": timestamp,
                 }

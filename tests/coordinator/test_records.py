@@ -9,6 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from kgtool import native
 from kgtool.coordinator import records
 from kgtool.coordinator.records import (
     CoordinatorRecord,
@@ -20,6 +21,7 @@ from kgtool.coordinator.records import (
     encode_share_state_record,
     encode_transaction_record,
 )
+from kgtool.coordinator.schema import DECODER_FAILURES, strict_decoder
 from kgtool.coordinator.schemas import (
     OFFSETS_RECORD_TYPES,
     SHARE_STATE_RECORD_TYPES,
@@ -251,6 +253,75 @@ def test_group_metadata_with_undecodable_subscription_is_a_warning():
                                     "leader": "m", "current_state_timestamp": 0, "members": [member]})
     rec = decode_offsets_record(kb, vb)
     assert "subscription_decoded" not in rec.value["members"][0] and rec.warnings == []
+
+
+# -- the compiled GroupMetadataValue decoder agrees with the schema's ----------------------------
+
+GMV = OFFSETS_RECORD_TYPES[2].value
+
+
+def schema_view(vb):
+    """What the schema-generated decoder makes of a value, or None when it warns or fails."""
+    warnings = []
+    try:
+        vd, end = strict_decoder(GMV, struct.unpack(">h", vb[:2])[0])(vb, 2, len(vb), warnings)
+    except (DECODER_FAILURES + (struct.error, KeyError)):
+        return None
+    return vd if end == len(vb) and not warnings else None
+
+
+def same_dicts(a, b):
+    """Equal, with the keys in the same order (the members' too): JSON output shows the order."""
+    return a == b and list(a) == list(b) and all(list(x) == list(y) for x, y in zip(a["members"], b["members"]))
+
+
+compiled = pytest.mark.skipif(native.pure_forced(), reason="KGTOOL_PURE_PYTHON: no compiled decoder")
+
+
+@compiled
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 4).flatmap(lambda v: st.tuples(st.just(v), message_strategy(GMV, v))), st.data())
+def test_compiled_group_metadata_value_equals_the_schema_decoder(version_value, data):
+    """Every version: the C decoder returns the generated decoder's dict, key order included,
+    and declines (None) whatever that decoder warns about or rejects: truncated, damaged or
+    extended bytes (tagged fields, trailing bytes, bad UTF-8, negative lengths)."""
+    version, value = version_value
+    _kb, vb = encode_offsets_record("group_metadata", {"group": "g"}, value, value_version=version)
+    expect = schema_view(vb)
+    got = records._group_metadata_value(vb)
+    if "_unknown_tagged_fields" in repr(value):
+        assert got is None
+    else:
+        assert expect is not None and got is not None and same_dicts(got, expect)
+    cut = data.draw(st.integers(0, len(vb)), label="cut")
+    at = data.draw(st.integers(0, max(len(vb) - 1, 0)), label="at")
+    flipped = bytearray(vb)
+    if flipped:
+        flipped[at] ^= data.draw(st.integers(1, 255), label="xor")
+    for damaged in (vb[:cut], bytes(flipped), vb + b"\x00"):
+        got = records._group_metadata_value(damaged)
+        if got is not None:
+            expect = schema_view(damaged)
+            assert expect is not None and same_dicts(got, expect)
+
+
+@compiled
+def test_compiled_group_metadata_value_declines_what_the_schema_decoder_warns_about():
+    member = {"member_id": "m", "group_instance_id": None, "client_id": "c", "client_host": "/h",
+              "rebalance_timeout": 1, "session_timeout": 2, "subscription": b"", "assignment": b""}
+    value = {"protocol_type": "consumer", "generation": 1, "protocol": None, "leader": None,
+             "current_state_timestamp": -1, "members": [member]}
+    _kb, vb = encode_offsets_record("group_metadata", {"group": "g"}, value, value_version=3)
+    assert same_dicts(records._group_metadata_value(vb), schema_view(vb))
+    # protocol (nullable) with length -2: Kafka reads null, the schema decoder warns
+    i = vb.index(b"\xff\xff")
+    assert records._group_metadata_value(vb[:i] + b"\xff\xfe" + vb[i + 2:]) is None
+    # invalid UTF-8 in member_id: the schema decoder's lenient retry replaces it and warns
+    j = vb.index(b"\x00\x01m")
+    assert records._group_metadata_value(vb[:j + 2] + b"\xff" + vb[j + 3:]) is None
+    rec = decode_offsets_record(_kb, vb[:j + 2] + b"\xff" + vb[j + 3:])
+    assert rec.value["members"][0]["member_id"] == "\ufffd" and rec.warnings
+    assert records._group_metadata_value(b"\x00\x05" + vb[2:]) is None  # unknown version
 
 
 @settings(max_examples=400, deadline=None)
