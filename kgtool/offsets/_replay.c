@@ -17,6 +17,8 @@
  * hi - lo + 1 (at most one event per commit... except the epoch event, so 2 per commit: the
  * caller gives hi - lo + 16 rows and this function stops early if they run out).
  *
+ *   track_moves(owners, last, keys, moved_at, token) -> (moved, key indexes): see below.
+ *
  * Semantics (Kafka 4.x): OffsetMetadataManager.replay (plain commits stored; transactional
  * ones pending; tombstones remove the offset and the key's pending offsets) and the rules
  * comparing a commit with the past (kgtool/offsets/rules.py).
@@ -255,8 +257,50 @@ done:
     return result;
 }
 
+/* track_moves(owners, last, keys, moved_at, token) -> (moved, [key index, ...])
+ *
+ * The twin of kgtool/offsets/groups.py GroupState._track_moves' loop (the zombie rule's moves):
+ * a partition whose owners in the new generation (owners: {tp: owner tuple}) differ from its
+ * last known ones (last) moved; last is updated, moved_at[tp] = token for each moved
+ * partition, and the key indexes (keys: {tp: key index}) of the moved partitions that have
+ * commits are returned with their number. Runs once per generation record, over every
+ * assigned partition. */
+static PyObject *py_track_moves(PyObject *self, PyObject *args) {
+    PyObject *owners, *last, *keys, *moved_at, *token;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O", &PyDict_Type, &owners, &PyDict_Type, &last, &PyDict_Type, &keys,
+                          &PyDict_Type, &moved_at, &token))
+        return NULL;
+    PyObject *moved = PyList_New(0);
+    if (!moved) return NULL;
+    Py_ssize_t pos = 0, n = 0;
+    PyObject *tp, *now;
+    while (PyDict_Next(owners, &pos, &tp, &now)) {
+        PyObject *old = PyDict_GetItemWithError(last, tp);
+        if (!old) {
+            if (PyErr_Occurred() || PyDict_SetItem(last, tp, now)) goto fail;
+            continue;  /* a partition seen for the first time: no move */
+        }
+        int same = PyObject_RichCompareBool(old, now, Py_EQ);
+        if (same < 0) goto fail;
+        if (same) continue;
+        n++;
+        if (PyDict_SetItem(moved_at, tp, token) || PyDict_SetItem(last, tp, now)) goto fail;
+        PyObject *k = PyDict_GetItemWithError(keys, tp);
+        if (k) {
+            if (PyList_Append(moved, k)) goto fail;
+        } else if (PyErr_Occurred()) {
+            goto fail;
+        }
+    }
+    return Py_BuildValue("nN", n, moved);
+fail:
+    Py_DECREF(moved);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
     {"replay_commits", py_replay_commits, METH_VARARGS, "Replay plain offset commits into the partition state."},
+    {"track_moves", py_track_moves, METH_VARARGS, "The partitions whose owners changed (the zombie rule's moves)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from kgtool import native
 from kgtool.offsets.entries import LogEntry
 from kgtool.offsets.rebalances import Member
 from kgtool.offsets.store import G, K, NULL, Store
@@ -127,6 +128,29 @@ class _ProtocolViews:
 
 
 _protocol_views = _ProtocolViews()
+
+
+def _track_moves_py(owners: dict[TopicPartition, Any], last: dict[TopicPartition, Any], keys: dict[TopicPartition, int],
+                    moved_at: dict[TopicPartition, int], token: int) -> tuple[int, list[int]]:
+    """The partitions whose owners differ from their last known ones moved: their number and the
+    key indexes of those with commits; ``last`` and ``moved_at`` updated. The twin of
+    ``kgtool.offsets._replay.track_moves``."""
+    moved = []
+    n = 0
+    # the partitions whose owners are new or differ (a set difference in C); of those, the ones
+    # with a last known owner moved
+    for tp, _now in owners.items() - last.items():
+        if tp in last:
+            n += 1
+            moved_at[tp] = token
+            k = keys.get(tp)
+            if k is not None:
+                moved.append(k)
+    last.update(owners)
+    return n, moved
+
+
+_moves = getattr(native.load("kgtool.offsets._replay"), "track_moves", _track_moves_py)
 
 
 @dataclass
@@ -342,20 +366,8 @@ class GroupState:
         if gen.owners == self._moves_seen:
             return  # the same owners as the last generation tracked: nothing moves, nothing changes
         self._moves_seen = dict(gen.owners)
-        last, keys, moved_at = self.last_owners, self.keys, self.moved_at
         token = gen.record_offset
-        moved = []
-        n = 0
-        # the partitions whose owners are new or differ (a set difference in C); of those, the
-        # ones with a last known owner moved
-        for tp, _now in gen.owners.items() - last.items():
-            if tp in last:
-                n += 1
-                moved_at[tp] = token
-                k = keys.get(tp)
-                if k is not None:
-                    moved.append(k)
-        last.update(gen.owners)
+        n, moved = _moves(gen.owners, self.last_owners, self.keys, self.moved_at, token)
         gen.moved += n
         if moved:
             kk = self.store.k

@@ -146,3 +146,28 @@ def test_transactional_commit_counts_for_the_generation_of_its_marker(pure):
     assert_same(entries, AuditOptions(retention_ms=3_600_000), pure, max_rows=1)
     rules = [f["rule"] for f in audit_entries(entries, options=AuditOptions(), pure=pure).tables["findings"]]
     assert "zombie" in rules and "rewind" not in rules
+
+
+_tp = st.tuples(st.sampled_from(["a", "b"]), st.integers(0, 5))
+_owner_map = st.dictionaries(_tp, st.lists(st.sampled_from(["m1", "m2", "m3"]), min_size=1, max_size=2)
+                             .map(lambda ms: tuple(sorted(ms))), max_size=8)
+
+
+@settings(max_examples=300, deadline=None)
+@given(owners=_owner_map, last=_owner_map, keys=st.dictionaries(_tp, st.integers(0, 20), max_size=8),
+       moved_at=st.dictionaries(_tp, st.integers(0, 9), max_size=4))
+def test_track_moves_twins(owners, last, keys, moved_at):
+    """The zombie rule's moves (GroupState._track_moves): the C loop and its Python twin agree on
+    the count, the key indexes with commits, and the state they leave."""
+    from tests.twins import compiled
+
+    from kgtool.offsets.groups import _track_moves_py
+
+    c = compiled("kgtool.offsets._replay").track_moves
+    py_last, py_moved_at = dict(last), dict(moved_at)
+    c_last, c_moved_at = dict(last), dict(moved_at)
+    n_py, k_py = _track_moves_py(owners, py_last, keys, py_moved_at, 42)
+    n_c, k_c = c(owners, c_last, keys, c_moved_at, 42)
+    assert n_c == n_py == sum(1 for tp, o in owners.items() if tp in last and last[tp] != o)
+    assert sorted(k_c) == sorted(k_py)
+    assert c_last == py_last and c_moved_at == py_moved_at
