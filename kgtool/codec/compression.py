@@ -115,6 +115,16 @@ _MAX_OUTPUT = 16 << 20
 def _gunzip(data, max_size: int) -> bytes:
     """GZIPInputStream: RFC 1952 members in turn; bytes after a member that do not start with
     the gzip magic end the stream (``GZIPInputStream.readTrailer``)."""
+    # The usual payload, one complete member and nothing after it: one call. Anything else
+    # (several members, trailing bytes, corruption, the size cap) takes the loop below.
+    d = zlib.decompressobj(wbits=31)
+    try:
+        out = d.decompress(data, min(max_size + 1, _MAX_OUTPUT))
+    except zlib.error:
+        pass
+    else:
+        if d.eof and not d.unused_data and len(out) <= max_size:
+            return out
     mv = memoryview(data)
     n = len(mv)
     if not n:

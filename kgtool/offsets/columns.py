@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from kgtool.codec import compression as _comp
 from kgtool.offsets.entries import CONTROL, LEGACY_OFFSET_COMMIT, OFFSET_COMMIT, PROBLEM, LogEntry
 
 __all__ = ["CommitChunk", "KeyTable", "chunk_entries", "decode_commit_chunks", "transaction_markers"]
@@ -415,8 +416,6 @@ def _chunks_pure(data: Any, source: str, log_partition: int, keys: KeyTable, i: 
 def _decompress(codec: int, payload: Any) -> bytes | None:
     """For the C scan: the decompressed records, or None when the codec fails (the general
     path then reports it with its position). Same cap as decode_batch_v2's default."""
-    from kgtool.codec import compression as _comp
-
     try:
         out = _comp.decompress(codec, payload, magic=2, max_size=_comp.DEFAULT_MAX_DECOMPRESSED)
     except _comp.CompressionFailure:

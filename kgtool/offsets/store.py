@@ -166,6 +166,10 @@ class Store:
         self.n_keys = 0
         self.n_groups = 0
         self.use_c = _use_c() if pure is None else not pure
+        if self.use_c:
+            from kgtool.offsets import _replay
+
+            self._replay = _replay
         self.txn_results: list[str | None] = [None, "PENDING"]  # code 0: null
         self._txn_codes: dict[str | None, int] = {None: 0, "PENDING": 1}
         # The stored commits' metadata strings (st_metadata with st_metadata_chunk -1): interned,
@@ -203,10 +207,8 @@ class Store:
         if hi <= lo:
             return np.empty((0, EV_WIDTH), np.int64)
         if self.use_c:
-            from kgtool.offsets import _replay
-
             events = np.empty((2 * (hi - lo) + 16, EV_WIDTH), np.int64)  # at most 2 per commit
-            n = _replay.replay_commits(
+            n = self._replay.replay_commits(
                 lo, hi, cols.source, cols.serial, self.k, self.g,
                 cols.key, cols.record_offset, cols.position, cols.timestamp, cols.producer_id, cols.version,
                 cols.offset, cols.leader_epoch, cols.commit_timestamp, cols.expire_timestamp, cols.metadata,
