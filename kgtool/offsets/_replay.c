@@ -17,7 +17,8 @@
  * hi - lo + 1 (at most one event per commit... except the epoch event, so 2 per commit: the
  * caller gives hi - lo + 16 rows and this function stops early if they run out).
  *
- *   track_moves(owners, last, keys, moved_at, token) -> (moved, key indexes): see below.
+ *   track_moves(owners, last, keys, moved_at, token, k) -> moved: see below.
+ *   attribute_keys(keys, owners, codes, intern, k) -> [(tp, key index), ...] unowned: see below.
  *
  * Semantics (Kafka 4.x): OffsetMetadataManager.replay (plain commits stored; transactional
  * ones pending; tombstones remove the offset and the key's pending offsets) and the rules
@@ -257,50 +258,143 @@ done:
     return result;
 }
 
-/* track_moves(owners, last, keys, moved_at, token) -> (moved, [key index, ...])
- *
- * The twin of kgtool/offsets/groups.py GroupState._track_moves' loop (the zombie rule's moves):
- * a partition whose owners in the new generation (owners: {tp: owner tuple}) differ from its
- * last known ones (last) moved; last is updated, moved_at[tp] = token for each moved
- * partition, and the key indexes (keys: {tp: key index}) of the moved partitions that have
- * commits are returned with their number. Runs once per generation record, over every
- * assigned partition. */
-static PyObject *py_track_moves(PyObject *self, PyObject *args) {
-    PyObject *owners, *last, *keys, *moved_at, *token;
-    if (!PyArg_ParseTuple(args, "O!O!O!O!O", &PyDict_Type, &owners, &PyDict_Type, &last, &PyDict_Type, &keys,
-                          &PyDict_Type, &moved_at, &token))
+/* The key state matrix k (int64[n, K_N], C order) as a writable buffer: its rows, or -1. */
+static Py_ssize_t key_rows(PyObject *k, buf_t *kb, const char *what) {
+    if (get(k, kb, 8, what) < 0) return -1;
+    if (kb->b.len % (8 * K_N)) {
+        PyErr_Format(PyExc_ValueError, "%s: key state matrix of the wrong width", what);
+        return -1;
+    }
+    return kb->b.len / (8 * K_N);
+}
+
+/* The row of a key index from a dict, bounds-checked; NULL with an exception otherwise. */
+static int64_t *key_row(int64_t *K, Py_ssize_t n_keys, PyObject *index) {
+    Py_ssize_t i = PyLong_AsSsize_t(index);
+    if (i == -1 && PyErr_Occurred()) return NULL;
+    if (i < 0 || i >= n_keys) {
+        PyErr_Format(PyExc_IndexError, "key index %zd out of range (%zd keys)", i, n_keys);
         return NULL;
-    PyObject *moved = PyList_New(0);
-    if (!moved) return NULL;
+    }
+    return K + i * K_N;
+}
+
+/* track_moves(owners, last, keys, moved_at, token, k) -> moved
+ *
+ * The twin of kgtool/offsets/groups.py _track_moves_py (GroupState._track_moves, the zombie
+ * rule's moves): a partition whose owners in the new generation (owners: {tp: owner tuple})
+ * differ from its last known ones (last) moved; last is updated, moved_at[tp] = token for each
+ * moved partition, and the rows of k of the moved partitions that have commits (keys: {tp: key
+ * index}) get moved = token, top_has = 0. Returns the number of moved partitions. Runs once per
+ * generation record, over every assigned partition. */
+static PyObject *py_track_moves(PyObject *self, PyObject *args) {
+    PyObject *owners, *last, *keys, *moved_at, *token, *kobj;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!OO", &PyDict_Type, &owners, &PyDict_Type, &last, &PyDict_Type, &keys,
+                          &PyDict_Type, &moved_at, &token, &kobj))
+        return NULL;
+    long long token_value = PyLong_AsLongLong(token);
+    if (token_value == -1 && PyErr_Occurred()) return NULL;
+    buf_t kb;
+    Py_ssize_t n_keys = key_rows(kobj, &kb, "track_moves");
+    PyObject *result = NULL;
+    if (n_keys < 0) goto done;
+    int64_t *K = (int64_t *)kb.b.buf;
     Py_ssize_t pos = 0, n = 0;
     PyObject *tp, *now;
     while (PyDict_Next(owners, &pos, &tp, &now)) {
         PyObject *old = PyDict_GetItemWithError(last, tp);
         if (!old) {
-            if (PyErr_Occurred() || PyDict_SetItem(last, tp, now)) goto fail;
+            if (PyErr_Occurred() || PyDict_SetItem(last, tp, now)) goto done;
             continue;  /* a partition seen for the first time: no move */
         }
         int same = PyObject_RichCompareBool(old, now, Py_EQ);
-        if (same < 0) goto fail;
+        if (same < 0) goto done;
         if (same) continue;
         n++;
-        if (PyDict_SetItem(moved_at, tp, token) || PyDict_SetItem(last, tp, now)) goto fail;
-        PyObject *k = PyDict_GetItemWithError(keys, tp);
-        if (k) {
-            if (PyList_Append(moved, k)) goto fail;
+        if (PyDict_SetItem(moved_at, tp, token) || PyDict_SetItem(last, tp, now)) goto done;
+        PyObject *index = PyDict_GetItemWithError(keys, tp);
+        if (index) {
+            int64_t *r = key_row(K, n_keys, index);
+            if (!r) goto done;
+            r[K_MOVED] = token_value;
+            r[K_TOP_HAS] = 0;
         } else if (PyErr_Occurred()) {
-            goto fail;
+            goto done;
         }
     }
-    return Py_BuildValue("nN", n, moved);
+    result = PyLong_FromSsize_t(n);
+done:
+    rel(&kb);
+    return result;
+}
+
+/* attribute_keys(keys, owners, codes, intern, k) -> [(tp, key index), ...]
+ *
+ * The twin of kgtool/offsets/groups.py _attribute_keys_py (GroupState.snapshot): every
+ * partition with commits (keys: {tp: key index}) is attributed to the owners the generation
+ * gives it (owners: {tp: sorted owner tuple}, () when absent): its row of k gets owners = the
+ * code of that tuple (codes: {tuple: code}; intern(tuple) -> code adds a new one) and
+ * orphan = 0. Returns the partitions without an owner, whose orphan state the caller decides.
+ * Runs once per generation record, over every partition with commits. */
+static PyObject *py_attribute_keys(PyObject *self, PyObject *args) {
+    PyObject *keys, *owners, *codes, *intern, *kobj;
+    if (!PyArg_ParseTuple(args, "O!O!O!OO", &PyDict_Type, &keys, &PyDict_Type, &owners, &PyDict_Type, &codes, &intern,
+                          &kobj))
+        return NULL;
+    buf_t kb;
+    Py_ssize_t n_keys = key_rows(kobj, &kb, "attribute_keys");
+    PyObject *unowned = NULL, *empty = NULL;
+    if (n_keys < 0) goto fail;
+    int64_t *K = (int64_t *)kb.b.buf;
+    if (!(unowned = PyList_New(0)) || !(empty = PyTuple_New(0))) goto fail;
+    Py_ssize_t pos = 0;
+    PyObject *tp, *index;
+    while (PyDict_Next(keys, &pos, &tp, &index)) {
+        int64_t *r = key_row(K, n_keys, index);
+        if (!r) goto fail;
+        PyObject *o = PyDict_GetItemWithError(owners, tp);
+        if (!o) {
+            if (PyErr_Occurred()) goto fail;
+            o = empty;
+        }
+        Py_INCREF(o);  /* intern() runs Python code: hold the tuple */
+        PyObject *code = PyDict_GetItemWithError(codes, o);
+        if (code) {
+            Py_INCREF(code);
+        } else if (PyErr_Occurred() || !(code = PyObject_CallOneArg(intern, o))) {
+            Py_DECREF(o);
+            goto fail;
+        }
+        long long value = PyLong_AsLongLong(code);
+        Py_DECREF(code);
+        int owned = PyObject_IsTrue(o);
+        Py_DECREF(o);
+        if ((value == -1 && PyErr_Occurred()) || owned < 0) goto fail;
+        r[K_OWNERS] = value;
+        r[K_ORPHAN] = 0;
+        if (!owned) {
+            PyObject *pair = PyTuple_Pack(2, tp, index);
+            if (!pair || PyList_Append(unowned, pair)) {
+                Py_XDECREF(pair);
+                goto fail;
+            }
+            Py_DECREF(pair);
+        }
+    }
+    Py_DECREF(empty);
+    rel(&kb);
+    return unowned;
 fail:
-    Py_DECREF(moved);
+    Py_XDECREF(unowned);
+    Py_XDECREF(empty);
+    rel(&kb);
     return NULL;
 }
 
 static PyMethodDef methods[] = {
     {"replay_commits", py_replay_commits, METH_VARARGS, "Replay plain offset commits into the partition state."},
     {"track_moves", py_track_moves, METH_VARARGS, "The partitions whose owners changed (the zombie rule's moves)."},
+    {"attribute_keys", py_attribute_keys, METH_VARARGS, "Attribute the keys to the owners of a generation."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -18,6 +18,7 @@ previous generation, to :mod:`kgtool.offsets.rebalances` (the rebalances table).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import repeat
 from typing import TYPE_CHECKING, Any
@@ -131,10 +132,10 @@ _protocol_views = _ProtocolViews()
 
 
 def _track_moves_py(owners: dict[TopicPartition, Any], last: dict[TopicPartition, Any], keys: dict[TopicPartition, int],
-                    moved_at: dict[TopicPartition, int], token: int) -> tuple[int, list[int]]:
-    """The partitions whose owners differ from their last known ones moved: their number and the
-    key indexes of those with commits; ``last`` and ``moved_at`` updated. The twin of
-    ``kgtool.offsets._replay.track_moves``."""
+                    moved_at: dict[TopicPartition, int], token: int, kk: np.ndarray) -> int:
+    """The partitions whose owners differ from their last known ones moved: ``last`` and
+    ``moved_at`` updated, the key rows of those with commits marked (moved at ``token``, no top
+    commit since), their number returned. The twin of ``kgtool.offsets._replay.track_moves``."""
     moved = []
     n = 0
     # the partitions whose owners are new or differ (a set difference in C); of those, the ones
@@ -147,10 +148,30 @@ def _track_moves_py(owners: dict[TopicPartition, Any], last: dict[TopicPartition
             if k is not None:
                 moved.append(k)
     last.update(owners)
-    return n, moved
+    if moved:
+        kk[moved, _K_MOVED] = token
+        kk[moved, _K_TOP_HAS] = 0
+    return n
+
+
+def _attribute_keys_py(keys: dict[TopicPartition, int], owners: dict[TopicPartition, tuple[str, ...]],
+                       codes: dict[tuple[str, ...], int], intern: Callable[[tuple[str, ...]], int],
+                       kk: np.ndarray) -> list[tuple[TopicPartition, int]]:
+    """Attribute every key to its partition's owners in ``owners`` (``()`` when absent): its row
+    gets the owner list's code (``codes``, ``intern`` for a new list) and no orphan state. The
+    partitions without an owner are returned with their keys (their orphan state is the
+    caller's). The twin of ``kgtool.offsets._replay.attribute_keys``."""
+    tps = list(keys)
+    given = list(map(owners.get, tps, repeat(())))
+    found = list(map(codes.get, given))
+    idx = np.fromiter(keys.values(), np.int64, len(tps))
+    kk[idx, _K_OWNERS] = found if None not in found else list(map(intern, given))
+    kk[idx, _K_ORPHAN] = 0
+    return [(tp, k) for tp, k, o in zip(tps, keys.values(), given) if not o]
 
 
 _moves = getattr(native.load("kgtool.offsets._replay"), "track_moves", _track_moves_py)
+_attribute_keys = getattr(native.load("kgtool.offsets._replay"), "attribute_keys", _attribute_keys_py)
 
 
 @dataclass
@@ -187,22 +208,14 @@ class OwnerLists:
 
     def __init__(self) -> None:
         self.lists: list[tuple[str, ...]] = []
-        self._codes: dict[tuple[str, ...], int] = {}
+        self.known: dict[tuple[str, ...], int] = {}  # list -> code
 
     def code(self, owners: tuple[str, ...]) -> int:
-        c = self._codes.get(owners)
+        c = self.known.get(owners)
         if c is None:
-            c = self._codes[owners] = len(self.lists)
+            c = self.known[owners] = len(self.lists)
             self.lists.append(owners)
         return c
-
-    def codes(self, owner_lists: Any) -> list[int]:
-        """``[code(o) for o in owner_lists]``, the lookups at C speed (new lists interned)."""
-        owner_lists = list(owner_lists)
-        out = list(map(self._codes.get, owner_lists))
-        if None in out:
-            out = [self.code(o) for o in owner_lists]
-        return out
 
 
 class GroupState:
@@ -242,41 +255,34 @@ class GroupState:
             moved = self.moved_at.get(tp)
             if moved is not None:
                 self.store.k[k, K["moved"]] = moved
-            self._attribute(k, tp)
+            self._attribute({tp: k})
         return k
 
     # ---- the snapshot commits are attributed to ------------------------------------------
-    def _attribute(self, k: int, tp: TopicPartition) -> None:
-        owners, orphan = self._attribution([tp])
-        kk = self.store.k
-        kk[k, _K_OWNERS] = owners[0]
-        kk[k, _K_ORPHAN] = orphan[0]
-
-    def _attribution(self, tps: list[TopicPartition]) -> tuple[list[int], list[int]]:
-        """Per partition: the code of its sorted owner list (-1 unknown) and the orphan rule's
-        state for a commit written now: 0 no finding, 1 orphan, 2 the previous owner is still a
-        member (a cooperative revocation in transit: noted, not reported)."""
+    def _attribute(self, keys: dict[TopicPartition, int]) -> bool:
+        """Attribute these keys' commits written from now on: per key, the code of its
+        partition's sorted owner list (-1 unknown) and the orphan rule's state: 0 no finding, 1
+        orphan, 2 the previous owner is still a member (a cooperative revocation in transit:
+        noted, not reported). True when every key has an owner in a non-empty generation."""
         gen = self.gen
+        kk = self.store.k
         if gen is None or gen.owners is None:
-            n = len(tps)
-            return [-1] * n, [0] * n
-        own = gen.owners
-        codes = self.owner_lists.codes(map(own.get, tps, repeat(())))
-        if gen.empty or all(map(own.get, tps)):  # every partition owned (the usual case): no orphan
-            return codes, [0] * len(tps)
-        prev = self.prev_gen
-        revoking = prev is not None and bool(prev.owners) and gen.record_offset != prev.record_offset
-        members = set(gen.members) if revoking else set()
-        prev_owners = prev.owners if revoking else {}
-        states = []
-        for tp in tps:
-            if own.get(tp):
-                states.append(0)
-            elif revoking and not members.isdisjoint(prev_owners.get(tp, ())):  # type: ignore[union-attr]
-                states.append(2)
-            else:
-                states.append(1)
-        return codes, states
+            idx = np.fromiter(keys.values(), np.int64, len(keys))
+            kk[idx, _K_OWNERS] = -1
+            kk[idx, _K_ORPHAN] = 0
+            return False
+        unowned = _attribute_keys(keys, gen.owners, self.owner_lists.known, self.owner_lists.code, kk)
+        if gen.empty:
+            return False  # no member: no orphan either
+        if unowned:
+            prev = self.prev_gen
+            revoking = prev is not None and bool(prev.owners) and gen.record_offset != prev.record_offset
+            members = set(gen.members) if revoking else set()
+            prev_owners = prev.owners if revoking else {}
+            for tp, k in unowned:
+                in_transit = revoking and not members.isdisjoint(prev_owners.get(tp, ()))  # type: ignore[union-attr]
+                kk[k, _K_ORPHAN] = 2 if in_transit else 1
+        return not unowned
 
     def snapshot(self) -> None:
         """Refresh what commits written from now on are attributed to."""
@@ -292,16 +298,8 @@ class GroupState:
         if gen is not None and not gen.empty and gen.owners is not None and gen.owners == self._attributed:
             return  # every key owned under the same owner map: codes unchanged, no orphan state
         self._attributed = None
-        if self.keys:
-            tps = list(self.keys)
-            owners, orphan = self._attribution(tps)
-            idx = np.fromiter(self.keys.values(), np.int64, len(tps))
-            kk = self.store.k
-            kk[idx, _K_OWNERS] = owners
-            kk[idx, _K_ORPHAN] = orphan
-            if gen is not None and not gen.empty and gen.owners is not None and not any(orphan) \
-                    and all(map(gen.owners.get, tps)):
-                self._attributed = dict(gen.owners)
+        if self.keys and self._attribute(self.keys):
+            self._attributed = dict(gen.owners)  # type: ignore[union-attr, arg-type]
 
     def orphan_message(self, tp: TopicPartition, offset: int) -> str:
         gen = self.gen
@@ -367,12 +365,7 @@ class GroupState:
             return  # the same owners as the last generation tracked: nothing moves, nothing changes
         self._moves_seen = dict(gen.owners)
         token = gen.record_offset
-        n, moved = _moves(gen.owners, self.last_owners, self.keys, self.moved_at, token)
-        gen.moved += n
-        if moved:
-            kk = self.store.k
-            kk[moved, _K_MOVED] = token
-            kk[moved, _K_TOP_HAS] = 0
+        gen.moved += _moves(gen.owners, self.last_owners, self.keys, self.moved_at, token, self.store.k)
 
     def classic_metadata(self, e: LogEntry) -> None:
         """``GroupMetadataManager.replay`` of a GroupMetadata record."""

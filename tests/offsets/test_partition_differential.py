@@ -5,6 +5,7 @@ on the compiled commit loop and on its pure-Python twin."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -13,6 +14,7 @@ from kgtool.offsets import samples
 from kgtool.offsets.audit import audit_entries
 from kgtool.offsets.options import AuditOptions
 from kgtool.offsets.scenario import Script
+from kgtool.offsets.store import K, K_FIELDS
 from kgtool.offsets.tables import TABLE_NAMES
 from tests.offsets.chunks import ToyKeys, to_chunks
 from tests.offsets.oracle_audit import ORACLE_TABLES, canonical, oracle_audit
@@ -153,21 +155,75 @@ _owner_map = st.dictionaries(_tp, st.lists(st.sampled_from(["m1", "m2", "m3"]), 
                              .map(lambda ms: tuple(sorted(ms))), max_size=8)
 
 
+def _key_state(keys: dict) -> np.ndarray:
+    """A key state matrix with a recognisable value in every cell (no row left unwritten unseen)."""
+    rows = max(keys.values(), default=-1) + 3
+    return np.arange(rows * len(K_FIELDS), dtype=np.int64).reshape(rows, len(K_FIELDS)) * 7 + 1
+
+
 @settings(max_examples=300, deadline=None)
 @given(owners=_owner_map, last=_owner_map, keys=st.dictionaries(_tp, st.integers(0, 20), max_size=8),
        moved_at=st.dictionaries(_tp, st.integers(0, 9), max_size=4))
 def test_track_moves_twins(owners, last, keys, moved_at):
     """The zombie rule's moves (GroupState._track_moves): the C loop and its Python twin agree on
-    the count, the key indexes with commits, and the state they leave."""
+    the count and the state they leave (the dicts, and the key rows marked moved)."""
     from tests.twins import compiled
 
     from kgtool.offsets.groups import _track_moves_py
 
     c = compiled("kgtool.offsets._replay").track_moves
-    py_last, py_moved_at = dict(last), dict(moved_at)
-    c_last, c_moved_at = dict(last), dict(moved_at)
-    n_py, k_py = _track_moves_py(owners, py_last, keys, py_moved_at, 42)
-    n_c, k_c = c(owners, c_last, keys, c_moved_at, 42)
-    assert n_c == n_py == sum(1 for tp, o in owners.items() if tp in last and last[tp] != o)
-    assert sorted(k_c) == sorted(k_py)
+    py_last, py_moved_at, py_k = dict(last), dict(moved_at), _key_state(keys)
+    c_last, c_moved_at, c_k = dict(last), dict(moved_at), _key_state(keys)
+    n_py = _track_moves_py(owners, py_last, keys, py_moved_at, 42, py_k)
+    n_c = c(owners, c_last, keys, c_moved_at, 42, c_k)
+    moved = {tp for tp, o in owners.items() if tp in last and last[tp] != o}
+    assert n_c == n_py == len(moved)
     assert c_last == py_last and c_moved_at == py_moved_at
+    assert np.array_equal(c_k, py_k)
+    marked = sorted({keys[tp] for tp in moved if tp in keys})
+    assert (py_k[marked, K["moved"]] == 42).all() and (py_k[marked, K["top_has"]] == 0).all()
+    untouched = np.setdiff1d(np.arange(len(py_k)), marked)
+    assert np.array_equal(py_k[untouched], _key_state(keys)[untouched])
+
+
+@settings(max_examples=300, deadline=None)
+@given(owners=st.dictionaries(_tp, st.lists(st.sampled_from(["m1", "m2", "m3"]), max_size=2)
+                              .map(lambda ms: tuple(sorted(ms))), max_size=8),
+       keys=st.dictionaries(_tp, st.integers(0, 20), max_size=8).filter(lambda d: len(set(d.values())) == len(d)),
+       known=st.lists(st.lists(st.sampled_from(["m1", "m2", "m3"]), max_size=2).map(lambda ms: tuple(sorted(ms))),
+                      unique=True, max_size=4))
+def test_attribute_keys_twins(owners, keys, known):
+    """A generation's snapshot (GroupState._attribute): the C loop and its Python twin give every
+    key the same owner-list code (new lists interned alike) and no orphan state, and return the
+    same unowned partitions."""
+    from tests.twins import compiled
+
+    from kgtool.offsets.groups import OwnerLists, _attribute_keys_py
+
+    c = compiled("kgtool.offsets._replay").attribute_keys
+    results = []
+    for f in (_attribute_keys_py, c):
+        lists = OwnerLists()
+        for o in known:
+            lists.code(o)
+        kk = _key_state(keys)
+        unowned = f(keys, owners, lists.known, lists.code, kk)
+        results.append((sorted(unowned), kk, lists.lists))
+    (py_unowned, py_k, py_lists), (c_unowned, c_k, c_lists) = results
+    assert c_unowned == py_unowned == sorted((tp, k) for tp, k in keys.items() if not owners.get(tp))
+    assert np.array_equal(c_k, py_k) and c_lists == py_lists
+    for tp, k in keys.items():
+        assert py_lists[py_k[k, K["owners"]]] == owners.get(tp, ()) and py_k[k, K["orphan"]] == 0
+
+
+def test_attribute_keys_rejects_a_key_outside_the_matrix():
+    from tests.twins import compiled
+
+    c = compiled("kgtool.offsets._replay")
+    kk = np.zeros((2, len(K_FIELDS)), np.int64)
+    with pytest.raises(IndexError):
+        c.attribute_keys({("t", 0): 5}, {}, {}, lambda o: 0, kk)
+    with pytest.raises(IndexError):
+        c.track_moves({("t", 0): ("b",)}, {("t", 0): ("a",)}, {("t", 0): -1}, {}, 1, kk)
+    with pytest.raises(ValueError):
+        c.attribute_keys({}, {}, {}, lambda o: 0, np.zeros((2, 3), np.int64))
