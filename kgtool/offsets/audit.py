@@ -16,7 +16,7 @@ from kgtool.offsets.entries import LogEntry
 from kgtool.offsets.options import DEFAULT_RETENTION_MS, AuditOptions
 from kgtool.offsets.partition import PartitionReplay
 from kgtool.offsets.rules import END_OF_LOG_RULES
-from kgtool.offsets.tables import TABLE_NAMES
+from kgtool.offsets.tables import TABLE_NAMES, member_dicts
 
 __all__ = ["AuditOptions", "AuditResult", "DEFAULT_RETENTION_MS", "END_OF_LOG_RULES", "audit_entries"]
 
@@ -61,7 +61,7 @@ def audit_entries(
         for t in tables:
             result.tables["commits"].extend(t.to_pylist())
         result.tables["generations"].extend(rp.generations)
-        result.tables["members"].extend(rp.members)
+        result.tables["members"].extend(member_dicts(rp.members))
         result.tables["findings"].extend(rp.findings)
         result.tables["offsets"].extend(rp.offset_rows)
         result.tables["rebalances"].extend(rp.rebalances)

@@ -29,12 +29,14 @@ from kgtool import native
 from kgtool.offsets.entries import LogEntry
 from kgtool.offsets.rebalances import Member
 from kgtool.offsets.store import G, K, NULL, Store
+from kgtool.offsets.tables import MEMBER
 
 if TYPE_CHECKING:  # pragma: no cover
     from kgtool.offsets.rebalances import RebalanceLog
 
 TopicPartition = tuple[str, int]
 _K_OWNERS, _K_ORPHAN, _K_MOVED, _K_TOP_HAS = K["owners"], K["orphan"], K["moved"], K["top_has"]
+_MEMBER_ID = MEMBER["member_id"]
 
 
 def tp_name(tp: TopicPartition) -> str:
@@ -222,7 +224,7 @@ class GroupState:
     """One group's generations, members and the snapshot its commits are attributed to."""
 
     def __init__(self, name: str, log_partition: int, store: Store, owner_lists: OwnerLists,
-                 generations: list[dict[str, Any]], members: list[dict[str, Any]],
+                 generations: list[dict[str, Any]], members: list[tuple],
                  rebalances: RebalanceLog | None = None) -> None:
         self.name = name
         self.log_partition = log_partition
@@ -408,29 +410,13 @@ class GroupState:
             inst, client, host = mget("group_instance_id"), mget("client_id"), mget("client_host")
             session, rebalance = _int_or_none(mget("session_timeout")), _int_or_none(mget("rebalance_timeout"))
             info[mid] = (inst, client, host, session, rebalance)  # a rebalances.Member
-            member_rows.append(
-                {
-                    "group": name,
-                    "log_partition": part,
-                    "protocol": "classic",
-                    "generation_id": gen_id,
-                    "member_id": mid,
-                    "group_instance_id": inst,
-                    "client_id": client,
-                    "client_host": host,
-                    "rack_id": rack,
-                    "session_timeout_ms": session,
-                    "rebalance_timeout_ms": rebalance,
-                    "is_leader": mid == leader,
-                    "member_epoch": None,
-                    "subscribed_topics": topics,
-                    # lists shared between rows (read-only): the writer converts each once
-                    "owned_partitions": owned_names,
-                    "assigned_partitions": assigned_names,
-                    "record_offset": offset,
-                    "timestamp": timestamp,
-                }
-            )
+            member_rows.append((  # a members-table row (tables.MEMBER: the column order)
+                name, part, "classic", gen_id, mid, inst, client, host, rack, session, rebalance, mid == leader,
+                None,  # member_epoch: KIP-848 only
+                topics,
+                owned_names, assigned_names,  # lists shared between rows (read-only): converted once
+                offset, timestamp,
+            ))
         if not known:
             owners = None
         gen = Generation(
@@ -441,7 +427,7 @@ class GroupState:
             protocol_name=_get(v, "protocol"),
             leader=leader,
             current_state_timestamp=_int_or_none(_get(v, "current_state_timestamp")),
-            members=[r["member_id"] for r in member_rows],
+            members=[r[_MEMBER_ID] for r in member_rows],
             owners=owners if members else {},
             member_info=info,
         )
@@ -526,28 +512,18 @@ class GroupState:
 
     def _kip848_member_row(self, mid: str, e: LogEntry) -> None:
         md = self.kip848_members.get(mid, {})
-        self.members.append(
-            {
-                "group": self.name,
-                "log_partition": self.log_partition,
-                "protocol": "consumer",
-                "generation_id": None if self.gen is None else self.gen.generation_id,
-                "member_id": mid,
-                "group_instance_id": _get(md, "instance_id"),
-                "client_id": _get(md, "client_id"),
-                "client_host": _get(md, "client_host"),
-                "rack_id": _get(md, "rack_id"),
-                "session_timeout_ms": None,
-                "rebalance_timeout_ms": _int_or_none(_get(md, "rebalance_timeout_ms")),
-                "is_leader": False,
-                "member_epoch": self.kip848_epochs.get(mid),
-                "subscribed_topics": sorted(_get(md, "subscribed_topic_names", default=[]) or []),
-                "owned_partitions": None,
-                "assigned_partitions": [tp_name(t) for t in self.kip848_assigned.get(mid, [])],
-                "record_offset": e.offset,
-                "timestamp": e.timestamp,
-            }
-        )
+        self.members.append((  # a members-table row (tables.MEMBER: the column order)
+            self.name, self.log_partition, "consumer", None if self.gen is None else self.gen.generation_id, mid,
+            _get(md, "instance_id"), _get(md, "client_id"), _get(md, "client_host"), _get(md, "rack_id"),
+            None,  # session_timeout_ms: the group's, not recorded
+            _int_or_none(_get(md, "rebalance_timeout_ms")),
+            False,  # is_leader
+            self.kip848_epochs.get(mid),
+            sorted(_get(md, "subscribed_topic_names", default=[]) or []),
+            None,  # owned_partitions: classic only
+            [tp_name(t) for t in self.kip848_assigned.get(mid, [])],
+            e.offset, e.timestamp,
+        ))
 
 
 def _kip848_member(md: dict[str, Any]) -> Member:

@@ -27,6 +27,7 @@ import json
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -77,7 +78,7 @@ from kgtool.offsets.store import (
     CommitOutputs,
     Store,
 )
-from kgtool.offsets.tables import COMMITS, COVERAGE, OFFSETS
+from kgtool.offsets.tables import COMMITS, COVERAGE, MEMBER, OFFSETS
 
 SORT_KEYS: dict[str, list[str]] = {
     "generations": ["log_partition", "group", "record_offset"],
@@ -91,6 +92,7 @@ SORT_KEYS: dict[str, list[str]] = {
 SHOWN_PROBLEMS = 20
 ROW_BATCH = 20_000  # rows of the small tables handed out at a time (rows_sink)
 COMMIT_NAMES = [n for n, _t in COMMITS]
+_MEMBER_GROUP, _MEMBER_TIMESTAMP = MEMBER["group"], MEMBER["timestamp"]
 _COUNTERS = ("offset_commits", "offset_tombstones", "group_metadata", "group_tombstones",
              "consumer_group_records", "other_records", "control_records")
 
@@ -100,14 +102,16 @@ def sort_key(name: str) -> Callable[[dict[str, Any]], tuple]:
     return lambda r: tuple((r[k] is None, r[k]) for k in keys)
 
 
-def sort_rows(rows: list[dict[str, Any]], name: str) -> None:
-    """Sort rows by the table's keys (nulls last), in place."""
-    from operator import itemgetter
-
+def sort_rows(rows: list[Any], name: str) -> None:
+    """Sort rows by the table's keys (nulls last), in place (dict rows, or the members table's
+    tuples)."""
+    keys: list[Any] = SORT_KEYS[name]
+    if name == "members":
+        keys = [MEMBER[k] for k in keys]
     try:
-        rows.sort(key=itemgetter(*SORT_KEYS[name]))  # the keys are never null in practice
+        rows.sort(key=itemgetter(*keys))  # the keys are never null in practice
     except TypeError:
-        rows.sort(key=sort_key(name))
+        rows.sort(key=lambda r: tuple((r[k] is None, r[k]) for k in keys))
 
 
 @dataclass
@@ -170,7 +174,7 @@ class PartitionReplay:
         self.groups: dict[str, GroupState] = {}
         self.by_gid: list[GroupState] = []
         self.generations: list[dict[str, Any]] = []
-        self.members: list[dict[str, Any]] = []
+        self.members: list[tuple] = []  # tuples (tables.MEMBER)
         self.findings: list[dict[str, Any]] = []
         self.offset_rows: list[dict[str, Any]] = []  # the offsets table (made by finish)
         # generation changes (rows of the rebalances table) and the rebalance-storm rule
@@ -619,8 +623,9 @@ class PartitionReplay:
     def output_groups(self) -> int:
         """Groups with at least one row in an output table."""
         names = {self.by_gid[g].name for g in self.gids_with_rows} | self.row_groups
-        for rows in (self.generations, self.members, self.findings, self.rebalances):
+        for rows in (self.generations, self.findings, self.rebalances):
             names.update(r["group"] for r in rows)
+        names.update(r[_MEMBER_GROUP] for r in self.members)
         return len(names)
 
     def _owner_lists(self) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray]:
@@ -762,9 +767,9 @@ class PartitionReplay:
         self.rebalances.clear()
         for name, rows in ready.items():
             if since is not None:
-                rows = [r for r in rows if (name == "findings" and r["rule"] in END_OF_LOG_RULES) or _keep(r, since)]
+                rows = _since(rows, name, since)
             sort_rows(rows, name)
-            self.row_groups.update(r["group"] for r in rows)
+            self.row_groups.update(map(itemgetter(_MEMBER_GROUP if name == "members" else "group"), rows))
             if rows:
                 self.rows_sink(name, rows)
 
@@ -787,10 +792,9 @@ class PartitionReplay:
         self.offset_rows = offsets.to_pylist()
         since = self.options.since
         if since is not None:
-            self.generations[:] = [r for r in self.generations if _keep(r, since)]
-            self.members[:] = [r for r in self.members if _keep(r, since)]
-            self.findings[:] = [r for r in self.findings if r["rule"] in END_OF_LOG_RULES or _keep(r, since)]
-            self.rebalances[:] = [r for r in self.rebalances if _keep(r, since)]
+            for name, rows in (("generations", self.generations), ("members", self.members),
+                               ("findings", self.findings), ("rebalances", self.rebalances)):
+                rows[:] = _since(rows, name, since)
         sort_rows(self.generations, "generations")
         sort_rows(self.rebalances, "rebalances")
         sort_rows(self.members, "members")
@@ -1027,9 +1031,14 @@ def until_cut(timestamp: np.ndarray, rare: list[tuple[int, LogEntry]], until: in
     return row, kept
 
 
-def _keep(row: dict[str, Any], since: int) -> bool:
-    ts = row.get("timestamp")
-    return ts is None or ts >= since
+def _since(rows: list[Any], name: str, since: int) -> list[Any]:
+    """The rows of table ``name`` that ``--since`` keeps: those written at or after ``since``
+    (and every finding of an end-of-log rule)."""
+    if name == "members":
+        return [r for r in rows if r[_MEMBER_TIMESTAMP] is None or r[_MEMBER_TIMESTAMP] >= since]
+    end_of_log = name == "findings"
+    return [r for r in rows if (end_of_log and r["rule"] in END_OF_LOG_RULES)
+            or r.get("timestamp") is None or r["timestamp"] >= since]
 
 
 def _concat(a: Any, b: Any) -> Any:

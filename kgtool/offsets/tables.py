@@ -2,8 +2,8 @@
 
 Types are a small vocabulary (``string``, ``int32``, ``int64``, ``float64``, ``bool``, ``list<string>``)
 that :func:`arrow_schema` turns into Arrow schemas (and :mod:`kgtool.spark.schemas` into Spark
-ones); the pure-Python replay
-produces dict rows with exactly these keys, in this order.
+ones); the replay produces rows with exactly these columns, in this order: dicts, except the
+members table's tuples (:data:`MEMBER`).
 
 Naming: ``log_partition`` is the ``__consumer_offsets`` partition a record was read from;
 ``topic``/``partition`` are the committed topic partition; ``record_offset`` and ``position``
@@ -175,6 +175,18 @@ REBALANCES = [
     ("cause", "string"),  # member-joined, member-left, member-rejoined, static-member-replaced, ...
     ("message", "string"),
 ]
+
+# The replay makes the members table's rows as tuples in MEMBERS' column order, the other tables'
+# as dicts: a generation record makes a row per member, and a tuple costs a tenth of a dict to
+# build and half as much to turn into columns (measured: 0.04 against 0.42 us; 20 against 45 ms
+# for 52,800 rows). MEMBER names each column's index; member_dicts() gives the rows as dicts.
+MEMBER: dict[str, int] = {name: i for i, (name, _t) in enumerate(MEMBERS)}
+
+
+def member_dicts(rows: Any) -> list[dict[str, Any]]:
+    """Members-table rows (tuples, see :data:`MEMBER`) as dicts."""
+    return [dict(zip(MEMBER, r)) for r in rows]
+
 
 TABLES: dict[str, list[tuple[str, str]]] = {
     "generations": GENERATIONS,

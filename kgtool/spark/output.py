@@ -53,16 +53,20 @@ def parquet_options(schema: Any) -> dict[str, Any]:
             "column_encoding": delta}
 
 
-def rows_table(rows: list[dict[str, Any]], schema: Any) -> Any:
-    """``pa.Table.from_pylist(rows, schema)``, faster for the replay's rows: transposed at C
-    speed (``itemgetter``, ``zip``), and each list column converted once per distinct list
-    object, the replay sharing one list between the rows of equal assignments (read-only)."""
+def rows_table(rows: list[Any], schema: Any) -> Any:
+    """``pa.Table.from_pylist(rows, schema)``, faster for the replay's rows (dicts, or tuples in
+    the schema's column order: the members table): transposed at C speed (``itemgetter``,
+    ``zip``), and each list column converted once per distinct list object, the replay sharing
+    one list between the rows of equal assignments (read-only)."""
     import pyarrow as pa
 
     if not rows:
         return schema.empty_table()
     names = schema.names
-    columns = zip(*map(itemgetter(*names), rows)) if len(names) > 1 else ([r[names[0]] for r in rows],)
+    if type(rows[0]) is tuple:
+        columns = zip(*rows)
+    else:
+        columns = zip(*map(itemgetter(*names), rows)) if len(names) > 1 else ([r[names[0]] for r in rows],)
     arrays = []
     for f, col in zip(schema, columns):
         if pa.types.is_list(f.type):

@@ -31,7 +31,7 @@ from kgtool.errors import SparkFailure
 from kgtool.offsets.entries import CONTROL, END_TXN_TYPES, NO_PRODUCER_ID
 from kgtool.offsets.options import AuditOptions
 from kgtool.offsets.partition import PartitionReplay, sort_key
-from kgtool.offsets.tables import TABLES
+from kgtool.offsets.tables import TABLES, member_dicts
 from kgtool.spark.files import RangeReader
 from kgtool.spark.plan import DEFAULT_SPLIT_BYTES, plan_ranges
 
@@ -212,7 +212,7 @@ def audit_partition(
         if name in writers:
             writers[name].write(batch)
         if sink is not None:
-            sink(name, batch)
+            sink(name, member_dicts(batch) if name == "members" else batch)
         if name == "offsets" and keep_offsets:  # an Arrow table
             plan.extend(map(list, zip(*(batch.column(c).to_pylist()
                                         for c in ("group", "topic", "partition", "offset", "expired")))))

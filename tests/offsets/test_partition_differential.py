@@ -15,7 +15,7 @@ from kgtool.offsets.audit import audit_entries
 from kgtool.offsets.options import AuditOptions
 from kgtool.offsets.scenario import Script
 from kgtool.offsets.store import K, K_FIELDS
-from kgtool.offsets.tables import TABLE_NAMES
+from kgtool.offsets.tables import TABLE_NAMES, member_dicts
 from tests.offsets.chunks import ToyKeys, to_chunks
 from tests.offsets.oracle_audit import ORACLE_TABLES, canonical, oracle_audit
 from tests.offsets.test_properties import apply_offset_op
@@ -104,7 +104,7 @@ def columnar_audit(entries, opts: AuditOptions, pure: bool, max_rows: int) -> di
         for t in out:
             tables["commits"].extend(t.to_pylist())
         tables["generations"] += rp.generations
-        tables["members"] += rp.members
+        tables["members"] += member_dicts(rp.members)
         tables["findings"] += rp.findings
         tables["offsets"] += rp.offset_rows
         cov = rp.coverage()
