@@ -76,7 +76,8 @@ def _sample_tables(tmp_path) -> tuple[str, int]:
 
 def test_parquet_files_dictionary_encode_their_strings(tmp_path):
     """Every string column, dictionary-typed ones and the owners list's leaf included, is
-    written with a dictionary page; min/max statistics only on the others (``parquet_options``)."""
+    written with a dictionary page; min/max statistics only on the columns queries filter by
+    (``parquet_options``)."""
     import pyarrow.parquet as pq
 
     out, part = _sample_tables(tmp_path)
@@ -92,6 +93,11 @@ def test_parquet_files_dictionary_encode_their_strings(tmp_path):
         assert columns[name].is_stats_set, name
         assert "DELTA_BINARY_PACKED" in columns[name].encodings, name  # 64-bit sequences
     assert "DELTA_BINARY_PACKED" not in columns["partition"].encodings  # int32: plain
+    from kgtool.spark.output import STATISTICS_COLUMNS
+
+    for name, column in columns.items():
+        assert column.is_stats_set == (name in STATISTICS_COLUMNS), name
+    assert {"log_partition", "partition", "generation_id", "producer_id"} <= set(columns)
 
 
 def test_rows_table_equals_from_pylist():
@@ -107,6 +113,8 @@ def test_rows_table_equals_from_pylist():
                  [{"g": "b", "n": i, "l": [str(i)] if i % 4 else None} for i in range(9)],
                  [{"g": "c", "n": 1, "l": None}], []):
         assert rows_table(rows, schema).equals(pa.Table.from_pylist(rows, schema=schema))
+        tuples = [(r["g"], r["n"], r["l"]) for r in rows]  # the members table's rows
+        assert rows_table(tuples, schema).equals(pa.Table.from_pylist(rows, schema=schema))
 
 
 def test_spark_reads_the_written_tables(spark, tmp_path):
