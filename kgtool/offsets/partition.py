@@ -655,6 +655,11 @@ class PartitionReplay:
         import pyarrow as pa
 
         members, starts, lengths, flat = self._owner_lists()
+        if len(lengths) and lengths.min() == 1 and lengths.max() == 1 and (not len(codes) or codes.min() >= 0):
+            # every owner list so far has one member (the usual case) and every commit has one:
+            # list i is flat[i], each row a one-element list
+            values = pa.DictionaryArray.from_arrays(pa.array(flat[codes]), members)
+            return pa.ListArray.from_arrays(pa.array(np.arange(len(codes) + 1, dtype=np.int32)), values)
         null = codes < 0
         safe = np.where(null, 0, codes)
         n_each = np.where(null, 0, lengths[safe] if len(lengths) else 0)

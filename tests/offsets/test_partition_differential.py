@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from kgtool.offsets import samples
@@ -258,3 +258,25 @@ def test_sort_rows_orders_by_the_whole_key_nulls_last(rows, as_members):
     got = [member(r) for r in rows]
     sort_rows(got, "members")
     assert got == [member(r) for r in want]
+
+
+@settings(max_examples=200, deadline=None)
+@given(lists=st.lists(st.lists(st.sampled_from(["m1", "m2", "m3"]), max_size=3, unique=True)
+                      .map(lambda ms: tuple(sorted(ms))), unique=True, max_size=5),
+       picks=st.lists(st.integers(-1, 4), max_size=12))
+@example(lists=[("m1",), ("m2",)], picks=[1, 0, 1])  # the one-member shortcut
+@example(lists=[("m1",), ("m1", "m2")], picks=[1, 0, -1])
+def test_owners_column_gives_each_commit_its_owner_list(lists, picks):
+    """The commits table's owners column (a gather over the interned owner lists; a shortcut
+    when every list has one member): each row is its list, null for code -1."""
+    import pyarrow as pa
+
+    from kgtool.offsets.partition import PartitionReplay
+
+    rp = PartitionReplay(0, AuditOptions())
+    for o in lists:
+        rp.owner_lists.code(o)
+    codes = np.array([c for c in picks if c < len(lists)], np.int64)
+    column = rp._owners_column(codes)
+    assert column.type == pa.list_(pa.dictionary(pa.int32(), pa.string()))
+    assert column.to_pylist() == [list(lists[c]) if c >= 0 else None for c in codes.tolist()]
