@@ -706,6 +706,8 @@ class PartitionReplay:
         mcodes = held.metadata_codes
 
         def nullable(values: np.ndarray, null: np.ndarray, typ: Any) -> Any:
+            if null.all():  # a column of nulls (no transaction, no expiry...): no values to copy
+                return pa.nulls(n, typ)
             dtype = np.int32 if typ == pa.int32() else np.int64
             return pa.array(values.astype(dtype, copy=False), type=typ, mask=null if null.any() else None)
 
@@ -716,8 +718,10 @@ class PartitionReplay:
 
         def coded(dictionary: tuple, codes: np.ndarray) -> Any:
             """Small dictionaries whose code 0 is null (PROTOCOLS, NOTES, txn results)."""
-            return strings(pa.array(dictionary[1:], pa.string()), np.maximum(codes.astype(np.int32) - 1, 0),
-                           codes == 0)
+            values = pa.array(dictionary[1:], pa.string())
+            if not codes.any():  # all null (no note, no transaction in the chunk)
+                return pa.DictionaryArray.from_arrays(pa.nulls(n, pa.int32()), values)
+            return strings(values, np.maximum(codes.astype(np.int32) - 1, 0), codes == 0)
 
         gen = out.generation
         arrays = {
