@@ -58,8 +58,11 @@ def parquet_options(schema: Any) -> dict[str, Any]:
     # few bits a row (DELTA_BINARY_PACKED, read by Spark's vectorized reader since 3.3). The
     # commits table shrinks about sixfold (47 -> 8 MB for 4.1M rows) at the same write speed.
     delta = {f.name: "DELTA_BINARY_PACKED" for f in schema if pa.types.is_int64(f.type)}
+    # Values handed to each column's encoder 65,536 at a time, not 1,024: the commits table's
+    # write 3% faster (4.1M rows: 333-344 against 345-355 ms); a page still closes at about
+    # 1 MiB (pyarrow's data_page_size), checked after each batch.
     return {"compression": "snappy", "store_schema": False, "use_dictionary": text, "write_statistics": stats,
-            "column_encoding": delta}
+            "column_encoding": delta, "write_batch_size": 65536}
 
 
 def rows_table(rows: list[Any], schema: Any) -> Any:
