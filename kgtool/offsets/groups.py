@@ -396,7 +396,8 @@ class GroupState:
         for m in members:
             mget = m.get
             mid = mget("member_id")
-            mid = "" if mid is None else str(mid)
+            if type(mid) is not str:
+                mid = "" if mid is None else str(mid)
             assigned, assigned_names, unique, owned_names, rack, topics = \
                 views(mget("subscription_decoded"), mget("assignment_decoded"))
             if assigned is None:
@@ -408,7 +409,9 @@ class GroupState:
                     for tp in assigned:
                         owners[tp] = tuple(sorted(owners.get(tp, ()) + (mid,)))  # type: ignore[union-attr]
             inst, client, host = mget("group_instance_id"), mget("client_id"), mget("client_host")
-            session, rebalance = _int_or_none(mget("session_timeout")), _int_or_none(mget("rebalance_timeout"))
+            session, rebalance = mget("session_timeout"), mget("rebalance_timeout")
+            if type(session) is not int or type(rebalance) is not int:  # the decoders' ints: as they are
+                session, rebalance = _int_or_none(session), _int_or_none(rebalance)
             info[mid] = (inst, client, host, session, rebalance)  # a rebalances.Member
             member_rows.append((  # a members-table row (tables.MEMBER: the column order)
                 name, part, "classic", gen_id, mid, inst, client, host, rack, session, rebalance, mid == leader,
