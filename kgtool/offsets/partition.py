@@ -98,7 +98,10 @@ _COUNTERS = ("offset_commits", "offset_tombstones", "group_metadata", "group_tom
 
 
 def sort_key(name: str) -> Callable[[dict[str, Any]], tuple]:
-    keys = SORT_KEYS[name]
+    return _nulls_last(SORT_KEYS[name])
+
+
+def _nulls_last(keys: list[Any]) -> Callable[[Any], tuple]:
     return lambda r: tuple((r[k] is None, r[k]) for k in keys)
 
 
@@ -115,7 +118,7 @@ def sort_rows(rows: list[Any], name: str) -> None:
         for k in reversed(keys):
             rows.sort(key=itemgetter(k))
     except TypeError:
-        rows.sort(key=lambda r: tuple((r[k] is None, r[k]) for k in keys))
+        rows.sort(key=_nulls_last(keys))
 
 
 @dataclass
