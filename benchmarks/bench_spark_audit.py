@@ -30,7 +30,8 @@ than one run):
 - whole-process records/s on each big log;
 - peak memory of each run, polled every ``--poll-ms`` (100) in /proc: the JVM (the
   ``SparkSubmit`` java process under the driver), the driver's Python process, the Python
-  workers (``pyspark.daemon`` and its forks: PSS summed, so shared pages count once);
+  workers (``pyspark.daemon`` and its forks: PSS summed, so shared pages count once; read as
+  often as 5% of a core allows, ``PSS_SHARE``: it costs the kernel a page-table walk);
   targets: JVM <= 2 GiB with default settings, the driver bounded;
 - memory against size: spark-audit local[2], default settings, on balanced logs of
   ``--memory-sizes`` MiB (default 256,1024,4096): it should stay flat;
@@ -505,12 +506,25 @@ class Measure:
     stderr_path: str = ""
 
 
+#: The share of a core the workers' PSS readings (``/proc/PID/smaps_rollup``) may take. The
+#: kernel walks a process's page tables to answer, under its memory map lock: with a task's
+#: segments mapped, 29 ms for the six worker processes of a local[2] run, so at every 100 ms
+#: poll it took 30% of a core from the two tasks being measured (local[2] on the 4 GiB log:
+#: 20.6 s in the benchmark, 18.7 s alone). The next reading waits until the last one's cost
+#: is this share of the time since: every poll while workers are small (the sample's), about
+#: every 0.6 s while a big log's segments are mapped (memory then rises to a plateau over
+#: seconds). RSS is read at every poll.
+PSS_SHARE = 0.05
+
+
 class TreeSampler:
-    """Polls /proc for the process tree below this process: RSS per role, CPU per process."""
+    """Polls /proc for the process tree below this process: RSS per role, CPU per process, and
+    the workers' PSS (as often as :data:`PSS_SHARE` allows)."""
 
     def __init__(self, root_pid: int, interval: float):
         self.root_pid = root_pid
         self.interval = interval
+        self._pss_due = 0.0  # time.monotonic() of the next PSS reading
         self.procs: dict[int, _Proc] = {}
         self.peaks = {"driver": 0, "jvm": 0, "workers_rss": 0, "workers_pss": 0, "worker_max": 0, "tree": 0}
         self._stop = threading.Event()
@@ -556,6 +570,8 @@ class TreeSampler:
                 todo.append(c)
         ignores: dict[int, bool] = {}
         totals = {"driver": 0, "jvm": 0, "workers_rss": 0, "workers_pss": 0, "worker_max": 0, "tree": 0}
+        pss = time.monotonic() >= self._pss_due
+        pss_cost = 0.0
         for pid, _parent in seen:
             stat = _read(f"/proc/{pid}/stat")
             status = _read(f"/proc/{pid}/status")
@@ -581,11 +597,15 @@ class TreeSampler:
             elif pr.role == "worker":
                 totals["workers_rss"] += rss
                 totals["worker_max"] = max(totals["worker_max"], rss)
-                rollup = _read(f"/proc/{pid}/smaps_rollup") or ""
+                t0 = time.monotonic()
+                rollup = (_read(f"/proc/{pid}/smaps_rollup") or "") if pss else ""
+                pss_cost += time.monotonic() - t0
                 for line in rollup.splitlines():
                     if line.startswith("Pss:"):
                         totals["workers_pss"] += int(line.split()[1])
                         break
+        if pss:
+            self._pss_due = time.monotonic() + pss_cost / PSS_SHARE
         for pid, parent in seen:
             if pid in self.procs and parent in ignores:
                 self.procs[pid].parent_ignores_sigchld = ignores[parent]
