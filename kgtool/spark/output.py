@@ -207,7 +207,7 @@ class TableWriter:
         return self._writer
 
     def write(self, table: Any) -> None:
-        """Append an Arrow table (or rows as dicts) of the writer's schema."""
+        """Append an Arrow table (or rows: dicts, or tuples in column order) of the writer's schema."""
         import pyarrow as pa
 
         if not isinstance(table, pa.Table):

@@ -80,6 +80,8 @@ def test_parquet_files_dictionary_encode_their_strings(tmp_path):
     (``parquet_options``)."""
     import pyarrow.parquet as pq
 
+    from kgtool.spark.output import STATISTICS_COLUMNS
+
     out, part = _sample_tables(tmp_path)
     meta = pq.ParquetFile(os.path.join(out, "commits", f"part-{part:05d}.parquet")).metadata
     assert meta.num_rows > 0
@@ -93,8 +95,6 @@ def test_parquet_files_dictionary_encode_their_strings(tmp_path):
         assert columns[name].is_stats_set, name
         assert "DELTA_BINARY_PACKED" in columns[name].encodings, name  # 64-bit sequences
     assert "DELTA_BINARY_PACKED" not in columns["partition"].encodings  # int32: plain
-    from kgtool.spark.output import STATISTICS_COLUMNS
-
     for name, column in columns.items():
         assert column.is_stats_set == (name in STATISTICS_COLUMNS), name
     assert {"log_partition", "partition", "generation_id", "producer_id"} <= set(columns)
