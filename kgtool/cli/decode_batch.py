@@ -37,7 +37,8 @@ segment) is reported but is an error only with --strict. A partial entry at the 
 truncated tail only if its header is one Kafka writes (a length up to --max-message-size, magic
 0-2); otherwise it is damage. Index, snapshot and checkpoint files decode too (--files: all of
 a directory's); --verify checks them against the log; --from-offset and --from-time seek with
-them as the broker does. Exit 0: clean; 1: something was reported; 2: usage or input error.
+them as the broker does. Exit 0: clean, or only a truncated tail; 1: damage reported; 2:
+usage or input error.
 """
 
 
