@@ -327,7 +327,8 @@ try:
 except Exception as exc:
     from kgtool.spark import session
     err = explain(exc)
-    print(session.launched.exit_status(), type(err).__name__, err)
+    # the dying JVM may not have exited yet when the message is made (it does not depend on it)
+    print(session.launched.exit_status(wait=60), type(err).__name__, err)
 """
 
 
