@@ -464,9 +464,15 @@ class _Codegen:
     # -- fields -------------------------------------------------------------------------------
 
     def emit_field(
-        self, out: list[str], f: Field, var: str, version: int, flexible: bool, end: str
+        self, out: list[str], f: Field, var: str, version: int, flexible: bool, end: str,
+        tagged: bool = False,
     ) -> None:
-        """Emit code reading field ``f`` into ``var``; ``end`` bounds the readable bytes."""
+        """Emit code reading field ``f`` into ``var``; ``end`` bounds the readable bytes.
+
+        ``tagged``: the field is read from its tagged-field slot, where a nullable struct has an
+        unsigned-varint marker (0 = null) instead of the int8 one (MessageDataGenerator
+        ``generateStructReader(field, versions, tagged=true)``: ``readUnsignedVarint() <= 0``).
+        """
         name = f.name
         nullable = f.nullable_in(version)
         if f.type in FIXED_TYPES:
@@ -487,7 +493,17 @@ class _Codegen:
             return
         # a (possibly nullable) struct
         sub = self.struct_function(f.fields, version, flexible)
-        if nullable:
+        if nullable and tagged:
+            # _uv gives the marker as Java's int: 2**31 and up are negative, so null too.
+            out.append(f"_mk, p = _uv(b, p, {end}, 'null marker of ' + {name!r})")
+            out.append("if _mk <= 0:")
+            out.append(f"    {var} = None")
+            out.append("else:")
+            out.append("    try:")
+            out.append(f"        {var}, p = {sub}(b, p, {end}, w)")
+            out.append("    except _Fail as _e:")
+            out.append(f"        _e.segs.append({name!r}); raise")
+        elif nullable:
             out.append(f"if p + 1 > {end}: raise _Fail(p, 'expected the null marker of a struct, 0 bytes remaining', {name!r})")
             out.append("if b[p] >= 128:")
             out.append(f"    {var} = None; p += 1")
@@ -631,7 +647,7 @@ class _Codegen:
             loop.append(f"{'if' if first else 'elif'} _tag == {tag}:")
             first = False
             branch: list[str] = []
-            self.emit_field(branch, f, var, version, True, "_te")
+            self.emit_field(branch, f, var, version, True, "_te", tagged=True)
             branch.append(
                 f"if p != _te: raise _Fail(_tp, 'tagged field {f.name} (tag {tag}) declared ' + str(_tsz) + ' bytes but its value took ' + str(p - _te + _tsz), {f.name!r})"
             )
@@ -841,7 +857,17 @@ def _encode_struct(
         if f.tagged_in(version):
             if f.name in obj and not _is_default(f, obj[f.name]):
                 buf = bytearray()
-                _encode_value(f, obj[f.name], version, True, buf, fpath)
+                if f.is_struct and not f.is_array and f.nullable_in(version):
+                    # MessageDataGenerator: a tagged nullable struct is written as an unsigned
+                    # varint marker (1, then the struct; 0 for null). Null is written whenever
+                    # the default is not "null" (a JSON null default means the empty struct).
+                    if obj[f.name] is None:
+                        buf.append(0)
+                    else:
+                        buf.append(1)
+                        _encode_struct(f.fields, obj[f.name], version, True, buf, fpath)
+                else:
+                    _encode_value(f, obj[f.name], version, True, buf, fpath)
                 tagged.append((f.tag, bytes(buf)))  # type: ignore[arg-type]
             continue
         if not f.present_in(version):

@@ -215,9 +215,14 @@ def test_nested_tagged_field_and_nullable_tagged_struct():
             + b"\x00" + struct.pack(">i", -1) + uvarint(8) + b"uniform"
             + uvarint(1) + uvarint(0) + uvarint(len(cmm)) + cmm)
     both_ways(CGMV, 0, member, data)
+    # Null is written explicitly, as Kafka writes it (tag 0, size 1, varint marker 0): the spec's
+    # default is JSON null, i.e. the empty struct, so null is not the default.
     member_null = dict(member, classic_member_metadata=None)
-    data_null = data[: data.index(b"uniform") + 7] + b"\x00"
+    data_null = data[: data.index(b"uniform") + 7] + uvarint(1) + uvarint(0) + uvarint(1) + b"\x00"
     both_ways(CGMV, 0, member_null, data_null)
+    # The empty struct is the default: not written, and read back from an absent tag.
+    member_empty = dict(member, classic_member_metadata={"session_timeout_ms": 0, "supported_protocols": []})
+    both_ways(CGMV, 0, member_empty, data[: data.index(b"uniform") + 7] + b"\x00")
 
 
 # -- errors: exact reason, position and path ----------------------------------------------------

@@ -81,7 +81,9 @@ CONSUMER_GROUP_MEMBER_METADATA_VALUE = value(
             "classic_member_metadata",
             "ClassicMemberMetadata",
             nullable="0+",
-            default=None,
+            # The spec's "default": null is JSON null, which Kafka's FieldSpec reads as no default:
+            # an absent tag decodes as the empty struct (new ClassicMemberMetadata()), and a null
+            # value is written explicitly (tag 0, marker 0). Kafka's own writer always writes it.
             tag=0,
             tagged="0+",
             fields=[
