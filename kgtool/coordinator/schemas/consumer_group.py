@@ -146,6 +146,3 @@ CONSUMER_GROUP_REGULAR_EXPRESSION_VALUE = value(
     16,
     [F("topics", "[]string"), F("version", "int64"), F("timestamp", "int64")],
 )
-
-#: ``ConsumerGroupMember.MemberState`` values stored in ``state`` (MemberState.java).
-MEMBER_STATES = {0: "STABLE", 1: "UNREVOKED_PARTITIONS", 2: "UNRELEASED_PARTITIONS", 3: "UNKNOWN"}

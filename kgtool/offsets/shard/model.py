@@ -1,0 +1,258 @@
+"""The groups a group coordinator holds, as Kafka's classes hold them.
+
+Named after, and shaped like, Apache Kafka 4.x ``group-coordinator``:
+``classic.ClassicGroup`` / ``ClassicGroupMember``, ``modern.consumer.ConsumerGroup`` /
+``ConsumerGroupMember``, ``modern.share.ShareGroup`` and the streams group of KIP-1071. Only
+what the records persist is kept (the "hard state" a loaded coordinator has): no join futures,
+no timers. Every object also remembers the log offset and time of the record that last changed
+it, which the audit's tables and rules use.
+
+Partitions are held as Kafka holds them, by topic id (``Map<Uuid, Set<Integer>>``); names are
+resolved when a view is asked for (:class:`TopicNames`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+#: ``ConsumerGroupMember.LEAVE_GROUP_MEMBER_EPOCH`` (and the static leave, -2).
+LEAVE_GROUP_MEMBER_EPOCH = -1
+LEAVE_GROUP_STATIC_MEMBER_EPOCH = -2
+
+Assignment = dict[str, frozenset[int]]  # topic id (Kafka's Uuid string) -> partitions
+
+
+class GroupType(str, Enum):
+    """``Group.GroupType``: the names ``kafka-consumer-groups.sh --describe`` prints, lowercased."""
+
+    CLASSIC = "classic"
+    CONSUMER = "consumer"
+    SHARE = "share"
+    STREAMS = "streams"
+
+
+class MemberState(Enum):
+    """``modern.MemberState``: the byte stored in ``ConsumerGroupCurrentMemberAssignmentValue.state``;
+    any other byte reads as UNKNOWN (``MemberState.fromValue``)."""
+
+    STABLE = 0
+    UNREVOKED_PARTITIONS = 1
+    UNRELEASED_PARTITIONS = 2
+    UNKNOWN = 127
+
+    @classmethod
+    def from_value(cls, value: int) -> MemberState:
+        try:
+            return cls(value)
+        except ValueError:
+            return cls.UNKNOWN
+
+
+class TopicNames:
+    """Topic id -> name, learnt from ``ConsumerGroupPartitionMetadata`` records (and from the
+    ``partition.metadata`` files of data partitions given as input); an unknown id stays an id."""
+
+    def __init__(self) -> None:
+        self.names: dict[str, str] = {}
+
+    def learn(self, topic_id: str, name: str) -> None:
+        self.names[topic_id] = name
+
+    def name(self, topic_id: str) -> str:
+        return self.names.get(topic_id, topic_id)
+
+    def pairs(self, assignment: Assignment | None) -> list[tuple[str, int]]:
+        """Sorted (topic, partition) pairs of an assignment."""
+        if not assignment:
+            return []
+        return sorted((self.name(t), p) for t, ps in assignment.items() for p in ps)
+
+
+def assignment_from_record(items: Any) -> Assignment:
+    """``Utils.assignmentFromTopicPartitions``: [{topic_id, partitions}] -> {topic_id: partitions}.
+    A topic listed twice keeps its last list, as ``Collectors.toMap`` would refuse and Kafka never
+    writes; empty lists are kept (Kafka keeps them too)."""
+    out: dict[str, frozenset[int]] = {}
+    for tp in items or ():
+        out[str(tp["topic_id"])] = frozenset(int(p) for p in tp.get("partitions") or ())
+    return out
+
+
+@dataclass
+class Touch:
+    """The record that last changed an object: log offset and batch timestamp."""
+
+    offset: int = -1
+    timestamp: int = -1
+
+
+# ---- classic ------------------------------------------------------------------------------------
+
+
+@dataclass
+class ClassicGroupMember:
+    """``ClassicGroupMember`` as ``GroupMetadataManager.replay(GroupMetadataKey, ...)`` builds it."""
+
+    member_id: str
+    instance_id: str | None
+    client_id: str
+    client_host: str
+    rebalance_timeout_ms: int
+    session_timeout_ms: int
+    #: ``ConsumerProtocol`` assignment when the protocol type is "consumer" (empty bytes: []),
+    #: else None; (topic name, partition) pairs, as the classic protocol names topics.
+    assigned: list[tuple[str, int]] | None
+    subscription: list[str] | None = None
+
+
+@dataclass
+class ClassicGroup:
+    """``ClassicGroup`` as loaded: Empty without members, Stable with (a loaded classic group is
+    never PreparingRebalance or CompletingRebalance: those states are not persisted)."""
+
+    group_id: str
+    generation: int = 0
+    protocol_type: str | None = None
+    protocol_name: str | None = None
+    leader: str | None = None
+    current_state_timestamp: int | None = None
+    members: dict[str, ClassicGroupMember] = field(default_factory=dict)
+    touched: Touch = field(default_factory=Touch)
+    type: GroupType = GroupType.CLASSIC
+
+    @property
+    def state(self) -> str:
+        return "Stable" if self.members else "Empty"
+
+    def is_simple_group(self) -> bool:
+        """``ClassicGroup.isSimpleGroup``: no protocol type and no members (a group created to
+        hold offsets committed without the membership protocol; a consumer group may replace it)."""
+        return self.protocol_type is None and not self.members
+
+
+# ---- modern (consumer, share, streams) ------------------------------------------------------------
+
+
+@dataclass
+class ConsumerGroupMember:
+    """``ConsumerGroupMember``, with ``ConsumerGroupMember.Builder``'s defaults."""
+
+    member_id: str
+    member_epoch: int = 0
+    previous_member_epoch: int = -1
+    state: MemberState = MemberState.STABLE
+    instance_id: str | None = None
+    rack_id: str | None = None
+    rebalance_timeout_ms: int = -1
+    client_id: str = ""
+    client_host: str = ""
+    subscribed_topic_names: frozenset[str] = frozenset()
+    subscribed_topic_regex: str | None = ""
+    server_assignor: str | None = None
+    assigned: Assignment = field(default_factory=dict)
+    pending_revocation: Assignment = field(default_factory=dict)
+    #: ``ConsumerGroupMemberMetadataValue.ClassicMemberMetadata``: session timeout and supported
+    #: protocols of a member that speaks the classic protocol to a consumer group; None otherwise.
+    classic_member_metadata: dict[str, Any] | None = None
+    #: when it reached its current state (the record that set it), for the audit's rules
+    state_since: Touch = field(default_factory=Touch)
+    touched: Touch = field(default_factory=Touch)
+
+    @property
+    def uses_classic_protocol(self) -> bool:
+        """``ConsumerGroupMember.useClassicProtocol``."""
+        return self.classic_member_metadata is not None
+
+    @property
+    def session_timeout_ms(self) -> int | None:
+        c = self.classic_member_metadata
+        return None if c is None else c.get("session_timeout_ms")
+
+    def is_reconciled_to(self, target_assignment_epoch: int) -> bool:
+        """``ModernGroupMember.isReconciledTo``."""
+        return self.state is MemberState.STABLE and self.member_epoch == target_assignment_epoch
+
+    def update_with_metadata(self, v: dict[str, Any]) -> None:
+        """``ConsumerGroupMember.Builder.updateWith(ConsumerGroupMemberMetadataValue)``."""
+        self.instance_id = v.get("instance_id")
+        self.rack_id = v.get("rack_id")
+        self.client_id = v.get("client_id", "")
+        self.client_host = v.get("client_host", "")
+        self.subscribed_topic_names = frozenset(v.get("subscribed_topic_names") or ())
+        self.subscribed_topic_regex = v.get("subscribed_topic_regex")
+        self.rebalance_timeout_ms = v.get("rebalance_timeout_ms", -1)
+        self.server_assignor = v.get("server_assignor")
+        # an absent tag is Kafka's default, the empty struct (see the schema)
+        self.classic_member_metadata = v.get(
+            "classic_member_metadata", {"session_timeout_ms": 0, "supported_protocols": []})
+
+    def update_with_assignment(self, v: dict[str, Any], touch: Touch) -> None:
+        """``ConsumerGroupMember.Builder.updateWith(ConsumerGroupCurrentMemberAssignmentValue)``."""
+        state = MemberState.from_value(int(v.get("state", 0)))
+        if state is not self.state or int(v["member_epoch"]) != self.member_epoch:
+            self.state_since = touch
+        self.member_epoch = int(v["member_epoch"])
+        self.previous_member_epoch = int(v["previous_member_epoch"])
+        self.state = state
+        self.assigned = assignment_from_record(v.get("assigned_partitions"))
+        self.pending_revocation = assignment_from_record(v.get("partitions_pending_revocation"))
+
+
+@dataclass
+class ModernGroup:
+    """``ModernGroup``: group epoch, target assignment and its epoch, members."""
+
+    group_id: str
+    type: GroupType = GroupType.CONSUMER
+    group_epoch: int = 0
+    assignment_epoch: int = 0
+    members: dict[str, ConsumerGroupMember] = field(default_factory=dict)
+    target_assignment: dict[str, Assignment] = field(default_factory=dict)
+    #: ``ConsumerGroupPartitionMetadata``: topic name -> (topic id, partition count)
+    subscription_metadata: dict[str, tuple[str, int]] = field(default_factory=dict)
+    static_members: dict[str, str] = field(default_factory=dict)
+    metadata_hash: int = 0
+    creation_time_ms: int = -1
+    touched: Touch = field(default_factory=Touch)
+    #: why the replay could not follow this group (a record Kafka's loader would refuse)
+    incomplete: str | None = None
+
+    @property
+    def state(self) -> str:
+        """``ConsumerGroup.maybeUpdateGroupState`` (its inputs change only where Kafka calls it, so
+        computing it on demand gives the same answer): Empty, Assigning, Reconciling, Stable."""
+        if not self.members:
+            return "Empty"
+        if self.type is GroupType.SHARE:
+            return "Stable"  # ShareGroup.maybeUpdateGroupState: EMPTY or STABLE
+        if self.group_epoch > self.assignment_epoch:
+            return "Assigning"
+        for m in self.members.values():
+            if not m.is_reconciled_to(self.assignment_epoch):
+                return "Reconciling"
+        return "Stable"
+
+    def get_or_create_member(self, member_id: str) -> ConsumerGroupMember:
+        m = self.members.get(member_id)
+        return m if m is not None else ConsumerGroupMember(member_id)
+
+    def update_member(self, m: ConsumerGroupMember) -> None:
+        """``ConsumerGroup.updateMember`` (and ``updateStaticMember``)."""
+        self.members[m.member_id] = m
+        if m.instance_id is not None:
+            self.static_members[m.instance_id] = m.member_id
+
+    def remove_member(self, member_id: str) -> None:
+        """``ConsumerGroup.removeMember`` (and ``removeStaticMember``)."""
+        old = self.members.pop(member_id, None)
+        if old is not None and old.instance_id is not None:
+            self.static_members.pop(old.instance_id, None)
+
+    def target(self, member_id: str) -> Assignment:
+        """``ModernGroup.targetAssignment(memberId)``: empty when absent."""
+        return self.target_assignment.get(member_id, {})
+
+
+Group = ClassicGroup | ModernGroup
