@@ -372,7 +372,8 @@ def command(
     ),
     out: Optional[str] = typer.Option(
         None, "--out", "-o", metavar="DIR",
-        help="Write the tables generations, members, commits, findings, coverage, rebalances under DIR "
+        help="Write the tables generations, members, commits, findings, coverage, offsets, rebalances, groups, "
+        "group_members under DIR "
         "(Parquet; JSON Lines with --format jsonl), atomically.",
         show_default=False,
     ),

@@ -65,6 +65,8 @@ def audit_entries(
         result.tables["findings"].extend(rp.findings)
         result.tables["offsets"].extend(rp.offset_rows)
         result.tables["rebalances"].extend(rp.rebalances)
+        result.tables["groups"].extend(rp.group_rows)
+        result.tables["group_members"].extend(rp.group_member_rows)
         segments, size = seg.get(part, [0, 0])
         result.tables["coverage"].append(rp.coverage(segments, size))
         result.problems.extend(rp.problems)

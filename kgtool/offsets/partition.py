@@ -44,6 +44,8 @@ from kgtool.offsets.entries import (
     LogEntry,
 )
 from kgtool.offsets.options import AuditOptions
+from kgtool.offsets.shard import ClassicGroup, GroupCoordinatorShard
+from kgtool.offsets.shard.views import state_rows
 from kgtool.offsets.groups import GroupState, OwnerLists, TopicPartition
 from kgtool.offsets.rebalances import RebalanceLog
 from kgtool.offsets.rules import (
@@ -88,10 +90,13 @@ SORT_KEYS: dict[str, list[str]] = {
     "coverage": ["log_partition"],
     "offsets": ["log_partition", "group", "topic", "partition"],
     "rebalances": ["log_partition", "group", "record_offset"],
+    "groups": ["log_partition", "group"],
+    "group_members": ["log_partition", "group", "member_id"],
 }
 SHOWN_PROBLEMS = 20
 ROW_BATCH = 20_000  # rows of the small tables handed out at a time (rows_sink)
 COMMIT_NAMES = [n for n, _t in COMMITS]
+MODERN_GROUP_PREFIXES = ("share_group_", "streams_group_")  # the shard's other group types
 _COUNTERS = ("offset_commits", "offset_tombstones", "group_metadata", "group_tombstones",
              "consumer_group_records", "other_records", "control_records")
 
@@ -217,6 +222,11 @@ class PartitionReplay:
         self.problems: list[LogEntry] = []
         self.commit_rows = 0
         self.gids_with_rows: set[int] = set()
+        # the groups as Kafka's coordinator holds them (the groups and group_members tables);
+        # commits stay in the columnar store, the shard replays every other record
+        self.shard = GroupCoordinatorShard()
+        self.group_rows: list[dict[str, Any]] = []
+        self.group_member_rows: list[dict[str, Any]] = []
         self._seen = np.zeros(0, np.bool_)  # decoder keys seen in kept records (coverage groups)
         self._seen_tables: Any = None
 
@@ -428,10 +438,17 @@ class PartitionReplay:
                 from dataclasses import replace
 
                 e = replace(e, key=key, value=value)
+            self.shard.replay(e.offset, e.producer_id, kind, key, value, e.timestamp)
             if kind == GROUP_METADATA:
                 g.classic_metadata(e)
             else:
                 g.kip848(e)
+
+        if kind is not None and kind.startswith(MODERN_GROUP_PREFIXES) and self.options.group_matches(e.group):
+            # share (KIP-932) and streams (KIP-1071) groups: their state only
+            key = json.loads(e.key) if isinstance(e.key, str) else e.key
+            value = json.loads(e.value) if isinstance(e.value, str) else e.value
+            self.shard.replay(e.offset, e.producer_id, kind, key, value, e.timestamp)
 
     def _rare_commit(self, g: GroupState, e: LogEntry) -> None:
         """An offset commit that did not take the columnar path (unusual encoding, tests):
@@ -804,11 +821,16 @@ class PartitionReplay:
             g.finish()
             expired.update(self._end_of_log(g, end))
         offsets = self._offsets_table(expired)
+        self.group_rows, self.group_member_rows = self._state_tables()
         if self.rows_sink is not None:
             self._emit_rows(final=True)
             if offsets.num_rows:
                 self.row_groups.update(offsets.column("group").unique().to_pylist())
                 self.rows_sink("offsets", offsets)
+            for name, rows in (("groups", self.group_rows), ("group_members", self.group_member_rows)):
+                if rows:
+                    self.row_groups.update(r["group"] for r in rows)
+                    self.rows_sink(name, rows)
             return
         self.offset_rows = offsets.to_pylist()
         since = self.options.since
@@ -819,6 +841,16 @@ class PartitionReplay:
         sort_rows(self.rebalances, "rebalances")
         sort_rows(self.members, "members")
         sort_rows(self.findings, "findings")
+
+    def _state_tables(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """The groups and group_members tables: the shard's groups, and a simple classic group
+        (``OffsetMetadataManager.replay``: created by a commit) for every other group that holds
+        committed offsets."""
+        groups: dict[str, Any] = dict(self.shard.groups.groups)
+        for g in self.by_gid:
+            if g.name not in groups and self.offsets(g.name):
+                groups[g.name] = ClassicGroup(g.name)
+        return state_rows(groups, self.shard.topic_names, self.log_partition, self.options.group_matches)
 
     def end_instant(self) -> int | None:
         """The instant the end-of-log state is judged at (retention): ``--until`` when given

@@ -47,7 +47,7 @@ TIMELINE_ROWS = 500  # ... of their last this many generation changes
 _TIMELINE_DROP = frozenset({"group", "log_partition", "position", "source"})
 _GROUP_REBALANCE_CAUSE = itemgetter("group", "rebalance", "cause")
 #: The tables a task writes (coverage is the driver's: one row per partition).
-TASK_TABLES = ("generations", "members", "commits", "findings", "offsets", "rebalances")
+TASK_TABLES = ("generations", "members", "commits", "findings", "offsets", "rebalances", "groups", "group_members")
 
 
 @dataclass

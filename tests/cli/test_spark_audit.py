@@ -47,8 +47,8 @@ def test_sample_jsonl_findings_and_tables(spark, tmp_path):  # noqa: F811
     assert result.exit_code == 1, result.output
     lines = [json.loads(x) for x in result.stdout.splitlines() if x.strip()]
     assert _tuples(lines) == SAMPLE_FINDINGS
-    assert sorted(os.listdir(out)) == ["commits", "coverage", "findings", "generations", "members", "offsets",
-                                      "rebalances"]
+    assert sorted(os.listdir(out)) == ["commits", "coverage", "findings", "generations", "group_members", "groups",
+                                      "members", "offsets", "rebalances"]
     written = [json.loads(x) for p in sorted((out / "findings").glob("part-*.json")) for x in p.read_text().splitlines()]
     assert _tuples(written) == SAMPLE_FINDINGS
     assert all(f["message"] for f in written)

@@ -32,7 +32,7 @@ from tests.spark.cluster import JVM_OPTS, REPO, Cluster, executor_jvm_of, jvm_ar
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
-TABLES = ["generations", "members", "commits", "findings", "coverage", "offsets", "rebalances"]
+TABLES = ["generations", "members", "commits", "findings", "coverage", "offsets", "rebalances", "groups", "group_members"]
 SPLIT_SIZE = "256KiB"
 GENERATED_PARTITIONS = (30, 31, 32)
 # What a cluster run is given besides the master: no driver web UI (ports are shared on this

@@ -46,3 +46,72 @@ def group_view(g: Group, names: TopicNames) -> dict[str, Any]:
             for _, m in sorted(g.members.items())
         ],
     }
+
+
+def preferred_server_assignor(g: ModernGroup) -> str | None:
+    """``ConsumerGroup.preferredServerAssignor``: the server assignor most members ask for (ties:
+    the first in ``HashMap`` order); None when none asks, where ``describe`` shows the broker's
+    default (the first of ``group.consumer.assignors``, ``uniform`` unless configured)."""
+    from collections import Counter
+
+    from kgtool.java import string_hash_order
+
+    counts = Counter(m.server_assignor for m in g.members.values() if m.server_assignor is not None)
+    if not counts:
+        return None
+    best = max(counts.values())
+    return next(a for a in string_hash_order(counts) if counts[a] == best)
+
+
+def _touch(t: Any) -> tuple[int | None, int | None]:
+    return (None, None) if t.offset < 0 else (t.offset, t.timestamp)
+
+
+def state_rows(groups: dict[str, Group], names: TopicNames, log_partition: int,
+               keep: Any = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Rows of the ``groups`` and ``group_members`` tables (:mod:`kgtool.offsets.tables`) for the
+    groups ``keep(name)`` accepts, sorted by group and member id."""
+    group_rows: list[dict[str, Any]] = []
+    member_rows: list[dict[str, Any]] = []
+    for gid in sorted(groups):
+        if keep is not None and not keep(gid):
+            continue
+        g = groups[gid]
+        record_offset, timestamp = _touch(g.touched)
+        row = {"group": gid, "log_partition": log_partition, "type": g.type.value, "state": g.state,
+               "group_epoch": None, "assignment_epoch": None, "generation": None, "protocol_type": None,
+               "protocol_name": None, "leader": None, "member_count": len(g.members), "assignor": None,
+               "record_offset": record_offset, "timestamp": timestamp, "incomplete": None}
+        base = {"group": gid, "log_partition": log_partition, "type": g.type.value}
+        if isinstance(g, ClassicGroup):
+            row.update(generation=g.generation, protocol_type=g.protocol_type, protocol_name=g.protocol_name,
+                       leader=g.leader, assignor=g.protocol_name)
+            for mid, m in sorted(g.members.items()):
+                member_rows.append({
+                    **base, "member_id": mid, "instance_id": m.instance_id, "client_id": m.client_id,
+                    "client_host": m.client_host, "rack_id": None, "member_epoch": None,
+                    "previous_member_epoch": None, "member_state": None, "assigned": tp_names(m.assigned),
+                    "pending_revocation": None, "target": None, "target_epoch": None,
+                    "subscribed_topic_names": m.subscription, "subscribed_topic_regex": None,
+                    "rebalance_timeout_ms": m.rebalance_timeout_ms, "session_timeout_ms": m.session_timeout_ms,
+                    "server_assignor": None, "uses_classic_protocol": True,
+                    "record_offset": record_offset, "timestamp": timestamp, "state_since": None})
+        else:
+            row.update(group_epoch=g.group_epoch, assignment_epoch=g.assignment_epoch,
+                       assignor=preferred_server_assignor(g), incomplete=g.incomplete)
+            for mid, m in sorted(g.members.items()):
+                m_offset, m_ts = _touch(m.touched)
+                member_rows.append({
+                    **base, "member_id": mid, "instance_id": m.instance_id, "client_id": m.client_id,
+                    "client_host": m.client_host, "rack_id": m.rack_id, "member_epoch": m.member_epoch,
+                    "previous_member_epoch": m.previous_member_epoch, "member_state": m.state.name,
+                    "assigned": tp_names(names.pairs(m.assigned)),
+                    "pending_revocation": tp_names(names.pairs(m.pending_revocation)),
+                    "target": tp_names(names.pairs(g.target(mid))), "target_epoch": g.assignment_epoch,
+                    "subscribed_topic_names": sorted(m.subscribed_topic_names),
+                    "subscribed_topic_regex": m.subscribed_topic_regex or None,
+                    "rebalance_timeout_ms": m.rebalance_timeout_ms, "session_timeout_ms": m.session_timeout_ms,
+                    "server_assignor": m.server_assignor, "uses_classic_protocol": m.uses_classic_protocol,
+                    "record_offset": m_offset, "timestamp": m_ts, "state_since": _touch(m.state_since)[1]})
+        group_rows.append(row)
+    return group_rows, member_rows
