@@ -43,6 +43,7 @@ import json
 import re
 import reprlib
 import sys
+import unicodedata
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -271,9 +272,12 @@ def load_yaml(text: str, source: str) -> Any:
         line = text.count("\n", 0, pos) + 1
         column = pos - (text.rfind("\n", 0, pos) + 1) + 1
         char = exc.character if isinstance(exc.character, int) else ord(str(exc.character)[:1] or "?")
+        # kgtool's words, not the parser's (libyaml: "control characters are not allowed" for
+        # any of them; PyYAML's Reader: "special characters are not allowed").
+        kind = "control" if unicodedata.category(chr(char)) == "Cc" else "special"
         raise InputError(
             f"{source}: line {line} column {column}: malformed YAML: unacceptable character "
-            f"#x{char:04x}: {exc.reason}"
+            f"#x{char:04x}: {kind} characters are not allowed"
         ) from None
     except yaml.YAMLError as exc:
         raise InputError(f"{source}: malformed YAML: {shorten(_first_line(exc))}") from None
@@ -386,6 +390,8 @@ _VALUE_TAG = "tag:yaml.org,2002:value"
 #: and !!pairs are refused: no kgtool document has them).
 _SEQ_TAGS = (None, "!", "tag:yaml.org,2002:seq")
 _MAP_TAGS = (None, "!", "tag:yaml.org,2002:map")
+#: The scalar tags SafeLoader constructs, for the message refusing any other.
+_SCALAR_TAGS = "!!str, !!int, !!float, !!bool, !!null, !!timestamp, !!binary"
 
 
 class _Frame:
@@ -550,8 +556,10 @@ class _YamlBuilder:
             return _MERGE
         if is_key and tag == _VALUE_TAG:
             return value  # SafeConstructor.flatten_mapping reads a '=' key as a string
+        construct = self.constructors.get(tag)
+        if construct is None:  # SafeConstructor.construct_undefined, in kgtool's words
+            raise self.error(event.start_mark, f"unsupported YAML tag {_short(tag)} ({_SCALAR_TAGS} only)")
         node = self.scalar_node(tag, value, event.start_mark, event.end_mark, event.style)
-        construct = self.constructors.get(tag) or self.constructors[None]
         try:
             return construct(self.loader, node)
         except (ValueError, OverflowError) as exc:  # e.g. int() of 5,000 digits
