@@ -21,9 +21,17 @@ YAML is built here from libyaml's event stream (C, iterative; PyYAML's own ``Saf
 parser when libyaml is absent) with an explicit stack, so no nesting reaches a recursion, and
 the guards apply while the events arrive, before anything large is built. Scalars are resolved
 and constructed by PyYAML's ``SafeLoader`` resolver and constructors (YAML 1.1: ``yes`` is
-True, ``010`` is 8, ``2024-01-01`` a date), merge keys (``<<``) are honoured as
-``SafeConstructor.flatten_mapping`` does, and an alias is the very object its anchor built, as
-PyYAML shares it. Building without PyYAML's node graph (a node and two marks per value) also
+True, ``010`` is 8, ``2024-01-01`` a date), merge keys (``<<``) are honoured as the YAML 1.1
+merge key type defines them, in an order kgtool fixes itself (:meth:`_YamlBuilder.merged`:
+PyYAML releases disagree), and an alias is the very object its anchor built, as PyYAML shares
+it.
+
+The depth limit is kgtool's whatever the PyYAML release: libyaml's scanner reads ahead of the
+events it delivers, and PyYAML 6.0.4's libyaml refuses nesting past its own limit (1,000
+levels, "exceeded maximum nesting depth") while doing so, before kgtool sees level 101. When
+a parser error could hide nesting past :data:`MAX_DEPTH` (:func:`_may_hide_depth`), the text is
+read again by PyYAML's pure-Python parser, whose scanner kgtool stops at level 101
+(:class:`_DepthGuard`), and kgtool's message is the one given. Building without PyYAML's node graph (a node and two marks per value) also
 takes a tenth of its memory, and the cyclic garbage collector is paused while a document is
 built (it would otherwise rescan the growing document again and again: quadratic time).
 """
@@ -35,6 +43,7 @@ import json
 import re
 import reprlib
 import sys
+import unicodedata
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -238,13 +247,17 @@ def load_yaml(text: str, source: str) -> Any:
     import yaml
 
     check_size(text, source)
-    loader_class = getattr(yaml, "CSafeLoader", None) or yaml.SafeLoader
+    loader_class = getattr(yaml, "CSafeLoader", None) or _guarded_loader()
     loader = None
     try:
         loader = loader_class(text)  # the pure-Python Reader checks characters here
         with _collector_paused():
             return _YamlBuilder(loader, source).build()
+    except _TooDeep as exc:  # the pure-Python parser (no libyaml), stopped by its scanner
+        raise _too_deep(f"{source}: {_mark(exc.mark)[:-2]}") from None
     except yaml.MarkedYAMLError as exc:
+        if loader_class is not _guarded_loader() and _may_hide_depth(text, exc):
+            _reread_for_depth(text, source)
         mark = exc.problem_mark or exc.context_mark
         what = exc.problem or exc.context or "malformed"
         if exc.problem and exc.context and exc.context_mark is not None and exc.context_mark is not mark:
@@ -254,20 +267,107 @@ def load_yaml(text: str, source: str) -> Any:
         # "unacceptable character #x0001: control characters are not allowed": placed by the
         # character position libyaml gives (its own message adds a second line).
         pos = exc.position if isinstance(exc.position, int) else 0
-        if loader_class is not yaml.SafeLoader:  # libyaml counts bytes of the UTF-8 encoding
+        if loader_class is not _guarded_loader():  # libyaml counts bytes of the UTF-8 encoding
             pos = len(text.encode("utf-8", "surrogatepass")[:pos].decode("utf-8", "ignore"))
         line = text.count("\n", 0, pos) + 1
         column = pos - (text.rfind("\n", 0, pos) + 1) + 1
         char = exc.character if isinstance(exc.character, int) else ord(str(exc.character)[:1] or "?")
+        # kgtool's words, not the parser's (libyaml: "control characters are not allowed" for
+        # any of them; PyYAML's Reader: "special characters are not allowed").
+        kind = "control" if unicodedata.category(chr(char)) == "Cc" else "special"
         raise InputError(
             f"{source}: line {line} column {column}: malformed YAML: unacceptable character "
-            f"#x{char:04x}: {exc.reason}"
+            f"#x{char:04x}: {kind} characters are not allowed"
         ) from None
     except yaml.YAMLError as exc:
         raise InputError(f"{source}: malformed YAML: {shorten(_first_line(exc))}") from None
     finally:
         if loader is not None:
             loader.dispose()
+
+
+#: Characters that may open a nesting level (flow collections, block entries, keys and values)
+#: or, for ``*``, an alias that adds the height of its anchor.
+_OPENERS = re.compile(r"[\[{\-?:*]")
+
+
+def _may_hide_depth(text: str, exc: Any) -> bool:
+    """Whether a parser error may have come before nesting past :data:`MAX_DEPTH` that kgtool
+    would have reported first: the parser failed while reading ahead of the events delivered
+    (libyaml's own nesting limit fires there), and the unread stretch, from the last event
+    kgtool took to the error, holds enough openers to go past the limit. An upper bound, cheap:
+    a malformed large document is read once, unless the error follows deep nesting."""
+    depth = getattr(exc, "kgtool_depth", None)
+    start = getattr(exc, "kgtool_index", None)
+    mark = exc.problem_mark or exc.context_mark
+    if depth is None or start is None or mark is None:
+        return False
+    gap = text[start : mark.index + 1]
+    if "*" in gap:
+        return True
+    return depth + len(_OPENERS.findall(gap)) > MAX_DEPTH
+
+
+def _reread_for_depth(text: str, source: str) -> None:
+    """Read ``text`` again with the guarded pure-Python parser: raise kgtool's depth error if
+    the nesting goes past :data:`MAX_DEPTH` before the first parser error; else return (the
+    caller reports the first parser's error)."""
+    import yaml
+
+    loader = None
+    try:
+        loader = _guarded_loader()(text)
+        with _collector_paused():
+            _YamlBuilder(loader, source).build()
+    except _TooDeep as exc:
+        raise _too_deep(f"{source}: {_mark(exc.mark)[:-2]}") from None
+    except (InputError, yaml.YAMLError):
+        return
+    finally:
+        if loader is not None:
+            loader.dispose()
+
+
+class _TooDeep(Exception):
+    """Nesting past :data:`MAX_DEPTH` found by the scanner, at ``mark`` (raised through PyYAML's
+    parser, which lets any exception pass)."""
+
+    def __init__(self, mark: Any) -> None:
+        super().__init__(_mark(mark))
+        self.mark = mark
+
+
+_GUARDED: list[type] = []
+
+
+def _guarded_loader() -> type:
+    """PyYAML's pure-Python ``SafeLoader`` with kgtool's depth limit in its scanner
+    (:class:`_DepthGuard`), built on first use (PyYAML is imported lazily)."""
+    if not _GUARDED:
+        import yaml
+        from yaml import tokens
+
+        starts = (
+            tokens.FlowSequenceStartToken,
+            tokens.FlowMappingStartToken,
+            tokens.BlockSequenceStartToken,
+            tokens.BlockMappingStartToken,
+        )
+
+        class _DepthGuard(yaml.SafeLoader):
+            """The scanner opens a level for each flow collection (``flow_level``) and each
+            block collection (``indents``) as it reads ahead of the parser: stopped at the token
+            that goes past :data:`MAX_DEPTH`, so no limit of PyYAML's own (a smaller count,
+            never more) is reached first. The builder's own check on events, exact, stays."""
+
+            def fetch_more_tokens(self) -> None:
+                super().fetch_more_tokens()
+                if self.flow_level + len(self.indents) > MAX_DEPTH:
+                    mark = next((t.start_mark for t in reversed(self.tokens) if isinstance(t, starts)), None)
+                    raise _TooDeep(mark or self.get_mark())
+
+        _GUARDED.append(_DepthGuard)
+    return _GUARDED[0]
 
 
 def shorten(text: str, limit: int = 4 * MAX_QUOTE) -> str:
@@ -290,6 +390,8 @@ _VALUE_TAG = "tag:yaml.org,2002:value"
 #: and !!pairs are refused: no kgtool document has them).
 _SEQ_TAGS = (None, "!", "tag:yaml.org,2002:seq")
 _MAP_TAGS = (None, "!", "tag:yaml.org,2002:map")
+#: The scalar tags SafeLoader constructs, for the message refusing any other.
+_SCALAR_TAGS = "!!str, !!int, !!float, !!bool, !!null, !!timestamp, !!binary"
 
 
 class _Frame:
@@ -305,7 +407,7 @@ class _Frame:
         self.anchor = anchor
         self.size = 1  # values inside, itself included (aliases counted as all they name)
         self.height = 1  # nesting levels, itself included
-        self.merges: list[dict] | None = None  # SafeConstructor.flatten_mapping sources, in order
+        self.merges: list[dict] | None = None  # merge key sources, in the order listed
 
 
 class _YamlBuilder:
@@ -333,6 +435,7 @@ class _YamlBuilder:
         return InputError(f"{self.source}: {_mark(mark)}{message}")
 
     def build(self) -> Any:
+        from yaml import YAMLError
         from yaml import events as ev
 
         get_event = self.loader.get_event
@@ -343,78 +446,85 @@ class _YamlBuilder:
         stack: list[_Frame] = []
         result: Any = None
         documents = 0
-        while True:
-            event = get_event()
-            kind = type(event)
-            if kind is scalar_event:
-                is_key = bool(stack) and stack[-1].is_map and stack[-1].key is _NO_KEY
-                value, size, height = self.scalar(event, is_key), 1, 0
-                self.count(1, event)
-                if event.anchor is not None:
-                    self.anchor(event.anchor, value, 1, 0, event)
-            elif kind is seq_start or kind is map_start:
-                is_map = kind is map_start
-                if event.tag not in (_MAP_TAGS if is_map else _SEQ_TAGS):
-                    raise self.error(
-                        event.start_mark, f"unsupported YAML tag {_short(event.tag)} (plain lists and mappings only)"
-                    )
-                if len(stack) >= MAX_DEPTH:
-                    raise _too_deep(self.where(event.start_mark))
-                self.count(1, event)
-                frame = _Frame({} if is_map else [], is_map, event.anchor)
-                if event.anchor is not None:
-                    self.anchor(event.anchor, frame.value, 1, None, event)
-                stack.append(frame)
-                continue
-            elif kind in collection_end:
-                frame = stack.pop()
-                value, size, height = frame.value, frame.size, frame.height
-                if frame.merges:
-                    value = self.merged(frame)
-                if frame.anchor is not None:
-                    self.anchors[frame.anchor] = (value, size, height)
-            elif kind is alias_event:
-                found = self.anchors.get(event.anchor)
-                if found is None:
-                    raise self.error(event.start_mark, f"found undefined alias {quote(event.anchor)}")
-                value, size, height = found
-                if height is None:
-                    raise self.error(
-                        event.start_mark,
-                        f"alias *{event.anchor[:40]} refers to a node that contains it "
-                        "(a recursive structure)",
-                    )
-                self.count(size, event)
-                if len(stack) + height > MAX_DEPTH:
-                    raise _too_deep(self.where(event.start_mark))
-            elif kind is document_start:
-                documents += 1
-                if documents > 1:
-                    raise self.error(event.start_mark, "malformed YAML: expected a single document, found another")
-                continue
-            elif kind is stream_end or event is None:
-                return result
-            else:  # StreamStart, DocumentEnd
-                continue
-            if not stack:
-                result = value
-                continue
-            top = stack[-1]
-            top.size += size
-            if height + 1 > top.height:
-                top.height = height + 1
-            if not top.is_map:
-                top.value.append(value)
-            elif top.key is _NO_KEY:
-                if isinstance(value, (list, dict)):
-                    raise self.error(event.start_mark, "malformed YAML: a mapping key must be a scalar, found a collection")
-                top.key, top.key_mark = value, event.start_mark
-            elif top.key is _MERGE:
-                self.merge_source(top, value, top.key_mark)
-                top.key = _NO_KEY
-            else:
-                top.value[top.key] = value
-                top.key = _NO_KEY
+        event: Any = None
+        try:
+            while True:
+                event = get_event()
+                kind = type(event)
+                if kind is scalar_event:
+                    is_key = bool(stack) and stack[-1].is_map and stack[-1].key is _NO_KEY
+                    value, size, height = self.scalar(event, is_key), 1, 0
+                    self.count(1, event)
+                    if event.anchor is not None:
+                        self.anchor(event.anchor, value, 1, 0, event)
+                elif kind is seq_start or kind is map_start:
+                    is_map = kind is map_start
+                    if event.tag not in (_MAP_TAGS if is_map else _SEQ_TAGS):
+                        raise self.error(
+                            event.start_mark, f"unsupported YAML tag {_short(event.tag)} (plain lists and mappings only)"
+                        )
+                    if len(stack) >= MAX_DEPTH:
+                        raise _too_deep(self.where(event.start_mark))
+                    self.count(1, event)
+                    frame = _Frame({} if is_map else [], is_map, event.anchor)
+                    if event.anchor is not None:
+                        self.anchor(event.anchor, frame.value, 1, None, event)
+                    stack.append(frame)
+                    continue
+                elif kind in collection_end:
+                    frame = stack.pop()
+                    value, size, height = frame.value, frame.size, frame.height
+                    if frame.merges:
+                        value = self.merged(frame)
+                    if frame.anchor is not None:
+                        self.anchors[frame.anchor] = (value, size, height)
+                elif kind is alias_event:
+                    found = self.anchors.get(event.anchor)
+                    if found is None:
+                        raise self.error(event.start_mark, f"found undefined alias {quote(event.anchor)}")
+                    value, size, height = found
+                    if height is None:
+                        raise self.error(
+                            event.start_mark,
+                            f"alias *{event.anchor[:40]} refers to a node that contains it "
+                            "(a recursive structure)",
+                        )
+                    self.count(size, event)
+                    if len(stack) + height > MAX_DEPTH:
+                        raise _too_deep(self.where(event.start_mark))
+                elif kind is document_start:
+                    documents += 1
+                    if documents > 1:
+                        raise self.error(event.start_mark, "malformed YAML: expected a single document, found another")
+                    continue
+                elif kind is stream_end or event is None:
+                    return result
+                else:  # StreamStart, DocumentEnd
+                    continue
+                if not stack:
+                    result = value
+                    continue
+                top = stack[-1]
+                top.size += size
+                if height + 1 > top.height:
+                    top.height = height + 1
+                if not top.is_map:
+                    top.value.append(value)
+                elif top.key is _NO_KEY:
+                    if isinstance(value, (list, dict)):
+                        raise self.error(event.start_mark, "malformed YAML: a mapping key must be a scalar, found a collection")
+                    top.key, top.key_mark = value, event.start_mark
+                elif top.key is _MERGE:
+                    self.merge_source(top, value, top.key_mark)
+                    top.key = _NO_KEY
+                else:
+                    top.value[top.key] = value
+                    top.key = _NO_KEY
+        except YAMLError as exc:
+            # For _may_hide_depth: how deep kgtool was, and where its last event started.
+            exc.kgtool_depth = len(stack)
+            exc.kgtool_index = event.start_mark.index if event is not None else 0
+            raise
 
     def count(self, size: int, event: Any) -> None:
         self.nodes += size
@@ -446,8 +556,10 @@ class _YamlBuilder:
             return _MERGE
         if is_key and tag == _VALUE_TAG:
             return value  # SafeConstructor.flatten_mapping reads a '=' key as a string
+        construct = self.constructors.get(tag)
+        if construct is None:  # SafeConstructor.construct_undefined, in kgtool's words
+            raise self.error(event.start_mark, f"unsupported YAML tag {_short(tag)} ({_SCALAR_TAGS} only)")
         node = self.scalar_node(tag, value, event.start_mark, event.end_mark, event.style)
-        construct = self.constructors.get(tag) or self.constructors[None]
         try:
             return construct(self.loader, node)
         except (ValueError, OverflowError) as exc:  # e.g. int() of 5,000 digits
@@ -456,12 +568,12 @@ class _YamlBuilder:
             ) from None
 
     def merge_source(self, frame: _Frame, value: Any, mark: Any) -> None:
-        """SafeConstructor.flatten_mapping: ``<<: {map}`` or ``<<: [map, map]`` (the first
-        listed wins); explicit keys win over merged ones."""
+        """A merge key's value: ``<<: {map}`` or ``<<: [map, map]``, kept in the order listed
+        (several ``<<`` keys in one mapping: in the order they come); see :meth:`merged`."""
         if isinstance(value, dict):
             sources = [value]
         elif isinstance(value, list) and all(isinstance(v, dict) for v in value):
-            sources = list(reversed(value))
+            sources = value
         else:
             raise self.error(mark, "malformed YAML: expected a mapping or list of mappings for merging")
         if frame.merges is None:
@@ -470,9 +582,30 @@ class _YamlBuilder:
 
     @staticmethod
     def merged(frame: _Frame) -> dict:
+        """A mapping with merge keys, as the YAML 1.1 merge key type defines it
+        (https://yaml.org/type/merge.html): a key of the mapping's own keeps its value ("unless
+        the key already exists in it"), and of the merged mappings the one listed first wins
+        ("keys in mapping nodes earlier in the sequence override keys specified in later mapping
+        nodes"). A merged mapping that has merge keys itself was built by these rules already.
+
+        The spec leaves the order of keys open (a mapping is unordered), so kgtool fixes it:
+        the merged keys first, in the order the mappings are listed, each mapping's keys in its
+        own order (a key stays where it first appears), then the mapping's own keys that were
+        not merged. ``{<<: [{a: 1, b: 2}, {b: 5, z: 0}], c: 3}`` is ``{a: 1, b: 2, z: 0, c: 3}``.
+
+        PyYAML's releases disagree, so none is followed blindly: PyYAML 6.0.4 orders the keys
+        this way (6.0.3 and earlier put the last listed mapping's keys first:
+        ``{b: 2, z: 0, a: 1, c: 3}``); PyYAML 6.0.3 and earlier give these values (6.0.4 lets a
+        later mapping win when the two keys are different string objects:
+        ``<<: [{alpha: 1}, {alpha: 2}]`` gives ``alpha: 2``; and a merged mapping's merged key
+        over its own). Several ``<<`` keys in one mapping (a duplicate key, which the spec does
+        not define) read as one list in the order they come, as in PyYAML 6.0.4 (6.0.3 and
+        earlier: the last ``<<`` key wins)."""
         out: dict = {}
         for source in frame.merges or ():
-            out.update(source)
+            for key, value in source.items():
+                if key not in out:
+                    out[key] = value
         out.update(frame.value)
         return out
 

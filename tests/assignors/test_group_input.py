@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import struct
 from pathlib import Path
 
@@ -124,13 +125,13 @@ def test_bad_input_names_the_culprit(text, message):
 
 
 def test_malformed_yaml_names_the_line():
+    # kgtool's part: the file, the place, "malformed YAML", the line the unclosed construct
+    # started on. What the parser says of it is its own (libyaml: "did not find expected ','
+    # or ']'"; PyYAML's pure-Python parser: "expected ',' or ']', but got ':'").
     text = "topics:\n  a: 3\nmembers:\n  - id: m\n    topics: [a\n  - id: n\n"
     with pytest.raises(InputError) as exc:
         load(text)
-    assert str(exc.value) == (
-        "g.yaml: line 6 column 7: malformed YAML: did not find expected ',' or ']' "
-        "(while parsing a flow sequence started on line 5)"
-    )
+    assert re.fullmatch(r"g\.yaml: line 6 column 7: malformed YAML: [^\n]+ \(while [^\n]+ started on line 5\)", str(exc.value))
 
 
 def test_malformed_json_names_the_line():
