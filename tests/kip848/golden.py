@@ -25,3 +25,26 @@ def truth(scenario: Path) -> dict:
         return json.loads(plain.read_text())
     with gzip.open(scenario / "truth.json.gz", "rt") as f:
         return json.load(f)
+
+
+def loaded_states(scenario: Path):
+    """Kafka's loaded state after each batch, accumulated from loaded.jsonl's changes: yields
+    (line, groups {id: group}, offsets {id: {(topic, partition): (offset, leader_epoch, metadata,
+    commit_timestamp)}}); the two dicts are updated in place from one line to the next."""
+    groups: dict[str, dict] = {}
+    offsets: dict[str, dict] = {}
+    for line in jsonl(scenario / "loaded.jsonl"):
+        for gid, g in line["groups"].items():
+            if g == {"exists": False}:
+                groups.pop(gid, None)
+            else:
+                groups[gid] = g
+        for gid, change in line["offsets"].items():
+            held = offsets.setdefault(gid, {})
+            for tp in change["removed"]:
+                topic, _, p = tp.rpartition(":")
+                held.pop((topic, int(p)), None)
+            for o in change["changed"]:
+                held[(o["topic"], o["partition"])] = (o["offset"], o["leader_epoch"], o["metadata"],
+                                                      o["commit_timestamp"])
+        yield line, groups, offsets

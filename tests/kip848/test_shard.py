@@ -9,7 +9,7 @@ import pytest
 from kgtool.offsets.decode import entries_from_file
 from kgtool.offsets.shard import GroupCoordinatorShard
 from kgtool.offsets.shard.views import group_view
-from tests.kip848.golden import IDS, SCENARIOS, jsonl, segment
+from tests.kip848.golden import IDS, SCENARIOS, jsonl, loaded_states, segment
 
 #: fields loaded.jsonl has for a consumer-group member (kgtool's view has a few more)
 MODERN_MEMBER = ("member_id", "instance_id", "client_id", "client_host", "member_epoch", "previous_member_epoch",
@@ -53,27 +53,14 @@ def batches(scenario):
 def test_state_after_every_batch_equals_kafkas_loaded_state(scenario):
     want_lines = jsonl(scenario / "loaded.jsonl")
     shard = GroupCoordinatorShard()
-    groups: dict[str, dict] = {}
-    offsets: dict[str, dict] = {}
     n = 0
-    for batch, line in zip(batches(scenario), want_lines, strict=True):
+    for batch, (line, loaded, offsets) in zip(batches(scenario), loaded_states(scenario), strict=True):
         assert batch[0].offset == line["batch_base_offset"] and batch[-1].offset == line["last_offset"]
         for e in batch:
             shard.replay_entry(e)
-        for gid, g in line["groups"].items():
-            if g == {"exists": False}:
-                groups.pop(gid, None)
-            else:
-                groups[gid] = {**g, "members": [
-                    {**m, **{k: _pairs(m[k]) for k in ("assigned", "pending_revocation", "target") if k in m}}
-                    for m in g["members"]]}
-        for gid, change in line["offsets"].items():
-            held = offsets.setdefault(gid, {})
-            for tp in change["removed"]:
-                topic, _, p = tp.rpartition(":")
-                held.pop((topic, int(p)), None)
-            for o in change["changed"]:
-                held[(o["topic"], o["partition"])] = (o["offset"], o["leader_epoch"], o["metadata"], o["commit_timestamp"])
+        groups = {gid: {**g, "members": [
+            {**m, **{k: _pairs(m[k]) for k in ("assigned", "pending_revocation", "target") if k in m}}
+            for m in g["members"]]} for gid, g in loaded.items()}
         where = f"after the batch at offset {line['batch_base_offset']}"
         got = {gid: comparable(group_view(g, shard.topic_names)) for gid, g in shard.groups.groups.items()}
         assert sorted(got) == sorted(groups), where

@@ -13,7 +13,7 @@ from kgtool.cli.main import app
 from kgtool.offsets.audit import audit_entries
 from kgtool.offsets.decode import entries_from_file
 from kgtool.offsets.options import AuditOptions
-from tests.kip848.golden import IDS, SCENARIOS, jsonl, segment
+from tests.kip848.golden import IDS, SCENARIOS, jsonl, loaded_states, segment
 from tests.spark.conftest import spark  # noqa: F401 - the shared session fixture
 
 
@@ -25,21 +25,11 @@ def loaded_until(scenario, until: int | None) -> tuple[dict, dict]:
     """Kafka's groups and offsets after the last batch stamped before ``until`` (all: None)."""
     groups: dict[str, dict] = {}
     offsets: dict[str, dict] = {}
-    for line in jsonl(scenario / "loaded.jsonl"):
+    for line, loaded, held in loaded_states(scenario):
         if until is not None and line["timestamp"] >= until:
             break
-        for gid, g in line["groups"].items():
-            if g == {"exists": False}:
-                groups.pop(gid, None)
-            else:
-                groups[gid] = g
-        for gid, change in line["offsets"].items():
-            held = offsets.setdefault(gid, {})
-            for tp in change["removed"]:
-                topic, _, p = tp.rpartition(":")
-                held.pop((topic, int(p)), None)
-            for o in change["changed"]:
-                held[(o["topic"], o["partition"])] = o["offset"]
+        groups = dict(loaded)
+        offsets = {gid: {tp: o[0] for tp, o in by_tp.items()} for gid, by_tp in held.items()}
     return groups, offsets
 
 
