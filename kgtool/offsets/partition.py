@@ -438,7 +438,7 @@ class PartitionReplay:
                 from dataclasses import replace
 
                 e = replace(e, key=key, value=value)
-            self.shard.replay(e.offset, e.producer_id, kind, key, value, e.timestamp)
+            self.shard.replay(e.offset, kind, key, value, e.timestamp)
             if kind == GROUP_METADATA:
                 g.classic_metadata(e)
             else:
@@ -448,7 +448,7 @@ class PartitionReplay:
             # share (KIP-932) and streams (KIP-1071) groups: their state only
             key = json.loads(e.key) if isinstance(e.key, str) else e.key
             value = json.loads(e.value) if isinstance(e.value, str) else e.value
-            self.shard.replay(e.offset, e.producer_id, kind, key, value, e.timestamp)
+            self.shard.replay(e.offset, kind, key, value, e.timestamp)
 
     def _rare_commit(self, g: GroupState, e: LogEntry) -> None:
         """An offset commit that did not take the columnar path (unusual encoding, tests):
@@ -821,7 +821,7 @@ class PartitionReplay:
             g.finish()
             expired.update(self._end_of_log(g, end))
         offsets = self._offsets_table(expired)
-        self.group_rows, self.group_member_rows = self._state_tables()
+        self.group_rows, self.group_member_rows = self.state_tables()
         if self.rows_sink is not None:
             self._emit_rows(final=True)
             if offsets.num_rows:
@@ -842,13 +842,14 @@ class PartitionReplay:
         sort_rows(self.members, "members")
         sort_rows(self.findings, "findings")
 
-    def _state_tables(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-        """The groups and group_members tables: the shard's groups, and a simple classic group
+    def state_tables(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """The groups and group_members tables now: the shard's groups, and a simple classic group
         (``OffsetMetadataManager.replay``: created by a commit) for every other group that holds
         committed offsets."""
         groups: dict[str, Any] = dict(self.shard.groups.groups)
+        has = self.store.k[:, K["st_has"]]
         for g in self.by_gid:
-            if g.name not in groups and self.offsets(g.name):
+            if g.name not in groups and any(has[k] for k in g.keys.values()):
                 groups[g.name] = ClassicGroup(g.name)
         return state_rows(groups, self.shard.topic_names, self.log_partition, self.options.group_matches)
 

@@ -48,3 +48,46 @@ def loaded_states(scenario: Path):
                 held[(o["topic"], o["partition"])] = (o["offset"], o["leader_epoch"], o["metadata"],
                                                       o["commit_timestamp"])
         yield line, groups, offsets
+
+
+# ---- the groups and group_members tables against loaded.jsonl's groups ----------------------------
+
+
+def _names(pairs):
+    return [f"{t}-{p}" for t, p in pairs] if pairs is not None else None
+
+
+def want_rows(groups: dict) -> tuple[list[tuple], list[tuple]]:
+    g_rows, m_rows = [], []
+    for gid, g in sorted(groups.items()):
+        if g["type"] == "classic":
+            g_rows.append((gid, "classic", g["state"], None, None, g["generation"], g["protocol_type"],
+                           g["protocol_name"], g["leader"], len(g["members"])))
+            for m in g["members"]:
+                m_rows.append((gid, m["member_id"], m["instance_id"], m["client_id"], m["client_host"], None, None,
+                               None, _names(m["assigned"]), None, None, m["rebalance_timeout_ms"],
+                               m["session_timeout_ms"], None, True))
+        else:
+            g_rows.append((gid, g["type"], g["state"], g["group_epoch"], g["assignment_epoch"], None, None, None,
+                           None, len(g["members"])))
+            for m in g["members"]:
+                m_rows.append((gid, m["member_id"], m["instance_id"], m["client_id"], m["client_host"],
+                               m["member_epoch"], m["previous_member_epoch"], m["state"], _names(m["assigned"]),
+                               _names(m["pending_revocation"]), _names(m["target"]), m["rebalance_timeout_ms"],
+                               None if not m["uses_classic_protocol"] else "*", m["server_assignor"],
+                               m["uses_classic_protocol"]))
+    return g_rows, m_rows
+
+
+def got_rows(tables: dict) -> tuple[list[tuple], list[tuple]]:
+    g_rows = [(r["group"], r["type"], r["state"], r["group_epoch"], r["assignment_epoch"], r["generation"],
+               r["protocol_type"], r["protocol_name"], r["leader"], r["member_count"]) for r in tables["groups"]]
+    m_rows = []
+    for r in tables["group_members"]:
+        modern_classic = r["type"] != "classic" and r["uses_classic_protocol"]
+        m_rows.append((r["group"], r["member_id"], r["instance_id"], r["client_id"], r["client_host"],
+                       r["member_epoch"], r["previous_member_epoch"], r["member_state"], r["assigned"],
+                       r["pending_revocation"], r["target"], r["rebalance_timeout_ms"],
+                       "*" if modern_classic else r["session_timeout_ms"], r["server_assignor"],
+                       r["uses_classic_protocol"]))
+    return sorted(g_rows), sorted(m_rows)

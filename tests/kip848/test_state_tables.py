@@ -13,12 +13,8 @@ from kgtool.cli.main import app
 from kgtool.offsets.audit import audit_entries
 from kgtool.offsets.decode import entries_from_file
 from kgtool.offsets.options import AuditOptions
-from tests.kip848.golden import IDS, SCENARIOS, jsonl, loaded_states, segment
+from tests.kip848.golden import IDS, SCENARIOS, got_rows, jsonl, loaded_states, segment, want_rows
 from tests.spark.conftest import spark  # noqa: F401 - the shared session fixture
-
-
-def _names(pairs):
-    return [f"{t}-{p}" for t, p in pairs] if pairs is not None else None
 
 
 def loaded_until(scenario, until: int | None) -> tuple[dict, dict]:
@@ -29,44 +25,8 @@ def loaded_until(scenario, until: int | None) -> tuple[dict, dict]:
         if until is not None and line["timestamp"] >= until:
             break
         groups = dict(loaded)
-        offsets = {gid: {tp: o[0] for tp, o in by_tp.items()} for gid, by_tp in held.items()}
+        offsets = {gid: dict(by_tp) for gid, by_tp in held.items()}
     return groups, offsets
-
-
-def want_rows(groups: dict) -> tuple[list[tuple], list[tuple]]:
-    g_rows, m_rows = [], []
-    for gid, g in sorted(groups.items()):
-        if g["type"] == "classic":
-            g_rows.append((gid, "classic", g["state"], None, None, g["generation"], g["protocol_type"],
-                           g["protocol_name"], g["leader"], len(g["members"])))
-            for m in g["members"]:
-                m_rows.append((gid, m["member_id"], m["instance_id"], m["client_id"], m["client_host"], None, None,
-                               None, _names(m["assigned"]), None, None, m["rebalance_timeout_ms"],
-                               m["session_timeout_ms"], None, True))
-        else:
-            g_rows.append((gid, g["type"], g["state"], g["group_epoch"], g["assignment_epoch"], None, None, None,
-                           None, len(g["members"])))
-            for m in g["members"]:
-                m_rows.append((gid, m["member_id"], m["instance_id"], m["client_id"], m["client_host"],
-                               m["member_epoch"], m["previous_member_epoch"], m["state"], _names(m["assigned"]),
-                               _names(m["pending_revocation"]), _names(m["target"]), m["rebalance_timeout_ms"],
-                               None if not m["uses_classic_protocol"] else "*", m["server_assignor"],
-                               m["uses_classic_protocol"]))
-    return g_rows, m_rows
-
-
-def got_rows(tables: dict) -> tuple[list[tuple], list[tuple]]:
-    g_rows = [(r["group"], r["type"], r["state"], r["group_epoch"], r["assignment_epoch"], r["generation"],
-               r["protocol_type"], r["protocol_name"], r["leader"], r["member_count"]) for r in tables["groups"]]
-    m_rows = []
-    for r in tables["group_members"]:
-        modern_classic = r["type"] != "classic" and r["uses_classic_protocol"]
-        m_rows.append((r["group"], r["member_id"], r["instance_id"], r["client_id"], r["client_host"],
-                       r["member_epoch"], r["previous_member_epoch"], r["member_state"], r["assigned"],
-                       r["pending_revocation"], r["target"], r["rebalance_timeout_ms"],
-                       "*" if modern_classic else r["session_timeout_ms"], r["server_assignor"],
-                       r["uses_classic_protocol"]))
-    return sorted(g_rows), sorted(m_rows)
 
 
 def instants(scenario) -> list[int | None]:
@@ -84,7 +44,8 @@ def test_groups_and_members_at_the_end_and_at_instants(scenario):
         assert got_rows(result.tables) == tuple(sorted(x) for x in want_rows(groups)), until
         got_offsets: dict[str, dict] = {}
         for r in result.tables["offsets"]:
-            got_offsets.setdefault(r["group"], {})[(r["topic"], r["partition"])] = r["offset"]
+            got_offsets.setdefault(r["group"], {})[(r["topic"], r["partition"])] = (
+                r["offset"], r["leader_epoch"], r["metadata"], r["commit_timestamp"])
         assert got_offsets == {g: o for g, o in offsets.items() if o}, until
 
 

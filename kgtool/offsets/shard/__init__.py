@@ -1,14 +1,12 @@
-"""A ``__consumer_offsets`` partition replayed as Kafka's group coordinator loads it.
+"""The groups of a ``__consumer_offsets`` partition replayed as Kafka's group coordinator loads them.
 
-:class:`GroupCoordinatorShard` mirrors Kafka 4.x ``GroupCoordinatorShard``: ``replay`` dispatches
-each record on its type, offset commits to :class:`OffsetMetadataManager`, group records to
-:class:`GroupMetadataManager`; ``replay_end_transaction_marker`` takes the COMMIT and ABORT
-markers (``CoordinatorLoaderImpl`` turns control batches into those calls). After any prefix of
-the log its state is the state Kafka's coordinator holds after loading that prefix (checked
-against Kafka-made cases after every batch: ``tests/kip848``).
-
-The audit's own replay (:mod:`kgtool.offsets.partition`) keeps commits in columns for speed and
-hands this shard the records of every other type.
+:class:`GroupCoordinatorShard` mirrors Kafka 4.x ``GroupCoordinatorShard.replay``: one dispatch on
+the record type to :class:`GroupMetadataManager`, one method per record type. Offset commits and
+transaction markers (``OffsetMetadataManager.replay`` and ``replayEndTransactionMarker``) are the
+columnar offset store's (:mod:`kgtool.offsets.store`): the audit's replay
+(:mod:`kgtool.offsets.partition`) keeps commits there and hands this shard every other record.
+Together they hold, after any prefix of the log, what Kafka's coordinator holds after loading
+that prefix (checked after every batch of Kafka-made logs: ``tests/kip848``).
 """
 
 from __future__ import annotations
@@ -28,7 +26,6 @@ from kgtool.offsets.shard.model import (
     TopicNames,
     Touch,
 )
-from kgtool.offsets.shard.offsets import NO_PRODUCER_ID, OffsetAndMetadata, OffsetMetadataManager
 
 __all__ = [
     "ClassicGroup",
@@ -40,8 +37,6 @@ __all__ = [
     "GroupType",
     "MemberState",
     "ModernGroup",
-    "OffsetAndMetadata",
-    "OffsetMetadataManager",
     "TopicNames",
 ]
 
@@ -56,7 +51,6 @@ for _prefix, _type in (("consumer_group", GroupType.CONSUMER), ("share_group", G
     _MODERN[f"{_prefix}_target_assignment_member"] = (_type, "replay_target_assignment_member", True)
     _MODERN[f"{_prefix}_current_member_assignment"] = (_type, "replay_current_member_assignment", True)
 
-_OFFSET_COMMIT_KINDS = frozenset({"offset_commit", "legacy_offset_commit"})
 #: record types that change no state a loaded coordinator shows (regular expressions, streams
 #: topologies, share-state bookkeeping): counted in ``ignored``.
 _NO_STATE = frozenset({
@@ -66,27 +60,23 @@ _NO_STATE = frozenset({
 
 
 class GroupCoordinatorShard:
-    """Groups and offsets of one ``__consumer_offsets`` partition, replayed record by record."""
+    """The groups of one ``__consumer_offsets`` partition, replayed record by record."""
 
     def __init__(self) -> None:
         self.topic_names = TopicNames()
         self.groups = GroupMetadataManager(self.topic_names)
-        self.offsets = OffsetMetadataManager(self.groups.ensure_group_for_offsets)
         #: record kinds replayed, and those that change no state (or that kgtool does not know)
         self.replayed: Counter[str] = Counter()
         self.ignored: Counter[str] = Counter()
         #: groups whose replay met a record Kafka's loader refuses: group -> why
         self.incomplete: dict[str, str] = {}
 
-    def replay(self, offset: int, producer_id: int, kind: str | None, key: dict[str, Any] | None,
+    def replay(self, offset: int, kind: str | None, key: dict[str, Any] | None,
                value: dict[str, Any] | None, timestamp: int = -1) -> None:
-        """``GroupCoordinatorShard.replay(offset, producerId, producerEpoch, record)``."""
+        """``GroupCoordinatorShard.replay(offset, producerId, producerEpoch, record)`` for a group
+        record (offset commits are the offset store's)."""
         if key is None or kind is None:
             self.ignored[str(kind)] += 1
-            return
-        if kind in _OFFSET_COMMIT_KINDS:
-            self.replayed[kind] += 1
-            self.offsets.replay(offset, producer_id, str(key["group"]), (str(key["topic"]), int(key["partition"])), value)
             return
         touch = Touch(offset, timestamp)
         try:
@@ -113,23 +103,6 @@ class GroupCoordinatorShard:
             g = self.groups.group(group)
             if isinstance(g, ModernGroup) and g.incomplete is None:
                 g.incomplete = why
-
-    def replay_end_transaction_marker(self, producer_id: int, commit: bool) -> None:
-        """``GroupCoordinatorShard.replayEndTransactionMarker``: offsets only."""
-        self.offsets.replay_end_transaction_marker(producer_id, commit)
-
-    def replay_entry(self, e: Any) -> None:
-        """Replay one :class:`kgtool.offsets.entries.LogEntry` as ``CoordinatorLoaderImpl`` does:
-        COMMIT / ABORT control records end transactions, other control records and problems are
-        skipped, every other record goes to :meth:`replay` with its batch's producer id."""
-        if e.kind == "control":
-            if e.control_type in ("COMMIT", "ABORT"):
-                self.replay_end_transaction_marker(e.producer_id, e.control_type == "COMMIT")
-            return
-        if e.kind == "problem":
-            return
-        self.replay(e.offset, e.producer_id if e.producer_id is not None else NO_PRODUCER_ID, e.kind, e.key,
-                    e.value, e.timestamp)
 
     def group_ids(self) -> list[str]:
         return sorted(self.groups.groups)

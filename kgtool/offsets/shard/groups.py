@@ -65,12 +65,6 @@ class GroupMetadataManager:
     def group(self, group_id: str) -> Group | None:
         return self.groups.get(group_id)
 
-    def ensure_group_for_offsets(self, group_id: str) -> None:
-        """``OffsetMetadataManager.replay``: a commit for an unknown group creates a simple classic
-        group (``getOrMaybeCreateClassicGroup(groupId, true)``)."""
-        if group_id not in self.groups:
-            self.groups[group_id] = ClassicGroup(group_id)
-
     def _modern(self, group_id: str, create: bool, type_: GroupType) -> ModernGroup | None:
         """``getOrMaybeCreatePersistedConsumerGroup`` (and its share/streams twins): None where
         Kafka throws GroupIdNotFoundException (the caller ignores the tombstone)."""
