@@ -432,8 +432,7 @@ class PartitionReplay:
             if g is None:
                 return
             g.records += 1
-            key = json.loads(e.key) if isinstance(e.key, str) else e.key
-            value = json.loads(e.value) if isinstance(e.value, str) else e.value
+            key, value = _parsed(e.key), _parsed(e.value)
             if key is not e.key or value is not e.value:
                 from dataclasses import replace
 
@@ -443,18 +442,16 @@ class PartitionReplay:
                 g.classic_metadata(e)
             else:
                 g.kip848(e)
-
+            return
         if kind is not None and kind.startswith(MODERN_GROUP_PREFIXES) and self.options.group_matches(e.group):
             # share (KIP-932) and streams (KIP-1071) groups: their state only
-            key = json.loads(e.key) if isinstance(e.key, str) else e.key
-            value = json.loads(e.value) if isinstance(e.value, str) else e.value
-            self.shard.replay(e.offset, kind, key, value, e.timestamp)
+            self.shard.replay(e.offset, kind, _parsed(e.key), _parsed(e.value), e.timestamp)
 
     def _rare_commit(self, g: GroupState, e: LogEntry) -> None:
         """An offset commit that did not take the columnar path (unusual encoding, tests):
         replayed as a one-row chunk inside the current one."""
         key = e.key if isinstance(e.key, dict) else (json.loads(e.key) if e.key else {})
-        v = json.loads(e.value) if isinstance(e.value, str) else e.value
+        v = _parsed(e.value)
         tp = (str(key.get("topic", "")), int(key.get("partition", -1)))
         k = self._key(g, tp)
         tomb = v is None
@@ -1060,6 +1057,11 @@ class _EntryChunk:
                      "commit_timestamp", "expire_timestamp", "key", "metadata", "producer_epoch"):
             setattr(self, name, np.empty(0, np.int64))
         self.transactional = np.empty(0, np.bool_)
+
+
+def _parsed(part: Any) -> Any:
+    """A rare entry's key or value: a dict, or its JSON text in the flat row form (entry_to_row)."""
+    return json.loads(part) if isinstance(part, str) else part
 
 
 def until_cut(timestamp: np.ndarray, rare: list[tuple[int, LogEntry]], until: int) -> tuple[int, int] | None:
