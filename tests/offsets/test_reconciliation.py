@@ -119,3 +119,15 @@ def test_classic_rows_complete_at_their_record():
     s.generation("g", 1, {"m-1": [("t", 0)]})
     (row,) = audit_entries(s.entries()).tables["rebalances"]
     assert row["completed_at"] == row["timestamp"] and row["members_reached"] == [] and row["completion_seconds"] is None
+
+
+def test_partitions_in_transit_are_not_orphans():
+    """t-2 released by a (its revocation acknowledged) and not yet taken by b (UNRELEASED_PARTITIONS):
+    a commit of it then is a's last commit in onPartitionsRevoked, or b's first: owned in transit.
+    t-9, in no one's target, is an orphan."""
+    s = revocation(removed_after=30_000, rearm_after=5_000)
+    s.events.sort(key=lambda ev: ev.timestamp)
+    s.commit("k", {("t", 2): 40, ("t", 9): 1}, at=7_050)
+    s.events.sort(key=lambda ev: ev.timestamp)
+    findings = audit_entries(s.entries()).tables["findings"]
+    assert [(f["rule"], f["topic"], f["partition"]) for f in findings if f["rule"] == "orphan"] == [("orphan", "t", 9)]
