@@ -699,6 +699,10 @@ def _render_summary(s: Any) -> None:
             _render_finding(c, f)
     else:
         c.print("[green]no findings[/green]")
+    if s.describe:
+        from kgtool.cli.describe import print_views
+
+        print_views(s.describe, until)
 
 
 def _render_finding(c: Any, f: dict[str, Any]) -> None:
