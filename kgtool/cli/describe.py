@@ -182,9 +182,8 @@ def print_views(described: dict[str, dict[str, Any]], until: int | None) -> None
     c.print(_fitted(
         c, list(STATE_COLUMNS),
         [[_cell(col, v) for col, v in zip(STATE_COLUMNS, state_row(g))] for g in groups],
-        title=f"groups {at} (kafka-consumer-groups.sh --describe --state --verbose; "
-              "COORDINATOR (ID): the log partition)",
-        caption=f"{incomplete} incomplete: see below" if incomplete else None,
+        title=f"groups {at} (kafka-consumer-groups.sh --describe --state --verbose)",
+        caption="COORDINATOR (ID): the log partition" + (f"; {incomplete} incomplete: see below" if incomplete else ""),
     ))
     for d in described.values():
         g, members = d["group"], d["members"]

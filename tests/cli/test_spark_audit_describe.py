@@ -221,7 +221,7 @@ def test_incomplete_group_is_said(monkeypatch, capsys):
     _console(monkeypatch, 300)
     describe.print_views(_described(incomplete="member m1's tombstone before its assignment's"), 1730000010500)
     out = capsys.readouterr().out
-    assert "1 incomplete: see below" in out
+    assert "COORDINATOR (ID): the log partition; 1 incomplete: see below" in out
     assert "incomplete: g-[x]: member m1's tombstone before its assignment's" in out  # markup in ids escaped
     assert "Warning: Consumer group 'g-[x]' is rebalancing." in out
     (state, members) = _tables(out)
