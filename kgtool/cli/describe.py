@@ -171,8 +171,10 @@ def _members_tables(c: Any, columns: list[str], rows: list[list[str]], title: st
             for part in (first, second)]
 
 
-def print_views(described: dict[str, dict[str, Any]], until: int | None) -> None:
-    """The state table of the described groups, then each group's members table and notes."""
+def print_views(described: dict[str, dict[str, Any]], until: int | None, total: int | None = None) -> None:
+    """The state table of the described groups, then each group's members table and notes.
+
+    ``total``: how many groups matched (the audit describes at most 20 per log partition)."""
     if not described:
         return
     c = render.out()
@@ -182,7 +184,8 @@ def print_views(described: dict[str, dict[str, Any]], until: int | None) -> None
     c.print(_fitted(
         c, list(STATE_COLUMNS),
         [[_cell(col, v) for col, v in zip(STATE_COLUMNS, state_row(g))] for g in groups],
-        title=f"groups {at} (kafka-consumer-groups.sh --describe --state --verbose)",
+        title=f"groups {at} (kafka-consumer-groups.sh --describe --state --verbose)"
+              + (f": {len(groups):,} of the {total:,} matching" if total and total > len(groups) else ""),
         caption="COORDINATOR (ID): the log partition" + (f"; {incomplete} incomplete: see below" if incomplete else ""),
     ))
     for d in described.values():

@@ -200,7 +200,7 @@ MAN_SECTIONS = {
         "not fit the console, it is printed as two tables keyed by CONSUMER-ID (the columns of --describe "
         "--members, then those --verbose adds), headers broken after their hyphens and assignments after "
         "each topic. At most 20 groups per log partition and 500 members per group are shown (the state "
-        "table's #MEMBERS counts them all). --format json carries the same rows, raw, under describe: "
+        "table's title then says how many groups matched, its #MEMBERS counts every member). --format json carries the same rows, raw, under describe: "
         "{group: {group: <groups row>, members: [<group_members rows>]}}."
     ),
     "OFFSETS AND RESET PLAN": (
@@ -729,7 +729,7 @@ def _render_summary(s: Any) -> None:
     if s.describe:
         from kgtool.cli.describe import print_views
 
-        print_views(s.describe, until)
+        print_views(s.describe, until, total=s.describe_total)
 
 
 def _render_finding(c: Any, f: dict[str, Any]) -> None:

@@ -86,8 +86,10 @@ class PartitionSummary:
     storms: list[dict[str, Any]] = field(default_factory=list)
     storm_count: int = 0
     timeline: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-    # --group: the matched groups' rows of the groups table ("group") and group_members ("members")
+    # --group: the matched groups' rows of the groups table ("group") and group_members ("members"),
+    # the first DESCRIBE_GROUPS of describe_total
     describe: dict[str, dict[str, Any]] = field(default_factory=dict)
+    describe_total: int = 0
 
 
 def _ranges(rd: RangeReader, path: str, size: int, split_bytes: int,
@@ -297,6 +299,7 @@ def audit_partition(
         all_findings=sorted(every, key=sort_key("findings")) if keep_findings else [],
         offsets=plan,
         describe=describe,
+        describe_total=counts["groups"] if options.group_pattern is not None else 0,
         **rebalances.result(rp, per_group),
     )
 

@@ -243,3 +243,31 @@ def test_at_80_columns_the_members_table_splits_in_two(monkeypatch, capsys):
     assert "┃ CONSUMER-              ┃ CURRENT- ┃ CURRENT-" in out
     assert second[1][:2] == [["Av2KIYg2QVGIE4ffcdthBQ", "3", "orders:0,1;", "4", "orders:0;"],
                              ["", "", "payments:2", "", "payments:2,3"]]  # assignments break after a topic
+
+
+def test_the_summary_carries_the_matched_groups_and_says_how_many(tmp_path, monkeypatch, capsys):
+    """The task's summary (as a Spark task makes it, here in one process) keeps --group's rows of
+    the two tables; past DESCRIBE_GROUPS groups a partition says how many it left out."""
+    import os
+
+    from kgtool.offsets.options import AuditOptions
+    from kgtool.spark import job, task
+
+    scenario = next(s for s in SCENARIOS if s.name.startswith("n13"))
+    files = task.PartitionFiles(LOG_PARTITION, [str(segment(scenario))], [os.path.getsize(segment(scenario))])
+    options = AuditOptions(group_pattern="^g-")
+    summary = job.combine([task.audit_partition(files, options)], [files], None, options)
+    want = expected(scenario, None)
+    assert len(want) == 2 and sorted(summary.describe) == sorted(want) and summary.describe_total == 2
+    for gid, (state, rows) in want.items():
+        d = summary.describe[gid]
+        assert describe.state_row(d["group"]) == state
+        assert [describe.member_row(m, describe.member_columns(d["members"])) for m in d["members"]] == rows
+    assert job.summary_json(summary)["describe"] == summary.describe
+
+    monkeypatch.setattr(task, "DESCRIBE_GROUPS", 1)
+    summary = job.combine([task.audit_partition(files, options)], [files], None, options)
+    assert list(summary.describe) == [min(want)] and summary.describe_total == 2
+    _console(monkeypatch, 300)
+    describe.print_views(summary.describe, None, total=summary.describe_total)
+    assert "(kafka-consumer-groups.sh --describe --state --verbose): 1 of the 2 matching" in capsys.readouterr().out
