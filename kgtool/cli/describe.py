@@ -134,7 +134,8 @@ def _fits(c: Any, table: Any) -> bool:
     return c.measure(table, options=c.options.update_width(1 << 16)).maximum <= c.width  # unclamped
 
 
-def _fitted(c: Any, columns: list[str], rows: list[list[str]], **kw: Any) -> Any:
+def _fitted(c: Any, columns: list[str], rows: list[list[str]], whole: frozenset[str] = frozenset(),
+            **kw: Any) -> Any:
     """A Rich table of these cells: as Kafka prints them when they fit on one line; else headers
     break after their hyphens (CURRENT-/EPOCH), assignments after each topic's ``;`` and short
     values stay whole, before ids are cut."""
@@ -145,7 +146,7 @@ def _fitted(c: Any, columns: list[str], rows: list[list[str]], **kw: Any) -> Any
     cells = [[v.replace(";", ";\n") if col in _ASSIGNMENTS else v for col, v in zip(columns, r)] for r in rows]
     table = render.table(heads, cells, **kw)
     for i, col in enumerate(columns):
-        if col in _WHOLE:
+        if col in _WHOLE or col in whole:
             table.columns[i].no_wrap = True
     return table
 
@@ -165,8 +166,12 @@ def _members_tables(c: Any, columns: list[str], rows: list[list[str]], title: st
         return [table]
     split = columns.index("#PARTITIONS") + 1
     first = list(range(1, split))
-    second = [columns.index("CONSUMER-ID")] + list(range(split, len(columns)))
-    return [_fitted(c, [columns[i] for i in part], [[r[i] for i in part] for r in rows],
+    key = columns.index("CONSUMER-ID")
+    second = [key] + list(range(split, len(columns)))
+    # KIP-848 member ids (22 characters) stay whole: the key of the second table; a classic
+    # member id (client id + UUID) folds
+    whole = frozenset({"CONSUMER-ID"}) if max(len(r[key]) for r in rows) <= 24 else frozenset()
+    return [_fitted(c, [columns[i] for i in part], [[r[i] for i in part] for r in rows], whole,
                     title=title + (" 1/2" if part is first else " 2/2"))
             for part in (first, second)]
 
