@@ -136,8 +136,8 @@ MAN_SECTIONS = {
         "partition's task: a retried task rewrites the same file). Generations, members and "
         "findings are sorted by log partition, group and record offset; commits are in log "
         "order (log partition, record offset); rebalances as generations. The console shows the "
-        "coverage, the counts, the findings by rule, the worst groups and the rebalances panel "
-        "(--format json: the same as one JSON document; --format jsonl: the findings, one JSON "
+        "coverage, the counts, the findings by rule, the worst groups, the rebalances panel "
+        "and, with --group, the groups' state (GROUP STATE below) (--format json: the same as one JSON document; --format jsonl: the findings, one JSON "
         "object per line). On the console, counts and sizes have thousands separators (7,482), "
         "offsets and byte positions are plain (as Kafka's tools print them), times are ISO-8601 "
         "UTC to the millisecond (2024-05-31T16:00:01.000Z); each finding shows its time, then "
@@ -198,6 +198,31 @@ MAN_SECTIONS = {
         "per generation with its time, members, what changed and why (at most 20 groups per "
         "partition and their last 500 changes). --format json carries the same under rebalances "
         "and timeline."
+    ),
+    "GROUP STATE": (
+        "With --group, the console ends with the state of each matching group as the group coordinator "
+        "holds it once it has loaded the log (the groups and group_members tables: at the end of the log "
+        "read, or at --until TIME), printed as Kafka 4's kafka-consumer-groups.sh prints it "
+        "(ConsumerGroupCommand). First one table as --describe --state --verbose: GROUP, COORDINATOR (ID), "
+        "ASSIGNMENT-STRATEGY, STATE, GROUP-EPOCH, TARGET-ASSIGNMENT-EPOCH, #MEMBERS. The coordinator broker is "
+        "not known offline: COORDINATOR (ID) shows the log partition, __consumer_offsets-N (- for a segment "
+        "outside such a directory). A classic group has no group epoch nor target assignment epoch (-); its "
+        "strategy is the protocol its generation chose. A consumer group's strategy is the server assignor "
+        "most members ask for; - when none asks, where Kafka shows the broker's default (the first of "
+        "group.consumer.assignors, uniform unless configured). Then, per group, a table as --describe "
+        "--members --verbose: GROUP, CONSUMER-ID, GROUP-INSTANCE-ID (when a member has one), HOST, CLIENT-ID, "
+        "#PARTITIONS, CURRENT-EPOCH, CURRENT-ASSIGNMENT, TARGET-EPOCH, TARGET-ASSIGNMENT, and UPGRADED when a "
+        "consumer group has members of both protocols (true: the consumer protocol; false: the classic one). "
+        "Assignments read topic:0,1;other:2 (partitions in numeric order, topics sorted), - when empty; a "
+        "classic group's members have no epochs nor target (-). Kafka's notes follow: \"Consumer group 'G' "
+        "has no active members.\" (Empty) and \"Warning: Consumer group 'G' is rebalancing.\" (Assigning, "
+        "Reconciling). A group the replay could not follow (its incomplete column: a record Kafka's loader "
+        "refuses) is counted under the state table and its reason printed. When the members table does "
+        "not fit the console, it is printed as two tables keyed by CONSUMER-ID (the columns of --describe "
+        "--members, then those --verbose adds), headers broken after their hyphens and assignments after "
+        "each topic. At most 20 groups per log partition and 500 members per group are shown (the state "
+        "table's title then says how many groups matched, its #MEMBERS counts every member). --format json carries the same rows, raw, under describe: "
+        "{group: {group: <groups row>, members: [<group_members rows>]}}."
     ),
     "OFFSETS AND RESET PLAN": (
         "The offsets table holds the committed offsets the group coordinator would serve at the "
@@ -406,7 +431,9 @@ def command(
     ),
     group: Optional[str] = typer.Option(
         None, "--group", "-g", metavar="REGEX",
-        help="Only groups whose id matches REGEX (re.search); also shows their generation timelines.",
+        help="Only groups whose id matches REGEX (re.search); also shows their generation timelines, and their "
+        "state (at the end, or at --until) as kafka-consumer-groups.sh --describe --state --verbose and --members "
+        "--verbose print it, COORDINATOR (ID) showing the log partition (the broker is not known offline).",
         show_default=False,
     ),
     since: Optional[str] = typer.Option(
@@ -720,6 +747,10 @@ def _render_summary(s: Any) -> None:
             _render_finding(c, f)
     else:
         c.print("[green]no findings[/green]")
+    if s.describe:
+        from kgtool.cli.describe import print_views
+
+        print_views(s.describe, until, total=s.describe_total)
 
 
 def _render_finding(c: Any, f: dict[str, Any]) -> None:

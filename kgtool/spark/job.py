@@ -72,6 +72,9 @@ class AuditSummary:
     # the rebalances panel: counts, storms (largest first) and the groups with the most rebalances
     rebalances: dict[str, Any] = field(default_factory=dict)
     timeline: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # --group: per group
+    # --group: per group, its row of the groups table ("group") and of group_members ("members")
+    describe: dict[str, dict[str, Any]] = field(default_factory=dict)
+    describe_total: int = 0  # the groups --group matched: more than described when a partition has many
 
     @property
     def finding_count(self) -> int:
@@ -173,6 +176,8 @@ def combine(summaries: list[PartitionSummary], parts: list[PartitionFiles], out:
         },
         all_findings=[f for s in summaries for f in s.all_findings],
         offsets=[o for s in summaries for o in s.offsets],
+        describe=dict(sorted(((g, d) for s in summaries for g, d in s.describe.items()), key=lambda gd: gd[0])),
+        describe_total=sum(s.describe_total for s in summaries),
         **combine_rebalances(summaries),
     )
 
@@ -275,6 +280,8 @@ def summary_json(summary: AuditSummary) -> dict[str, Any]:
         "options": summary.options,
         "rebalances": summary.rebalances,
         "timeline": summary.timeline,
+        "describe": summary.describe,
+        "describe_total": summary.describe_total,
     }
 
 

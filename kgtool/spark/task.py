@@ -44,6 +44,10 @@ KEEP_MAPPED_BYTES = 256 << 20
 SHOWN_REBALANCE_GROUPS = 10  # groups with the most rebalances, per partition (a group lives in one)
 TIMELINE_GROUPS = 20  # --group: generation timelines of at most this many groups per partition ...
 TIMELINE_ROWS = 500  # ... of their last this many generation changes
+#: --group: the groups and group_members rows of at most this many groups per partition (the
+#: console's describe view), and at most this many members of each.
+DESCRIBE_GROUPS = TIMELINE_GROUPS
+DESCRIBE_MEMBERS = 500
 _TIMELINE_DROP = frozenset({"group", "log_partition", "position", "source"})
 _GROUP_REBALANCE_CAUSE = itemgetter("group", "rebalance", "cause")
 #: The tables a task writes (coverage is the driver's: one row per partition).
@@ -82,6 +86,10 @@ class PartitionSummary:
     storms: list[dict[str, Any]] = field(default_factory=list)
     storm_count: int = 0
     timeline: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    # --group: the matched groups' rows of the groups table ("group") and group_members ("members"),
+    # the first DESCRIBE_GROUPS of describe_total
+    describe: dict[str, dict[str, Any]] = field(default_factory=dict)
+    describe_total: int = 0
 
 
 def _ranges(rd: RangeReader, path: str, size: int, split_bytes: int,
@@ -206,6 +214,7 @@ def audit_partition(
     every: list[dict[str, Any]] = []
     plan: list[list[Any]] = []
     rebalances = RebalanceSummary(options.group_pattern is not None)
+    describe: dict[str, dict[str, Any]] = {}
 
     def rows(name: str, batch: Any) -> None:  # dict rows; the offsets table as an Arrow table
         counts[name] += len(batch)
@@ -218,6 +227,8 @@ def audit_partition(
                                         for c in ("group", "topic", "partition", "offset", "expired")))))
         if name == "rebalances":
             rebalances.add(batch)
+        if name in ("groups", "group_members") and options.group_pattern is not None:
+            keep_described(describe, name, batch)
         if name != "findings":
             return
         for f in batch:
@@ -287,8 +298,25 @@ def audit_partition(
         problem_count=rp.problem_count,
         all_findings=sorted(every, key=sort_key("findings")) if keep_findings else [],
         offsets=plan,
+        describe=describe,
+        describe_total=counts["groups"] if options.group_pattern is not None else 0,
         **rebalances.result(rp, per_group),
     )
+
+
+def keep_described(describe: dict[str, dict[str, Any]], table: str, rows: list[dict[str, Any]]) -> None:
+    """Keep --group's rows of the groups and group_members tables (dicts) for the console's
+    describe view: the first :data:`DESCRIBE_GROUPS` groups, :data:`DESCRIBE_MEMBERS` members
+    of each (the group row's member_count says how many there are)."""
+    if table == "groups":
+        for r in rows:
+            if len(describe) < DESCRIBE_GROUPS:
+                describe[r["group"]] = {"group": r, "members": []}
+        return
+    for r in rows:
+        d = describe.get(r["group"])
+        if d is not None and len(d["members"]) < DESCRIBE_MEMBERS:
+            d["members"].append(r)
 
 
 class RebalanceSummary:
