@@ -141,7 +141,9 @@ def test_pip_install_puts_the_pages_where_man_finds_them(tmp_path):
         pages = sorted(Path(n).name for n in z.namelist() if "/data/share/man/man1/" in n)
     assert pages == sorted(manpage.generate())
     prefix = tmp_path / "venv"
-    subprocess.run([*pip, "install", "--no-deps", "--prefix", str(prefix), str(wheel)],
+    # --ignore-installed: into the prefix only; without it pip first uninstalls the kgtool of the
+    # environment running the tests (a developer's editable install, gone after the suite)
+    subprocess.run([*pip, "install", "--no-deps", "--ignore-installed", "--prefix", str(prefix), str(wheel)],
                    check=True, timeout=600, capture_output=True)
     env = {k: v for k, v in os.environ.items() if k not in ("MANPATH",)}
     env["PATH"] = f"{prefix / 'bin'}{os.pathsep}/usr/bin{os.pathsep}/bin"

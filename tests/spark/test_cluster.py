@@ -27,6 +27,7 @@ from pathlib import Path
 import pytest
 
 from kgtool.data import sample_path
+from kgtool.offsets.tables import RULES
 from tests.offsets.golden import FIXTURES, SCENARIOS
 from tests.spark.cluster import JVM_OPTS, REPO, Cluster, executor_jvm_of, jvm_arg, spark_home, tail
 
@@ -40,8 +41,7 @@ GENERATED_PARTITIONS = (30, 31, 32)
 # would be 200 Python tasks per shuffle for 2 one-core executors).
 CLUSTER_CONF = ["--conf", "spark.ui.enabled=false", "--conf", "spark.sql.shuffle.partitions=4"]
 RUN_TIMEOUT = 300
-SAMPLE_RULES = ["rewind", "zombie", "orphan", "epoch-regression", "expiring", "aborted-txn", "pending-txn",
-                "rebalance-storm"]
+SAMPLE_RULES = list(RULES)  # the shipped sample fires every rule once
 
 
 # ---- inputs and the local reference --------------------------------------------------------
@@ -263,7 +263,8 @@ def test_spark_submit_with_py_files(spark_cluster, tmp_path):
     assert sorted((f["rule"], f["group"], f["log_partition"], f["record_offset"]) for f in summary["findings"]) == [
         ("aborted-txn", "payments-eos", 23, 6), ("epoch-regression", "metrics-agg", 7, 26),
         ("expiring", "legacy-batch", 23, 2), ("orphan", "inventory-sync", 7, 16), ("pending-txn", "ledger-eos", 23, 20),
-        ("rebalance-storm", "clicks-app", 7, 28), ("rewind", "billing-rewind", 7, 2), ("zombie", "orders-app", 7, 13),
+        ("rebalance-storm", "clicks-app", 7, 28), ("rewind", "billing-rewind", 7, 2),
+        ("slow-revocation", "search-indexer", 7, 56), ("zombie", "orders-app", 7, 13),
     ]
     assert [(c["log_partition"], c["records"], c["control_records"]) for c in summary["coverage"]] == [
-        (7, 41, 0), (23, 22, 4)]
+        (7, 89, 0), (23, 22, 4)]

@@ -13,7 +13,7 @@ from kgtool.data import sample_path
 from kgtool.offsets.audit import AuditOptions
 from kgtool.offsets.coverage import SegmentFile
 from kgtool.offsets.decode import entries_from_file
-from kgtool.offsets.tables import TABLE_NAMES
+from kgtool.offsets.tables import RULES, TABLE_NAMES
 from kgtool.spark import job
 from kgtool.spark.files import resolve_inputs
 from tests.offsets.golden import FIXTURES
@@ -32,7 +32,11 @@ def _inputs() -> list[SegmentFile]:
 
 def _oracle(files, options):
     entries = [e for f in files for e in entries_from_file(f.path, log_partition=f.log_partition)]
-    return oracle_audit(entries, files=files, options=options)
+    want = oracle_audit(entries, files=files, options=options)
+    # the oracle knows classic groups only: consumer-protocol groups (the sample's search-*) are
+    # held against Kafka-made logs (tests/kip848), and left out of the comparison
+    want["_consumer_groups"] = {e.group for e in entries if e.kind is not None and e.kind.startswith("consumer_group_")}
+    return want
 
 
 def read_tables(out: str) -> dict[str, list[dict]]:
@@ -44,8 +48,13 @@ def read_tables(out: str) -> dict[str, list[dict]]:
 
 
 def _assert_same(got: dict, want: dict) -> None:
+    modern = want["_consumer_groups"]
     for name in ORACLE_TABLES:
-        assert canonical(name, got[name]) == canonical(name, want[name]), name
+        if name == "coverage":
+            assert canonical(name, got[name]) == canonical(name, want[name]), name
+            continue
+        assert canonical(name, [r for r in got[name] if r["group"] not in modern]) == \
+            canonical(name, [r for r in want[name] if r["group"] not in modern]), name
 
 
 def _truncated(tmp_path) -> SegmentFile:
@@ -74,7 +83,7 @@ def test_spark_equals_oracle(spark, tmp_path):
     assert sorted((f["rule"], f["group"]) for f in got["findings"]) == [
         ("aborted-txn", "payments-eos"), ("epoch-regression", "metrics-agg"), ("expiring", "legacy-batch"),
         ("orphan", "inventory-sync"), ("pending-txn", "ledger-eos"), ("rebalance-storm", "clicks-app"),
-        ("rewind", "billing-rewind"), ("zombie", "orders-app"),
+        ("rewind", "billing-rewind"), ("slow-revocation", "search-indexer"), ("zombie", "orders-app"),
     ]
     assert summary.counts == {t: len(got[t]) for t in ("generations", "members", "commits", "findings", "offsets")}
     assert summary.findings_by_rule == {f["rule"]: 1 for f in got["findings"]}
@@ -112,7 +121,7 @@ def test_empty_partition_and_no_out(spark, tmp_path):
     summary = job.run_audit(spark, files, AuditOptions(), empty_partitions=(3,))
     cov = {c["log_partition"]: c for c in summary.coverage}
     assert cov[3]["records"] == 0 and cov[3]["segments"] == 0 and cov[3]["first_offset"] is None
-    assert summary.finding_count == 8
+    assert summary.finding_count == len(RULES)  # the sample: every rule once
 
 
 def test_whole_audit_is_one_spark_job(spark, tmp_path):
