@@ -414,6 +414,8 @@ class PartitionReplay:
     def _rare(self, e: LogEntry) -> None:
         kind = e.kind
         if kind == PROBLEM:
+            if e.group is not None and self.options.group_matches(e.group):
+                self.shard.replay_undecodable(e.offset, e.record_kind, e.group, e.problem or "")
             return
         if kind == CONTROL:
             if e.is_control and e.producer_id != NO_PRODUCER_ID:

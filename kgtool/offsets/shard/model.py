@@ -121,6 +121,9 @@ class ClassicGroup:
     members: dict[str, ClassicGroupMember] = field(default_factory=dict)
     touched: Touch = field(default_factory=Touch)
     type: GroupType = GroupType.CLASSIC
+    #: why the replay could not follow this group (a record that does not decode); a later
+    #: GroupMetadata record replaces the group whole, and with it this
+    incomplete: str | None = None
 
     @property
     def state(self) -> str:
