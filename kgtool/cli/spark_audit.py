@@ -281,8 +281,14 @@ MAN_SECTIONS = {
         "(hdfs://, ...) are listed through the JVM's Hadoop FileSystem and read by executors "
         "through pyarrow.fs (hdfs:// needs libhdfs on the executors). kgtool must be "
         "installed on the executors. Java 17 or newer is required and checked first. "
-        "KIP-848 consumer-group records are replayed when the decoder knows them; record "
-        "types it does not know are counted as other records in the coverage."
+        "KIP-848 consumer-group records are replayed when the decoder knows them. A record "
+        "type Kafka does not define is skipped, as Kafka's loader skips it, and a tagged field a "
+        "schema does not know is kept raw, as Kafka's readers keep it: both are counted in the "
+        "coverage (unknown_record_types, unknown_tagged_fields) and shown under the coverage "
+        "table, never an error. A group record that does not decode (or whose value version "
+        "Kafka does not know: Kafka's loader fails on both) is a decode problem naming the file, "
+        "the byte and the field; the record is skipped and its group's incomplete column in the "
+        "groups table says why."
     ),
 }
 
@@ -671,6 +677,7 @@ def _render_summary(s: Any) -> None:
     _fold(coverage, *range(len(coverage.columns)))  # a number is never cut short
     _keep_whole(coverage, 3)
     c.print(coverage)
+    _render_unknown(c, s.coverage)
     by_rule = s.findings_by_rule
     if by_rule:
         width = _bar_width(c)
@@ -699,6 +706,21 @@ def _render_summary(s: Any) -> None:
             _render_finding(c, f)
     else:
         c.print("[green]no findings[/green]")
+
+
+def _render_unknown(c: Any, coverage: list[dict[str, Any]]) -> None:
+    """What the schemas did not know, when anything: counted and shown, never an error (Kafka's
+    loader skips unknown record types, its generated readers keep unknown tagged fields)."""
+    n = render.count
+    types = sum(r.get("unknown_record_types") or 0 for r in coverage)
+    tags = sum(r.get("unknown_tagged_fields") or 0 for r in coverage)
+    parts = []
+    if types:
+        parts.append(f"{n(types)} record(s) of a type Kafka does not define (skipped, as its loader skips them)")
+    if tags:
+        parts.append(f"{n(tags)} tagged field(s) the record schemas do not know (kept raw, as Kafka keeps them)")
+    if parts:
+        c.print("not an error: " + "; ".join(parts))
 
 
 def _render_finding(c: Any, f: dict[str, Any]) -> None:

@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from kgtool.offsets.coverage import classify
+from kgtool.offsets.coverage import COUNTERS, classify
 from kgtool.offsets.entries import (
     CONSUMER_GROUP_PREFIX,
     CONTROL,
@@ -97,8 +97,7 @@ SHOWN_PROBLEMS = 20
 ROW_BATCH = 20_000  # rows of the small tables handed out at a time (rows_sink)
 COMMIT_NAMES = [n for n, _t in COMMITS]
 MODERN_GROUP_PREFIXES = ("share_group_", "streams_group_")  # the shard's other group types
-_COUNTERS = ("offset_commits", "offset_tombstones", "group_metadata", "group_tombstones",
-             "consumer_group_records", "other_records", "control_records")
+_COUNTERS = COUNTERS
 
 
 def sort_key(name: str) -> Callable[[dict[str, Any]], tuple]:
@@ -378,6 +377,7 @@ class PartitionReplay:
                     self.problems.append(e)
                 continue
             self.counters[c] += 1
+            self.counters["unknown_tagged_fields"] += e.unknown_tagged_fields
             self.records += 1
             self._range(e.offset, e.offset, e.timestamp, e.timestamp)
             rare_positions.append(e.position)
