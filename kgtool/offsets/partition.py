@@ -223,7 +223,7 @@ class PartitionReplay:
         self.gids_with_rows: set[int] = set()
         # the groups as Kafka's coordinator holds them (the groups and group_members tables);
         # commits stay in the columnar store, the shard replays every other record
-        self.shard = GroupCoordinatorShard()
+        self.shard = GroupCoordinatorShard(dict(self.options.topic_names))
         self.group_rows: list[dict[str, Any]] = []
         self.group_member_rows: list[dict[str, Any]] = []
         self._seen = np.zeros(0, np.bool_)  # decoder keys seen in kept records (coverage groups)
@@ -238,6 +238,7 @@ class PartitionReplay:
                 return None
             g = GroupState(name, self.log_partition, self.store, self.owner_lists, self.generations, self.members,
                            self.rebalance_log)
+            g.topic_names.update(self.options.topic_names)  # partition.metadata names; records' win
             self.groups[name] = g
             self.by_gid.append(g)
         return g

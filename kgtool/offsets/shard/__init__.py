@@ -62,8 +62,10 @@ _NO_STATE = frozenset({
 class GroupCoordinatorShard:
     """The groups of one ``__consumer_offsets`` partition, replayed record by record."""
 
-    def __init__(self) -> None:
-        self.topic_names = TopicNames()
+    def __init__(self, topic_names: dict[str, str] | None = None) -> None:
+        """``topic_names``: topic id -> name known beside the log (``partition.metadata`` files);
+        ``ConsumerGroupPartitionMetadata`` records name ids too, and win."""
+        self.topic_names = TopicNames(topic_names)
         self.groups = GroupMetadataManager(self.topic_names)
         #: record kinds replayed, and those that change no state (or that kgtool does not know)
         self.replayed: Counter[str] = Counter()
