@@ -173,19 +173,30 @@ def record_place(data: Any, base_position: int, batch_position: int, offset: int
     """Where the record at ``offset`` of the uncompressed v2 batch at ``batch_position`` lies in
     ``data`` (which starts at ``base_position``): ``(index in the batch, byte of its key, byte of
     its value)``, absolute, key or value None when null; None for a compressed or legacy batch
-    (its records are not file bytes) or when the batch does not hold it. Walks the record
-    headers as ``DefaultRecord.readFrom`` reads them (for a decode problem only: not fast)."""
+    (its records are not file bytes) or when the batch does not hold it. The record headers are
+    walked as ``DefaultRecord.readFrom`` reads them, once per batch (the last batch's places are
+    kept: a batch of many bad records is walked once, not once per record)."""
+    i = batch_position - base_position
+    # DefaultRecordBatch: BaseOffset 0, Length 8, Magic 16, CRC 17, Attributes 21, RecordsCount 57, records 61
+    if i < 0 or i + 61 > len(data) or data[i + 16] != 2 or data[i + 22] & 0x07:
+        return None
+    key = (id(data), batch_position, bytes(data[i:i + 61]))
+    if _PLACES[0] != key:
+        _PLACES[:] = [key, _walk_places(data, i, base_position)]
+    return _PLACES[1].get(offset)
+
+
+_PLACES: list[Any] = [None, {}]
+
+
+def _walk_places(data: Any, i: int, base_position: int) -> dict[int, tuple[int, int | None, int | None]]:
     from kgtool.codec.primitives import VarintError, read_varint_py, read_varlong_py
 
-    i = batch_position - base_position
-    n = len(data)
-    # DefaultRecordBatch: BaseOffset 0, Length 8, Magic 16, Attributes 21, RecordsCount 57, records 61
-    if i < 0 or i + 61 > n or data[i + 16] != 2 or data[i + 22] & 0x07:
-        return None
     base_offset, length = struct.unpack_from(">qi", data, i)
     (count,) = struct.unpack_from(">i", data, i + 57)
-    end = min(n, i + 12 + length)
+    end = min(len(data), i + 12 + length)
     j = i + 61
+    out: dict[int, tuple[int, int | None, int | None]] = {}
     try:
         for index in range(max(count, 0)):
             size, j = read_varint_py(data, j, end)
@@ -193,16 +204,14 @@ def record_place(data: Any, base_position: int, batch_position: int, offset: int
             j += 1  # attributes
             _ts, j = read_varlong_py(data, j, end)
             delta, j = read_varint_py(data, j, end)
-            if base_offset + delta != offset:
-                j = nxt
-                continue
             key_len, j = read_varint_py(data, j, end)
-            key_at = None if key_len < 0 else j
+            key_at = None if key_len < 0 else j + base_position
             j += max(key_len, 0)
             value_len, j = read_varint_py(data, j, end)
-            value_at = None if value_len < 0 else j
-            return (index, None if key_at is None else key_at + base_position,
-                    None if value_at is None else value_at + base_position)
+            out[base_offset + delta] = (index, key_at, None if value_len < 0 else j + base_position)
+            j = nxt
+            if j > end:
+                break
     except VarintError:
-        return None
-    return None
+        pass
+    return out

@@ -24,9 +24,10 @@ def record_type(key: bytes) -> int:
     return struct.unpack_from(">h", key, 0)[0]
 
 
-def rewrite(src: str | Path, dst: str | Path, edit: Edit) -> list[tuple[int, int]]:
-    """Write ``dst``: ``src`` with every record edited. Returns (batch position in ``dst``,
-    record offset) of each record whose key or value ``edit`` changed."""
+def rewrite(src: str | Path, dst: str | Path, edit: Edit, compression: str | None = None) -> list[tuple[int, int]]:
+    """Write ``dst``: ``src`` with every record edited (batches compressed with ``compression``,
+    else as they were). Returns (batch position in ``dst``, record offset) of each record whose
+    key or value ``edit`` changed."""
     raw = Path(src).read_bytes()
     out = bytearray()
     changed: list[tuple[int, int]] = []
@@ -47,7 +48,8 @@ def rewrite(src: str | Path, dst: str | Path, edit: Edit) -> list[tuple[int, int
             continue
         changed.extend((len(out), off) for off in edits)
         out += encode_batch_v2(
-            kept, base_offset=b.base_offset, partition_leader_epoch=b.partition_leader_epoch,
+            kept, base_offset=b.base_offset, compression=compression or b.compression,
+            partition_leader_epoch=b.partition_leader_epoch,
             producer_id=b.producer_id, producer_epoch=b.producer_epoch, base_sequence=b.base_sequence,
             is_transactional=b.is_transactional, base_timestamp=b.base_timestamp, max_timestamp=b.max_timestamp,
             last_offset_delta=b.last_offset_delta)

@@ -53,6 +53,17 @@ def test_a_truncated_assignment_is_one_problem_at_its_byte_and_field(tmp_path):
     check(data)  # the columnar decoder, C and Python, gives the same entries
 
 
+def test_in_a_compressed_batch_the_batch_and_the_byte_in_the_value_are_named(tmp_path):
+    log = tmp_path / "00000000000000000000.log"
+    [(batch, offset)] = rewrite(segment(N01), log, cut_first(CURRENT_MEMBER_ASSIGNMENT, -6), compression="gzip")
+    [bad] = [e for e in entries_from_file(str(log), log_partition=0) if e.kind == PROBLEM]
+    assert bad.position == batch  # the records are not file bytes
+    assert bad.problem == (f"record of group 'g-uniform' at offset {offset} (batch@{batch}, "
+                           "value.assigned_partitions[1].partitions byte 62): array count 6 needs at least 24 "
+                           "bytes, 21 remaining")
+    check(log.read_bytes())
+
+
 def test_the_group_is_marked_incomplete_and_the_replay_goes_on(tmp_path):
     log = tmp_path / "00000000000000000000.log"
     [(_batch, offset)] = rewrite(segment(N01), log, cut_first(CURRENT_MEMBER_ASSIGNMENT, -6))
