@@ -20,7 +20,7 @@ HELP = """Reconstruct consumer-group history from __consumer_offsets segments wi
 
 PATH is a broker log directory (its __consumer_offsets-N directories are read), a __consumer_offsets-N directory or a segment file, local or on any filesystem Spark's Hadoop layer reads (hdfs://, s3a://). Partition directories of other topics (given, or in a broker log directory) are not audited: their partition.metadata files name topic ids that no ConsumerGroupPartitionMetadata record names. Without PATH, the sample log shipped with kgtool is audited.
 
-Each __consumer_offsets partition is audited by one Spark task that replays its segments in log order exactly as Kafka's group coordinator loads the partition. Every change of a group's generation is explained (the rebalances table). Findings (rewind, zombie, orphan, epoch-regression, expiring, aborted-txn, pending-txn, rebalance-storm) exit with status 1. Needs Java 17+.
+Each __consumer_offsets partition is audited by one Spark task that replays its segments in log order exactly as Kafka's group coordinator loads the partition. Every change of a group's generation is explained (the rebalances table). Findings (rewind, zombie, orphan, epoch-regression, expiring, aborted-txn, pending-txn, rebalance-storm, slow-revocation) exit with status 1. Needs Java 17+.
 
 Spark's own output (log lines, JVM warnings, Python workers' stderr) stays off the terminal unless asked for with --spark-log-level or --verbose. When Spark fails for lack of resources (out of memory, a lost executor or Python worker, a task failing past spark.task.maxFailures, the JVM gone), one line names the cause and the --conf KEY=VALUE to change, and the exit status is 4.
 """
@@ -44,6 +44,7 @@ RULE_MEANINGS = {
     "aborted-txn": "aborted transactional commit that would otherwise be the latest",
     "pending-txn": "transactional commit without a marker that would be the latest",
     "rebalance-storm": "at least N rebalances of a group within a window W (--storm N/W)",
+    "slow-revocation": "consumer-group member fenced after holding partitions pending revocation too long",
 }
 
 MAN_SECTIONS = {
@@ -114,7 +115,18 @@ MAN_SECTIONS = {
         "KIP-429; the partitions revoked are counted); recorded session timeouts below Kafka's "
         "default 45000 ms (KIP-735). Not a storm: a rolling restart of static members (member ids "
         "replaced in the same generation), a slow scale-out (one member every ten minutes), one "
-        "deploy below the threshold."
+        "deploy below the threshold. For consumer-protocol groups (KIP-848) a rebalance is a group "
+        "epoch bump, and its cause is named in that protocol's terms: member-joined, member-left "
+        "(a leave heartbeat, or fenced by the session timeout: the same records), member-fenced "
+        "(by its rebalance timeout), subscription-changed, metadata-changed.\n\n"
+        "slow-revocation: a consumer-protocol member (KIP-848) that kept partitions pending "
+        "revocation for its whole rebalance timeout, so that the coordinator fenced it "
+        "(GroupMetadataManager's rebalance timeout, armed by each current-assignment record "
+        "that leaves the member in UNREVOKED_PARTITIONS). Inferred, since the fence writes the "
+        "same records as a leave: the member is removed while UNREVOKED_PARTITIONS, at least its "
+        "rebalance timeout after its last assignment record. Not: a member leaving on its own "
+        "sooner, a session timeout of a member with nothing to revoke, a classic-protocol member. "
+        "The finding names the member, client id and host, the partitions and how long."
     ),
     "OUTPUT": (
         "With --out DIR, the tables generations, members, commits, findings, coverage, offsets and rebalances "
@@ -168,11 +180,20 @@ MAN_SECTIONS = {
         "unknown), partitions_moved (given to other owners than they last had), "
         "partitions_revoked (eager: every partition owned in the previous generation; cooperative: "
         "those leaving their owner), session_timeout_ms and rebalance_timeout_ms (the smallest "
-        "recorded among the members), cause and message. Causes: first-generation, member-joined, "
-        "member-left, member-rejoined, static-member-replaced, group-emptied, "
-        "cooperative-follow-up (KIP-429's second rebalance), leader-change, assignment-only (same "
-        "members), kip848-epoch-bump (same members), same-generation. A KIP-848 row is completed "
-        "when the group's next change closes it (its assignment converges after the epoch bump).\n\n"
+        "recorded among the members), the reconciliation columns, cause and message. Causes: "
+        "first-generation, member-joined, member-left, member-rejoined, static-member-replaced, "
+        "group-emptied, cooperative-follow-up (KIP-429's second rebalance), leader-change, "
+        "assignment-only (same members), member-fenced, subscription-changed, metadata-changed "
+        "(KIP-848), kip848-epoch-bump (same members, nothing else seen), same-generation. A KIP-848 "
+        "row is completed when the group's next change closes it (its assignment converges after the "
+        "epoch bump), with its reconciliation, read between batches as Kafka's loader holds the "
+        "group: completed_at (when the group became Stable at that epoch, every member at it with "
+        "nothing pending; null if it never did; a classic row: its record's time), "
+        "completion_seconds, members_reached (member_id:ms after the bump), revocation_waits "
+        "(topic-partition:member_id:ms pending revocation, longest first), consumption_gap_ms and "
+        "consumption_gap_partition (the longest time a partition had no owner: given up by one "
+        "member, or removed with it, until assigned to the next; open at the log's end: up to "
+        "then).\n\n"
         "The console shows a rebalances panel: the counts, the storms and the groups with the most "
         "rebalances. With --group, each matching group's generation timeline follows: one line "
         "per generation with its time, members, what changed and why (at most 20 groups per "

@@ -3,10 +3,11 @@
 - ``GroupMetadataManager.replay(GroupMetadataKey, GroupMetadataValue)``: a value replaces the
   classic group (a new generation: protocol type, assignor, leader, members with their
   subscriptions and assignments); a tombstone removes the group.
-- KIP-848 records (``ConsumerGroupMetadata`` / ``...MemberMetadata`` /
-  ``...CurrentMemberAssignment`` / ``...PartitionMetadata``): each group epoch is that
-  protocol's generation; ownership is the members' current assignment (assigned plus pending
-  revocation).
+- KIP-848 records: the group as :mod:`kgtool.offsets.shard` replays them (``ConsumerGroup``,
+  ``ConsumerGroupMember``); each group epoch is that protocol's generation; ownership is the
+  members' current assignment (assigned plus pending revocation), and a partition of the target
+  assignment that no member holds yet is in transit (released by one member, not yet taken by
+  the next), not orphaned. Reconciliation and fencing: :mod:`kgtool.offsets.reconciliation`.
 
 A group's generation decides what its commits are attributed to (generation, protocol, state,
 owners of the partition) and what the orphan and zombie rules see; :class:`GroupState` keeps
@@ -28,6 +29,14 @@ import numpy as np
 from kgtool import native
 from kgtool.offsets.entries import LogEntry
 from kgtool.offsets.rebalances import Member
+from kgtool.offsets.reconciliation import (
+    ConsumerGroupWatch,
+    EpochProgress,
+    fenced_by_rebalance_timeout,
+    slow_revocation_finding,
+)
+from kgtool.offsets.shard.model import ConsumerGroupMember, ModernGroup, TopicNames
+from kgtool.offsets.shard.views import preferred_server_assignor
 from kgtool.offsets.store import G, K, NULL, Store
 from kgtool.offsets.tables import MEMBER
 
@@ -35,22 +44,17 @@ if TYPE_CHECKING:  # pragma: no cover
     from kgtool.offsets.rebalances import RebalanceLog
 
 TopicPartition = tuple[str, int]
+# the KIP-848 record kinds the generation follows (GroupCoordinatorRecordSerde's names, snake_case)
+GROUP_EPOCH = "consumer_group_metadata"
+MEMBER_METADATA = "consumer_group_member_metadata"
+CURRENT_ASSIGNMENT = "consumer_group_current_member_assignment"
+PARTITION_METADATA = "consumer_group_partition_metadata"
 _K_OWNERS, _K_ORPHAN, _K_MOVED, _K_TOP_HAS = K["owners"], K["orphan"], K["moved"], K["top_has"]
 _MEMBER_ID = MEMBER["member_id"]
 
 
 def tp_name(tp: TopicPartition) -> str:
     return f"{tp[0]}-{tp[1]}"
-
-
-def _get(d: dict[str, Any] | None, *names: str, default: Any = None) -> Any:
-    """The first present field among ``names`` (snake_case as kgtool decodes it)."""
-    if not d:
-        return default
-    for n in names:
-        if n in d and d[n] is not None:
-            return d[n]
-    return default
 
 
 def _int_or_none(v: Any) -> int | None:
@@ -198,6 +202,14 @@ class Generation:
     # Partitions given to other owners than their last known ones while the generation is in
     # effect (the zombie rule's moves: at its start for classic, during reconciliation for KIP-848).
     moved: int = 0
+    #: KIP-848: target-assignment partitions no member holds yet (in transit, not orphaned)
+    transit: frozenset[TopicPartition] = frozenset()
+    #: KIP-848: the reconciliation of this epoch (its rebalances-row columns)
+    progress: EpochProgress | None = None
+    #: KIP-848: members fenced by their rebalance timeout since the previous epoch (-> timeout)
+    fenced: dict[str, int] = field(default_factory=dict)
+    #: KIP-848: what else changed since the previous epoch ("subscription", "metadata")
+    changes: frozenset[str] = frozenset()
 
     @property
     def empty(self) -> bool:
@@ -239,11 +251,11 @@ class GroupState:
         self.keys: dict[TopicPartition, int] = {}
         self.last_owners: dict[TopicPartition, tuple[str, ...]] = {}
         self.moved_at: dict[TopicPartition, int] = {}  # record offset of the generation of the last move
-        # KIP-848 state
-        self.kip848_members: dict[str, dict[str, Any]] = {}
-        self.kip848_assigned: dict[str, list[TopicPartition]] = {}
-        self.kip848_epochs: dict[str, int] = {}
-        self.topic_names: dict[str, str] = {}
+        # KIP-848: reconciliation, and what happened since the last epoch bump (its cause)
+        self.watch = ConsumerGroupWatch()
+        self.fenced: dict[str, int] = {}
+        self.changes: set[str] = set()
+        self.metadata_hash = 0
         self._moves_seen: dict[TopicPartition, Any] | None = None  # owners last given to _track_moves
         self._attributed: dict[TopicPartition, Any] | None = None  # owners under which every key is owned
         self.rebalances = None if rebalances is None else rebalances.track(name)  # rows of generation changes
@@ -281,8 +293,10 @@ class GroupState:
             revoking = prev is not None and bool(prev.owners) and gen.record_offset != prev.record_offset
             members = set(gen.members) if revoking else set()
             prev_owners = prev.owners if revoking else {}
+            transit = gen.transit
             for tp, k in unowned:
-                in_transit = revoking and not members.isdisjoint(prev_owners.get(tp, ()))  # type: ignore[union-attr]
+                in_transit = tp in transit or (
+                    revoking and not members.isdisjoint(prev_owners.get(tp, ())))  # type: ignore[union-attr]
                 kk[k, _K_ORPHAN] = 2 if in_transit else 1
         return not unowned
 
@@ -319,7 +333,10 @@ class GroupState:
             self.gen.row["commit_count"] += int(g[G["count"]])
         g[G["count"]] = 0
 
-    def finish(self) -> None:
+    def finish(self, end: int | None = None) -> None:
+        """The end of the read (``end``: its instant): open rows are completed."""
+        if end is not None:
+            self.watch.close(end)
         if self.rebalances is not None:
             self.rebalances.finish()
         if self.gen is not None and self.gen.row is not None:
@@ -383,10 +400,10 @@ class GroupState:
             self.generations.append(self._generation_row(None, e, "Dead"))
             return
         v = e.value
-        members = list(_get(v, "members", default=[]) or [])
-        protocol_type = _get(v, "protocol_type")
-        gen_id = int(_get(v, "generation", "generation_id", default=0))
-        leader = _get(v, "leader")
+        members = v.get("members") or []
+        protocol_type = v.get("protocol_type")
+        gen_id = int(v.get("generation", 0))
+        leader = v.get("leader")
         owners: dict[TopicPartition, Any] | None = {}
         member_rows = []
         info: dict[str, Member] = {}
@@ -427,9 +444,9 @@ class GroupState:
             generation_id=gen_id,
             record_offset=e.offset,
             protocol_type=protocol_type,
-            protocol_name=_get(v, "protocol"),
+            protocol_name=v.get("protocol"),
             leader=leader,
-            current_state_timestamp=_int_or_none(_get(v, "current_state_timestamp")),
+            current_state_timestamp=_int_or_none(v.get("current_state_timestamp")),
             members=[r[_MEMBER_ID] for r in member_rows],
             owners=owners if members else {},
             member_info=info,
@@ -438,103 +455,127 @@ class GroupState:
         self._start_generation(gen, e, "Empty" if not members else "Stable")
         self.members.extend(member_rows)
 
-    # ---- KIP-848 -------------------------------------------------------------------------
-    def kip848(self, e: LogEntry) -> None:
-        kind = e.kind or ""
-        key, v = e.key or {}, e.value
-        mid = _get(key, "member_id")
-        if kind == "consumer_group_partition_metadata" and v is not None:
-            for t in _get(v, "topics", default=[]) or []:
-                tid, name = _get(t, "topic_id"), _get(t, "topic_name")
-                if tid is not None and name is not None:
-                    self.topic_names[str(tid)] = str(name)
+    # ---- consumer groups (KIP-848) ----------------------------------------------------------------
+    def before_consumer_record(self, e: LogEntry, group: ModernGroup | None, names: TopicNames,
+                               findings: list[dict[str, Any]]) -> None:
+        """A consumer-group record, before the shard replays it: what it ends or changes that the
+        shard forgets (a member's state when its tombstone comes, a subscription's last value)."""
+        if group is None:
             return
-        if kind == "consumer_group_member_metadata":
-            if mid is None:
+        kind, v = e.kind, e.value
+        if kind == CURRENT_ASSIGNMENT and v is None:
+            m = group.members.get(str(e.key["member_id"]))
+            if m is not None and fenced_by_rebalance_timeout(m, e.timestamp):
+                self.fenced[m.member_id] = m.rebalance_timeout_ms
+                findings.append(slow_revocation_finding(self.name, self.log_partition, m, names, e,
+                                                        group.group_epoch))
+        elif kind == MEMBER_METADATA and v is not None:
+            m = group.members.get(str(e.key["member_id"]))
+            if m is not None and (frozenset(v.get("subscribed_topic_names") or ()) != m.subscribed_topic_names
+                                  or v.get("subscribed_topic_regex") != m.subscribed_topic_regex):
+                self.changes.add("subscription")
+        elif kind == PARTITION_METADATA:
+            self.changes.add("metadata")
+
+    def consumer_record(self, e: LogEntry, group: ModernGroup | None, names: TopicNames) -> None:
+        """A consumer-group record, after the shard replayed it (``group``: the shard's group)."""
+        kind = e.kind
+        if kind == GROUP_EPOCH:
+            if e.value is None:
+                self.classic_metadata(e)  # the group's deletion: a group tombstone's effect
+                self.watch.reset()
+                self.fenced.clear()
+                self.changes.clear()
                 return
-            if v is None:
-                self.kip848_members.pop(str(mid), None)
-            else:
-                self.kip848_members[str(mid)] = v
-            return
-        if kind == "consumer_group_current_member_assignment":
-            if mid is None:
+            if group is None:
                 return
-            mid = str(mid)
-            if v is None:
-                self.kip848_assigned.pop(mid, None)
-                self.kip848_epochs.pop(mid, None)
-            else:
-                tps = set(topic_partitions(_get(v, "assigned_partitions", default=[]), self.topic_names) or [])
-                tps |= set(
-                    topic_partitions(_get(v, "partitions_pending_revocation", default=[]), self.topic_names) or []
-                )
-                self.kip848_assigned[mid] = sorted(tps)
-                self.kip848_epochs[mid] = int(_get(v, "member_epoch", default=-1))
-                self._kip848_member_row(mid, e)
-            self._kip848_refresh_owners()
-            return
-        if kind == "consumer_group_metadata":
-            if v is None:
-                self.classic_metadata(e)  # a group tombstone: same effect
-                self.kip848_members.clear()
-                self.kip848_assigned.clear()
-                self.kip848_epochs.clear()
-                return
-            epoch = int(_get(v, "epoch", "group_epoch", default=0))
+            gen = self.gen
+            if gen is not None and gen.protocol == "consumer" and gen.generation_id == group.group_epoch:
+                return  # the same epoch written again: no rebalance
+            if group.metadata_hash != self.metadata_hash:  # KIP-1101: the subscribed topics' metadata
+                if self.metadata_hash:
+                    self.changes.add("metadata")
+                self.metadata_hash = group.metadata_hash
+            # what the batch did before the bump (a member removed, partitions released) belongs to
+            # the epoch that ends; the shard already holds the new epoch, so nothing completes here
+            self.watch.observe(group, e.timestamp, settled=False)
+            members = group.members
             gen = Generation(
                 protocol="consumer",
-                generation_id=epoch,
+                generation_id=group.group_epoch,
                 record_offset=e.offset,
                 protocol_type="consumer",
-                protocol_name=None,
-                members=sorted(self.kip848_members),
+                protocol_name=preferred_server_assignor(group),
+                members=sorted(members),
                 owners={},
-                member_info={mid: _kip848_member(md) for mid, md in self.kip848_members.items()},
+                member_info={mid: _member_info(m) for mid, m in members.items()},
+                progress=self.watch.bump(group.group_epoch, e.timestamp, names),
+                fenced=self.fenced,
+                changes=frozenset(self.changes),
             )
+            self.fenced = {}
+            self.changes.clear()
             self.store.g[self.gid, G["exists"]] = 1
-            self._start_generation(gen, e, "Empty" if not gen.members else "Stable")
-            self._kip848_refresh_owners()
+            self._consumer_owners(gen, group, names)
+            self._start_generation(gen, e, group.state)
             return
-        # Target assignment records and others: part of the history, no ownership change.
+        member_id = e.key.get("member_id") if isinstance(e.key, dict) else None
+        if group is None or member_id is None:
+            return
+        self.watch.touch(str(member_id))
+        if kind == CURRENT_ASSIGNMENT and e.value is not None:
+            m = group.members.get(str(member_id))
+            if m is not None:
+                self._member_row(m, names, e)
 
-    def _kip848_refresh_owners(self) -> None:
-        if self.gen is None or self.gen.protocol != "consumer":
+    def settle_consumer(self, group: ModernGroup | None, timestamp: int, names: TopicNames) -> None:
+        """The end of a batch of the group's records: reconciliation, owners, the generation's row."""
+        gen = self.gen
+        if group is None or gen is None or gen.protocol != "consumer":
+            self.watch.changed.clear()
             return
-        owners: dict[TopicPartition, list[str]] = {}
-        for mid, tps in self.kip848_assigned.items():
-            for tp in tps:
-                owners.setdefault(tp, []).append(mid)
-        self.gen.owners = {tp: tuple(sorted(ms)) for tp, ms in owners.items()}
-        self.gen.members = sorted(set(self.kip848_members) | set(self.kip848_assigned))
-        if self.gen.row is not None:
-            self.gen.row["member_count"] = len(self.gen.members)
-            self.gen.row["state"] = "Empty" if not self.gen.members else "Stable"
-        self._track_moves(self.gen)
+        self.watch.observe(group, timestamp)
+        gen.members = sorted(group.members)
+        if gen.row is not None:
+            gen.row["member_count"] = len(gen.members)
+            gen.row["state"] = group.state
+        self._consumer_owners(gen, group, names)
+        self._track_moves(gen)
         self.snapshot()
 
-    def _kip848_member_row(self, mid: str, e: LogEntry) -> None:
-        md = self.kip848_members.get(mid, {})
+    @staticmethod
+    def _consumer_owners(gen: Generation, group: ModernGroup, names: TopicNames) -> None:
+        """The owners of each partition: the members holding it (assigned, or pending revocation),
+        and the target-assignment partitions no one holds yet (in transit)."""
+        owners: dict[TopicPartition, list[str]] = {}
+        for mid, m in group.members.items():
+            if m.member_epoch < 0:
+                continue
+            for tp in names.pairs(m.assigned) + names.pairs(m.pending_revocation):
+                owners.setdefault(tp, []).append(mid)
+        gen.owners = {tp: tuple(sorted(ms)) for tp, ms in owners.items()}
+        transit = {tp for a in group.target_assignment.values() for tp in names.pairs(a)}
+        gen.transit = frozenset(transit - gen.owners.keys())
+
+    def _member_row(self, m: ConsumerGroupMember, names: TopicNames, e: LogEntry) -> None:
         self.members.append((  # a members-table row (tables.MEMBER: the column order)
-            self.name, self.log_partition, "consumer", None if self.gen is None else self.gen.generation_id, mid,
-            _get(md, "instance_id"), _get(md, "client_id"), _get(md, "client_host"), _get(md, "rack_id"),
-            None,  # session_timeout_ms: the group's, not recorded
-            _int_or_none(_get(md, "rebalance_timeout_ms")),
+            self.name, self.log_partition, "consumer", None if self.gen is None else self.gen.generation_id,
+            m.member_id, m.instance_id, m.client_id, m.client_host, m.rack_id,
+            m.session_timeout_ms if m.uses_classic_protocol else None,  # else the group's, not recorded
+            None if m.rebalance_timeout_ms < 0 else m.rebalance_timeout_ms,
             False,  # is_leader
-            self.kip848_epochs.get(mid),
-            sorted(_get(md, "subscribed_topic_names", default=[]) or []),
+            m.member_epoch,
+            sorted(m.subscribed_topic_names),
             None,  # owned_partitions: classic only
-            [tp_name(t) for t in self.kip848_assigned.get(mid, [])],
+            [tp_name(t) for t in sorted(set(names.pairs(m.assigned)) | set(names.pairs(m.pending_revocation)))],
             e.offset, e.timestamp,
         ))
 
 
-def _kip848_member(md: dict[str, Any]) -> Member:
-    """A KIP-848 member's identity and timeouts (``ConsumerGroupMemberMetadataValue``): the
-    session timeout is the group's (``group.consumer.session.timeout.ms``, not recorded) unless
-    the member speaks the classic protocol (``classic_member_metadata``)."""
-    classic = _get(md, "classic_member_metadata")
-    session = _get(classic, "session_timeout_ms") if isinstance(classic, dict) else None
-    rebalance = _int_or_none(_get(md, "rebalance_timeout_ms"))
-    return (_get(md, "instance_id"), _get(md, "client_id"), _get(md, "client_host"),
-            _int_or_none(session), None if rebalance is None or rebalance < 0 else rebalance)
+def _member_info(m: ConsumerGroupMember) -> Member:
+    """A consumer group member's identity and timeouts: the session timeout is the group's
+    (``group.consumer.session.timeout.ms``, not recorded) unless the member speaks the classic
+    protocol (``ClassicMemberMetadata``)."""
+    session = m.session_timeout_ms if m.uses_classic_protocol else None
+    rebalance = m.rebalance_timeout_ms
+    return (m.instance_id, m.client_id, m.client_host, session, None if rebalance < 0 else rebalance)

@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 from collections import deque
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from operator import itemgetter
 from typing import Any
 
@@ -44,7 +44,7 @@ from kgtool.offsets.entries import (
     LogEntry,
 )
 from kgtool.offsets.options import AuditOptions
-from kgtool.offsets.shard import ClassicGroup, GroupCoordinatorShard
+from kgtool.offsets.shard import ClassicGroup, GroupCoordinatorShard, GroupType, ModernGroup
 from kgtool.offsets.shard.views import state_rows
 from kgtool.offsets.groups import GroupState, OwnerLists, TopicPartition
 from kgtool.offsets.rebalances import RebalanceLog
@@ -228,6 +228,10 @@ class PartitionReplay:
         self.group_member_rows: list[dict[str, Any]] = []
         self._seen = np.zeros(0, np.bool_)  # decoder keys seen in kept records (coverage groups)
         self._seen_tables: Any = None
+        # consumer groups changed by the batch of group records being read (settled at its end)
+        self._unsettled: set[GroupState] = set()
+        self._batch: tuple[str, int] | None = None
+        self._batch_ts = -1
 
     # ---- groups and keys -----------------------------------------------------------------
     def group(self, name: str) -> GroupState | None:
@@ -326,9 +330,11 @@ class PartitionReplay:
         lo = 0
         for i, e in rare:
             if i > lo:
+                self._settle()
                 self._events(self.store.replay_commits(cols, held.out, lo, i), held)
                 lo = i
             self._rare(e)
+        self._settle()
         if m > lo:
             self._events(self.store.replay_commits(cols, held.out, lo, m), held)
         self.store.settle_metadata(cols.serial, held.metadata)
@@ -418,6 +424,7 @@ class PartitionReplay:
             if e.group is not None and self.options.group_matches(e.group):
                 self.shard.replay_undecodable(e.offset, e.record_kind, e.group, e.problem or "")
             return
+        self._settle(e)
         if kind == CONTROL:
             if e.is_control and e.producer_id != NO_PRODUCER_ID:
                 self._marker(e)
@@ -437,18 +444,38 @@ class PartitionReplay:
             g.records += 1
             key, value = _parsed(e.key), _parsed(e.value)
             if key is not e.key or value is not e.value:
-                from dataclasses import replace
-
                 e = replace(e, key=key, value=value)
-            self.shard.replay(e.offset, kind, key, value, e.timestamp)
             if kind == GROUP_METADATA:
+                self.shard.replay(e.offset, kind, key, value, e.timestamp)
                 g.classic_metadata(e)
-            else:
-                g.kip848(e)
+                return
+            # a consumer group: its batch is settled (reconciliation, owners) once the batch is read
+            groups, names = self.shard.groups, self.shard.topic_names
+            g.before_consumer_record(e, _modern(groups.group(e.group)), names, self.findings)
+            self.shard.replay(e.offset, kind, key, value, e.timestamp)
+            g.consumer_record(e, _modern(groups.group(e.group)), names)
+            self._unsettled.add(g)
             return
         if kind is not None and kind.startswith(MODERN_GROUP_PREFIXES) and self.options.group_matches(e.group):
             # share (KIP-932) and streams (KIP-1071) groups: their state only
             self.shard.replay(e.offset, kind, _parsed(e.key), _parsed(e.value), e.timestamp)
+
+    def _settle(self, e: LogEntry | None = None) -> None:
+        """Settle the consumer groups the last batch of group records changed, once a record of
+        another batch comes (``e``), or the chunk ends (a chunk ends at a batch boundary):
+        Kafka's loader serves a group's state between batches, never inside one."""
+        batch = None if e is None else (e.source, e.position)
+        if batch == self._batch:
+            return
+        if self._unsettled:
+            groups, names = self.shard.groups, self.shard.topic_names
+            for g in sorted(self._unsettled, key=lambda g: g.gid):
+                g.settle_consumer(_modern(groups.group(g.name)), self._batch_ts, names)
+            self._unsettled.clear()
+        self._batch = batch
+        if e is not None:
+            self._batch_ts = e.timestamp
+        return
 
     def _rare_commit(self, g: GroupState, e: LogEntry) -> None:
         """An offset commit that did not take the columnar path (unusual encoding, tests):
@@ -818,7 +845,7 @@ class PartitionReplay:
         end = self.end_instant()
         expired: set[int] = set()
         for g in self.by_gid:
-            g.finish()
+            g.finish(end)
             expired.update(self._end_of_log(g, end))
         offsets = self._offsets_table(expired)
         self.group_rows, self.group_member_rows = self.state_tables()
@@ -1060,6 +1087,11 @@ class _EntryChunk:
                      "commit_timestamp", "expire_timestamp", "key", "metadata", "producer_epoch"):
             setattr(self, name, np.empty(0, np.int64))
         self.transactional = np.empty(0, np.bool_)
+
+
+def _modern(group: Any) -> ModernGroup | None:
+    """The shard's group if it is a consumer group (KIP-848), else None."""
+    return group if isinstance(group, ModernGroup) and group.type is GroupType.CONSUMER else None
 
 
 def _parsed(part: Any) -> Any:

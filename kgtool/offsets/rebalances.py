@@ -48,6 +48,8 @@ from collections import Counter, deque
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
+from kgtool.offsets.reconciliation import NO_PROGRESS
+
 if TYPE_CHECKING:  # pragma: no cover
     from kgtool.offsets.entries import LogEntry
     from kgtool.offsets.groups import Generation
@@ -256,6 +258,13 @@ class Storm:
                 "another member: cooperative-sticky (KIP-429) revokes only the partitions that move and "
                 "sticky assignment moves few (switch by listing cooperative-sticky first next to the current "
                 "assignor, one rolling restart, then drop the old one)")})
+        fenced = self.causes.get("member-fenced", 0)
+        if fenced:
+            out.append({"code": "fenced-members", "text": (
+                f"{fenced} rebalance(s) followed a member fenced by its rebalance timeout (KIP-848): it kept "
+                "partitions pending revocation past max.poll.interval.ms (see the slow-revocation findings): "
+                "make onPartitionsRevoked fast (commit asynchronously, no blocking I/O) or raise "
+                "max.poll.interval.ms")})
         short = self.session_min
         if self.expulsions and short is not None and short < DEFAULT_SESSION_TIMEOUT_MS:
             out.append({"code": "short-session-timeout", "text": (
@@ -545,6 +554,13 @@ class GroupRebalances:
             gap = f" (the generation went back from {prev.generation_id}: the group was re-created)"
         if not after:
             return "group-emptied", f"the last member(s) left ({who(sorted(before), before)}): the group is Empty" + gap
+        fenced = [m for m in left if m in gen.fenced] if gen.protocol == "consumer" else _NO_IDS
+        if fenced:
+            timeouts = sorted({gen.fenced[m] for m in fenced})
+            return "member-fenced", (
+                f"{who(fenced, before)} fenced by the coordinator: partitions pending revocation for its whole "
+                f"rebalance timeout ({', '.join(map(str, timeouts))} ms; see slow-revocation)"
+                + _also(joined, [m for m in left if m not in gen.fenced], after, before) + gap)
         if rejoined:
             infos = [after[m] for m in rejoined]
             rto = _min(i[REBALANCE_TIMEOUT] for i in infos)
@@ -560,6 +576,11 @@ class GroupRebalances:
                 f"static member {_names(static)} came back with a new member id (group.instance.id kept), with a "
                 "rebalance: it was gone longer than session.timeout.ms, or its subscription changed (KIP-345)"
                 + _also(joined, left, after, before) + gap)
+        if left and gen.protocol == "consumer":
+            return "member-left", (
+                f"{who(left, before)} left: a leave heartbeat (member epoch -1), or fenced after "
+                "group.consumer.session.timeout.ms without a heartbeat (the coordinator writes the same records)"
+                + (f"; {who(joined, after)} joined" if joined else "") + gap)
         if left:
             s_to, r_to = _timeouts(after or before)
             limits = ", ".join(x for x in (
@@ -571,6 +592,14 @@ class GroupRebalances:
                 + (f"; {who(joined, after)} joined" if joined else "") + gap)
         if joined:
             return "member-joined", f"{who(joined, after)} joined" + gap
+        if gen.protocol == "consumer" and "subscription" in gen.changes:
+            return "subscription-changed", (
+                "same members, a member changed its subscription (topic names or regular expression): new "
+                "target assignment (KIP-848)" + gap)
+        if gen.protocol == "consumer" and "metadata" in gen.changes:
+            return "metadata-changed", (
+                "same members, the subscribed topics' metadata changed (partitions added, a topic created or "
+                "deleted): new target assignment (KIP-848)" + gap)
         if gen.protocol == "consumer":
             return "kip848-epoch-bump", (
                 "group epoch bumped with the same members: a subscription, regular expression or topic "
@@ -652,6 +681,7 @@ class GroupRebalances:
             "partitions_revoked": revoked,
             "session_timeout_ms": session,
             "rebalance_timeout_ms": rebalance_to,
+            **(gen.progress.columns() if gen.progress is not None else {**NO_PROGRESS, "completed_at": ts}),
             "cause": cause,
             "message": sentence,
         }

@@ -33,7 +33,9 @@ Exact semantics (the README and the man page repeat them):
 - ``pending-txn``: the same for a transactional commit with no marker by the log's end.
 
 ``rebalance-storm`` (group-level: no topic partition) lives with the rebalances it counts, in
-:mod:`kgtool.offsets.rebalances`.
+:mod:`kgtool.offsets.rebalances`; ``slow-revocation`` (a consumer-group member fenced by its
+rebalance timeout while partitions were pending revocation) with reconciliation, in
+:mod:`kgtool.offsets.reconciliation`.
 
 The checks that compare a commit with the past run in the commit loop
 (:mod:`kgtool.offsets.store`); this module words what they found and evaluates the rules about
@@ -48,8 +50,6 @@ from typing import Any
 from kgtool.offsets.groups import TopicPartition, tp_name
 from kgtool.offsets.store import NULL
 
-RULES = ("rewind", "zombie", "orphan", "epoch-regression", "expiring", "aborted-txn", "pending-txn",
-         "rebalance-storm")  # the last: kgtool.offsets.rebalances
 #: Rules about the state at the end of the log: ``--since`` does not hide them.
 END_OF_LOG_RULES = frozenset({"expiring", "pending-txn", "aborted-txn"})
 

@@ -19,6 +19,12 @@ partition 7 (``orders`` / ``billing`` / ``inventory`` / ``metrics`` topics):
   - ``clicks-static``: three static members (``group.instance.id``) restarted one after the
     other, twice: their member ids are replaced in the same generation, no rebalance: no finding.
 
+  - ``search-indexer`` (``search`` topic, consumer protocol, KIP-848): member ``idx-b`` joins,
+    ``idx-a`` must give up search-2 and search-3 and never acknowledges it; 45 s later (its
+    rebalance timeout) the coordinator fences it: **slow-revocation**.
+  - ``search-quick``: the same, but the member leaves on its own 10 s into the revocation: no
+    finding.
+
 partition 23 (``payments`` / ``ledger`` / ``events``):
   - ``payments-eos``: a transactional commit payments-0 = 900 is ABORTed and nothing
     replaces it: **aborted-txn**.
@@ -98,7 +104,57 @@ def partition_7() -> Script:
             s.generation("clicks-static", 1, {m: [clicks[k]] for k, m in enumerate(static.values())},
                          instance_ids={m: i for i, m in static.items()}, at=(10 + restart) * MINUTE + n * 20_000,
                          clients=web(static))
+    # search-indexer and search-quick: consumer-protocol groups (KIP-848)
+    search_id = "c2VhcmNoLXRvcGljLWlkAA"  # the topic id, as ConsumerGroupPartitionMetadata names it
+    _kip848_revocation(s, "search-indexer", search_id, at=20 * MINUTE, leave_after=45_000)
+    _kip848_revocation(s, "search-quick", search_id, at=22 * MINUTE, leave_after=10_000)
     return s
+
+
+def _kip848_revocation(s: Script, group: str, topic_id: str, *, at: int, leave_after: int) -> None:
+    """A consumer group (KIP-848) as ``GroupMetadataManager`` writes it: member a holds search-0..3;
+    b joins (epoch 2), a must revoke search-2 and -3 and stays UNREVOKED_PARTITIONS; ``leave_after``
+    ms later a is removed (the same records for a fence and a leave), b gets everything (epoch 3)."""
+    key = {"group_id": group}
+
+    def member(mid: str) -> tuple[str, dict, dict]:
+        return ("consumer_group_member_metadata", {**key, "member_id": mid}, {
+            "client_id": f"{group}-{mid}", "client_host": f"/10.0.4.{1 + (mid == 'idx-b')}", "instance_id": None,
+            "rack_id": None, "subscribed_topic_names": ["search"], "subscribed_topic_regex": None,
+            "rebalance_timeout_ms": 45_000, "server_assignor": "uniform", "classic_member_metadata": None})
+
+    def parts(ps: list[int]) -> list[dict]:
+        return [{"topic_id": topic_id, "partitions": ps}] if ps else []
+
+    def target(mid: str, ps: list[int]) -> tuple[str, dict, dict]:
+        return ("consumer_group_target_assignment_member", {**key, "member_id": mid}, {"topic_partitions": parts(ps)})
+
+    def current(mid: str, epoch: int, prev: int, state: int, ps: list[int], pending: list[int] = []) -> tuple:  # noqa: B006
+        return ("consumer_group_current_member_assignment", {**key, "member_id": mid}, {
+            "member_epoch": epoch, "previous_member_epoch": prev, "state": state, "assigned_partitions": parts(ps),
+            "partitions_pending_revocation": parts(pending)})
+
+    def epoch(n: int) -> list[tuple]:
+        return [("consumer_group_metadata", key, {"epoch": n})]
+
+    def assignment_epoch(n: int) -> tuple:
+        return ("consumer_group_target_assignment_metadata", key, {"assignment_epoch": n})
+
+    meta = ("consumer_group_partition_metadata", key,
+            {"topics": [{"topic_id": topic_id, "topic_name": "search", "num_partitions": 4}]})
+    s.batch([member("idx-a"), meta, *epoch(1), target("idx-a", [0, 1, 2, 3]), assignment_epoch(1),
+             current("idx-a", 1, 0, 0, [0, 1, 2, 3])], at=at)
+    s.batch([member("idx-b"), *epoch(2), target("idx-a", [0, 1]), target("idx-b", [2, 3]), assignment_epoch(2),
+             current("idx-b", 2, 0, 2, [])], at=at + 1_000)  # UNRELEASED_PARTITIONS: a still holds 2 and 3
+    s.batch([current("idx-a", 1, 0, 1, [0, 1], [2, 3])], at=at + 2_000)  # UNREVOKED_PARTITIONS
+    s.commit(group, {("search", 0): 10, ("search", 2): 20}, at=at + 3_000)
+    gone = at + 2_000 + leave_after
+    s.batch([("consumer_group_current_member_assignment", {**key, "member_id": "idx-a"}, None),
+             ("consumer_group_target_assignment_member", {**key, "member_id": "idx-a"}, None),
+             ("consumer_group_member_metadata", {**key, "member_id": "idx-a"}, None),
+             *epoch(3), target("idx-b", [0, 1, 2, 3]), assignment_epoch(3)], at=gone)
+    s.batch([current("idx-b", 3, 2, 0, [0, 1, 2, 3])], at=gone + 800)
+    s.commit(group, {("search", 0): 15, ("search", 2): 25}, at=gone + 5_000)
 
 
 def partition_23() -> Script:

@@ -191,6 +191,13 @@ class Script:
         ts = self._ts(at)
         self.events.append(Event(ts, [Record(kind, key, value, value_version)]))
 
+    def batch(self, records: list[tuple[str, dict[str, Any], dict[str, Any] | None]], *,
+              at: int | None = None) -> None:
+        """Records of one coordinator write (a heartbeat's, a timer's) as one batch:
+        ``(kind, key, value)`` each, value None for a tombstone."""
+        ts = self._ts(at)
+        self.events.append(Event(ts, [Record(k, key, v, None if v is None else 0) for k, key, v in records]))
+
     # ---- views -------------------------------------------------------------------------
     def entries(self, source: str = "<script>") -> list[LogEntry]:
         """The script as the decoder would see it (positions are event indexes x 1000)."""

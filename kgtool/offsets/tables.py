@@ -177,6 +177,13 @@ REBALANCES = [
     ("partitions_revoked", "int32"),  # eager: every partition owned before; cooperative: those leaving their owner
     ("session_timeout_ms", "int32"),  # smallest recorded among the members (after the change, else before)
     ("rebalance_timeout_ms", "int32"),  # smallest recorded rebalance timeout (max.poll.interval.ms)
+    # KIP-848 reconciliation (kgtool.offsets.reconciliation); classic rows: completed_at only
+    ("completed_at", "int64"),  # Stable at this epoch (every member at it, nothing pending); classic: the record's time
+    ("completion_seconds", "float64"),  # completed_at - timestamp
+    ("members_reached", "list<string>"),  # "member_id:ms" after the bump, when each member reached the epoch
+    ("revocation_waits", "list<string>"),  # "topic-partition:member_id:ms" pending revocation, longest first
+    ("consumption_gap_ms", "int64"),  # longest time a partition had no owner (given up, not yet taken)
+    ("consumption_gap_partition", "string"),  # that partition
     ("cause", "string"),  # member-joined, member-left, member-rejoined, static-member-replaced, ...
     ("message", "string"),
 ]
@@ -256,7 +263,7 @@ TABLES: dict[str, list[tuple[str, str]]] = {
 }
 
 RULES = ("rewind", "zombie", "orphan", "epoch-regression", "expiring", "aborted-txn", "pending-txn",
-         "rebalance-storm")
+         "rebalance-storm", "slow-revocation")
 
 
 def arrow_type(t: str) -> Any:

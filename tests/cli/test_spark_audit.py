@@ -28,6 +28,7 @@ SAMPLE_FINDINGS = [
     ("pending-txn", "ledger-eos", "ledger", 0, 77, None, 23, 20),
     ("rebalance-storm", "clicks-app", None, None, None, None, 7, 28),
     ("rewind", "billing-rewind", "billing", 0, 420, 500, 7, 2),
+    ("slow-revocation", "search-indexer", None, None, None, None, 7, 56),
     ("zombie", "orders-app", "orders", 0, 1200, 1500, 7, 13),
 ]
 
@@ -53,8 +54,8 @@ def test_sample_jsonl_findings_and_tables(spark, tmp_path):  # noqa: F811
     assert _tuples(written) == SAMPLE_FINDINGS
     assert all(f["message"] for f in written)
     coverage = [json.loads(x) for p in (out / "coverage").glob("part-*.json") for x in p.read_text().splitlines()]
-    assert sorted((c["log_partition"], c["records"], c["control_records"]) for c in coverage) == [(7, 41, 0), (23, 22, 4)]
-    assert "8 findings reported" in result.stderr
+    assert sorted((c["log_partition"], c["records"], c["control_records"]) for c in coverage) == [(7, 89, 0), (23, 22, 4)]
+    assert "9 findings reported" in result.stderr
 
 
 @pytest.mark.spark
@@ -220,7 +221,7 @@ def _audit_process(run_process, monkeypatch, tmp_path, *args):
 def test_quiet_by_default_only_kgtool_lines_on_stderr(run_process, monkeypatch, tmp_path):
     proc, out, err, left = _audit_process(run_process, monkeypatch, tmp_path)
     assert proc.returncode == 1, err
-    assert err == "kgtool: 8 findings reported\n"  # no Spark, JVM or Python worker line
+    assert err == "kgtool: 9 findings reported\n"  # no Spark, JVM or Python worker line
     assert "zombie" in out
     assert left == []
 
@@ -245,7 +246,7 @@ def test_verbose_and_spark_log_level_bring_spark_back(run_process, monkeypatch, 
     assert any(" INFO SparkContext: Running Spark version" in ln for ln in lines), err[:2000]
     assert any(ln.startswith("spark-audit [") and "auditing" in ln and "partition(s)" in ln for ln in lines)  # progress
     assert not any("Setting default log level" in ln or "Using Spark's default log4j profile" in ln for ln in lines)
-    assert "kgtool: 8 findings reported" in lines  # (Spark logs its shutdown after it, at INFO)
+    assert "kgtool: 9 findings reported" in lines  # (Spark logs its shutdown after it, at INFO)
     assert left == []
 
 
@@ -304,7 +305,7 @@ def test_rebalances_panel_renders(tmp_path, capsys, wide):
     _job, summary = _storm_summary(tmp_path)
     _render_summary(summary)
     out = " ".join(capsys.readouterr().out.split())  # lines as Rich wraps them
-    assert "rebalances: 18 generation change(s) with a rebalance, 6 without (same generation); 1 storm(s) " \
+    assert "rebalances: 24 generation change(s) with a rebalance, 6 without (same generation); 1 storm(s) " \
            "(rule: 5 within 10m)" in out
     assert "rebalance storms" in out and "clicks@10.0.0.5 (6)" in out
     assert "rejoin-loop" in out and "eager-assignor" in out  # the diagnosis codes, one per line

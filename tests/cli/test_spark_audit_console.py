@@ -227,7 +227,7 @@ def test_progress_on_a_terminal_and_cleared(tmp_path, monkeypatch):
     assert "INFO" not in plain and "WARN" not in plain  # the JVM's lines stay off the terminal
     # Cleared: after the last progress frame, the line is erased and only kgtool's last line follows.
     tail = screen[screen.rindex("spark-audit: "):].split("Script done")[0]  # script(1)'s trailer
-    assert "\x1b[2K" in tail and tail.rstrip().endswith("kgtool: 8 findings reported")
+    assert "\x1b[2K" in tail and tail.rstrip().endswith("kgtool: 9 findings reported")
     assert "findings by rule" in out.read_text() and "spark-audit: Spark job" not in out.read_text()
 
 

@@ -4,7 +4,8 @@ kgtool now replays a whole partition at once over typed columns (kgtool.offsets.
 store, groups, rules; the commit loop compiled). This file is the earlier, straightforward
 implementation of the same rules, one group at a time, kept verbatim (but for this docstring);
 its columnar successor (kgtool 0.1's replay.py) was proven equal to it on every table before it
-was removed. tests/offsets/oracle_audit.py runs it as the oracle that
+was removed. Classic groups only: its KIP-848 part, a copy of the replay's own, is gone (a copy
+cannot catch a bug it shares); consumer groups are held against Kafka-made logs (tests/kip848). tests/offsets/oracle_audit.py runs it as the oracle that
 tests/offsets/test_partition_differential.py holds the new replay against. Not imported by kgtool.
 """
 
@@ -15,7 +16,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kgtool.offsets.entries import (
-    CONSUMER_GROUP_PREFIX,
     GROUP_METADATA,
     NO_PRODUCER_ID,
     OFFSET_COMMIT_KINDS,
@@ -143,11 +143,6 @@ class _GroupReplay:
         self.aborted: dict[TopicPartition, dict[str, Any]] = {}
         self.txn_rows: list[tuple[dict[str, Any], LogEntry]] = []
         self.txn_orphans: dict[int, str] = {}  # id(commit row) -> orphan sentence
-        # KIP-848 state
-        self.kip848_members: dict[str, dict[str, Any]] = {}
-        self.kip848_assigned: dict[str, list[TopicPartition]] = {}
-        self.kip848_epochs: dict[str, int] = {}
-        self.topic_names: dict[str, str] = {}
 
     # ---- generations -------------------------------------------------------------------
     def _start_generation(self, gen: Generation, e: LogEntry, state: str) -> None:
@@ -272,104 +267,6 @@ class _GroupReplay:
         self.exists = True
         self._start_generation(gen, e, "Empty" if not members else "Stable")
         self.result.members.extend(member_rows)
-
-    # ---- KIP-848 -----------------------------------------------------------------------
-    def _kip848(self, e: LogEntry) -> None:
-        kind = e.kind or ""
-        key, v = e.key or {}, e.value
-        mid = _get(key, "member_id")
-        if kind == "consumer_group_partition_metadata" and v is not None:
-            for t in _get(v, "topics", default=[]) or []:
-                tid, name = _get(t, "topic_id"), _get(t, "topic_name")
-                if tid is not None and name is not None:
-                    self.topic_names[str(tid)] = str(name)
-            return
-        if kind == "consumer_group_member_metadata":
-            if mid is None:
-                return
-            if v is None:
-                self.kip848_members.pop(str(mid), None)
-            else:
-                self.kip848_members[str(mid)] = v
-            return
-        if kind == "consumer_group_current_member_assignment":
-            if mid is None:
-                return
-            mid = str(mid)
-            if v is None:
-                self.kip848_assigned.pop(mid, None)
-                self.kip848_epochs.pop(mid, None)
-            else:
-                tps = set(_topic_partitions(_get(v, "assigned_partitions", default=[]), self.topic_names) or [])
-                tps |= set(
-                    _topic_partitions(_get(v, "partitions_pending_revocation", default=[]), self.topic_names) or []
-                )
-                self.kip848_assigned[mid] = sorted(tps)
-                self.kip848_epochs[mid] = int(_get(v, "member_epoch", default=-1))
-                self._kip848_member_row(mid, e)
-            self._kip848_refresh_owners()
-            return
-        if kind == "consumer_group_metadata":
-            if v is None:
-                self._classic_metadata(e)  # a group tombstone: same effect
-                self.kip848_members.clear()
-                self.kip848_assigned.clear()
-                self.kip848_epochs.clear()
-                return
-            epoch = int(_get(v, "epoch", "group_epoch", default=0))
-            gen = Generation(
-                protocol="consumer",
-                generation_id=epoch,
-                record_offset=e.offset,
-                protocol_type="consumer",
-                protocol_name=None,
-                members=sorted(self.kip848_members),
-                owners={},
-            )
-            self.exists = True
-            self._start_generation(gen, e, "Empty" if not gen.members else "Stable")
-            self._kip848_refresh_owners()
-            return
-        # Target assignment records and others: part of the history, no ownership change.
-
-    def _kip848_refresh_owners(self) -> None:
-        if self.gen is None or self.gen.protocol != "consumer":
-            return
-        owners: dict[TopicPartition, list[str]] = {}
-        for mid, tps in self.kip848_assigned.items():
-            for tp in tps:
-                owners.setdefault(tp, []).append(mid)
-        self.gen.owners = owners
-        self.gen.members = sorted(set(self.kip848_members) | set(self.kip848_assigned))
-        if self.gen.row is not None:
-            self.gen.row["member_count"] = len(self.gen.members)
-            self.gen.row["state"] = "Empty" if not self.gen.members else "Stable"
-        self._track_moves(self.gen)
-
-    def _kip848_member_row(self, mid: str, e: LogEntry) -> None:
-        md = self.kip848_members.get(mid, {})
-        self.result.members.append(
-            {
-                "group": self.group,
-                "log_partition": self.log_partition,
-                "protocol": "consumer",
-                "generation_id": None if self.gen is None else self.gen.generation_id,
-                "member_id": mid,
-                "group_instance_id": _get(md, "instance_id"),
-                "client_id": _get(md, "client_id"),
-                "client_host": _get(md, "client_host"),
-                "rack_id": _get(md, "rack_id"),
-                "session_timeout_ms": None,
-                "rebalance_timeout_ms": _int_or_none(_get(md, "rebalance_timeout_ms")),
-                "is_leader": False,
-                "member_epoch": self.kip848_epochs.get(mid),
-                "subscribed_topics": sorted(_get(md, "subscribed_topic_names", default=[]) or []),
-                "owned_partitions": None,
-                "assigned_partitions": [tp_name(t) for t in self.kip848_assigned.get(mid, [])],
-                "record_offset": e.offset,
-                "timestamp": e.timestamp,
-            }
-        )
 
     # ---- commits -----------------------------------------------------------------------
     def _state(self) -> str:
@@ -714,8 +611,6 @@ def replay_group(
             rp._commit(e)
         elif e.kind == GROUP_METADATA:
             rp._classic_metadata(e)
-        elif e.kind is not None and e.kind.startswith(CONSUMER_GROUP_PREFIX):
-            rp._kip848(e)
     while mi < len(marker_offsets):
         pid, typ = markers[marker_offsets[mi]]
         rp._marker(pid, typ, marker_offsets[mi])

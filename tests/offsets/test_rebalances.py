@@ -413,7 +413,8 @@ TID = "AAAAAAAAAAAAAAAAAAAAAQ"
 def kip848_member(s: Script, mid: str, *, host: str = "/10.0.2.1", at: int) -> None:
     s.raw("consumer_group_member_metadata", {"group_id": "k", "member_id": mid},
           {"client_id": f"c-{mid}", "client_host": host, "instance_id": None, "rack_id": None,
-           "subscribed_topic_names": ["t"], "rebalance_timeout_ms": 300000}, at=at)
+           "subscribed_topic_names": ["t"], "rebalance_timeout_ms": 300000,
+           "classic_member_metadata": None}, at=at)
 
 
 def kip848_assign(s: Script, mid: str, epoch: int, parts: list[int], pending: list[int] = (), *, at: int) -> None:

@@ -161,6 +161,9 @@ class ConsumerGroupMember:
     classic_member_metadata: dict[str, Any] | None = None
     #: when it reached its current state (the record that set it), for the audit's rules
     state_since: Touch = field(default_factory=Touch)
+    #: its last current-assignment record: while UNREVOKED_PARTITIONS, each such record (re)arms
+    #: the rebalance timeout (``GroupMetadataManager.maybeReconcile``)
+    assignment_touched: Touch = field(default_factory=Touch)
     touched: Touch = field(default_factory=Touch)
 
     @property
@@ -196,6 +199,7 @@ class ConsumerGroupMember:
         state = MemberState.from_value(int(v.get("state", 0)))
         if state is not self.state or int(v["member_epoch"]) != self.member_epoch:
             self.state_since = touch
+        self.assignment_touched = touch
         self.member_epoch = int(v["member_epoch"])
         self.previous_member_epoch = int(v["previous_member_epoch"])
         self.state = state
