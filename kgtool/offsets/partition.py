@@ -242,7 +242,6 @@ class PartitionReplay:
                 return None
             g = GroupState(name, self.log_partition, self.store, self.owner_lists, self.generations, self.members,
                            self.rebalance_log)
-            g.topic_names.update(self.options.topic_names)  # partition.metadata names; records' win
             self.groups[name] = g
             self.by_gid.append(g)
         return g
