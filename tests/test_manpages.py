@@ -141,7 +141,9 @@ def test_pip_install_puts_the_pages_where_man_finds_them(tmp_path):
         pages = sorted(Path(n).name for n in z.namelist() if "/data/share/man/man1/" in n)
     assert pages == sorted(manpage.generate())
     prefix = tmp_path / "venv"
-    subprocess.run([*pip, "install", "--no-deps", "--prefix", str(prefix), str(wheel)],
+    # --ignore-installed: without it pip uninstalls the kgtool of the environment running the
+    # tests (an editable install's entry points went) before it installs into the prefix
+    subprocess.run([*pip, "install", "--no-deps", "--ignore-installed", "--prefix", str(prefix), str(wheel)],
                    check=True, timeout=600, capture_output=True)
     env = {k: v for k, v in os.environ.items() if k not in ("MANPATH",)}
     env["PATH"] = f"{prefix / 'bin'}{os.pathsep}/usr/bin{os.pathsep}/bin"
