@@ -139,3 +139,13 @@ def test_spark_audit_names_topics_from_partition_metadata(spark, tmp_path):  # n
     assert result.exit_code in (0, 1), result.output
     ids = pq.read_table(out / "group_members").to_pylist()
     assert {tp.rpartition("-")[0] for tp in assigned({"group_members": ids})} <= set(TOPICS.values())
+
+
+def test_a_broker_log_dir_named_like_a_partition_is_still_a_broker_log_dir(tmp_path):
+    """``/mnt/kafka-logs-1`` parses as partition 1 of a topic ``kafka-logs``; without a
+    partition.metadata of its own it is read as the broker log directory it is."""
+    logs = broker_dir(tmp_path, TOPICS).rename(tmp_path / "kafka-logs-1")
+    topics = TopicIds()
+    files = resolve_inputs([str(logs)], topics=topics)
+    assert [f.path.rsplit("/", 2)[-2] for f in files] == ["__consumer_offsets-0"]
+    assert topics.names == {tid: name for name, tid in TOPICS.items()}
