@@ -34,7 +34,6 @@ import numpy as np
 
 from kgtool.offsets.coverage import COUNTERS, classify
 from kgtool.offsets.entries import (
-    CONSUMER_GROUP_PREFIX,
     CONTROL,
     END_TXN_TYPES,
     GROUP_METADATA,
@@ -44,7 +43,7 @@ from kgtool.offsets.entries import (
     LogEntry,
 )
 from kgtool.offsets.options import AuditOptions
-from kgtool.offsets.shard import ClassicGroup, GroupCoordinatorShard, GroupType, ModernGroup
+from kgtool.offsets.shard import RECORD_GROUP_TYPE, ClassicGroup, GroupCoordinatorShard, GroupType, ModernGroup
 from kgtool.offsets.shard.views import state_rows
 from kgtool.offsets.groups import GroupState, OwnerLists, TopicPartition
 from kgtool.offsets.rebalances import RebalanceLog
@@ -96,7 +95,6 @@ SORT_KEYS: dict[str, list[str]] = {
 SHOWN_PROBLEMS = 20
 ROW_BATCH = 20_000  # rows of the small tables handed out at a time (rows_sink)
 COMMIT_NAMES = [n for n, _t in COMMITS]
-MODERN_GROUP_PREFIXES = ("share_group_", "streams_group_")  # the shard's other group types
 _COUNTERS = COUNTERS
 
 
@@ -436,7 +434,8 @@ class PartitionReplay:
                 g.records += 1
                 self._rare_commit(g, e)
             return
-        if kind == GROUP_METADATA or (kind is not None and kind.startswith(CONSUMER_GROUP_PREFIX)):
+        group_type = RECORD_GROUP_TYPE.get(kind)  # type: ignore[arg-type]
+        if kind == GROUP_METADATA or group_type is GroupType.CONSUMER:
             g = self.group(e.group)
             if g is None:
                 return
@@ -455,7 +454,7 @@ class PartitionReplay:
             g.consumer_record(e, _modern(groups.group(e.group)), names)
             self._unsettled.add(g)
             return
-        if kind is not None and kind.startswith(MODERN_GROUP_PREFIXES) and self.options.group_matches(e.group):
+        if group_type is not None and self.options.group_matches(e.group):
             # share (KIP-932) and streams (KIP-1071) groups: their state only
             self.shard.replay(e.offset, kind, _parsed(e.key), _parsed(e.value), e.timestamp)
 

@@ -163,10 +163,10 @@ class ConsumerGroupWatch:
             start = self.unowned_since.pop(tp, None)
             if start is not None and start[1] is not None:
                 start[1].gap(tp, timestamp - start[0])
-        if settled and self.unowned_since and group.assignment_epoch >= group.group_epoch:
+        if settled and self.unowned_since and (group.assignment_epoch >= group.group_epoch or not group.members):
             # a partition the up-to-date target assignment does not hold (unsubscribed, topic
-            # deleted) waits for no one; judged once the batch is whole and the target computed
-            # (Assigning: the new target comes with a later heartbeat)
+            # deleted), or of a group left without members, waits for no one; judged once the
+            # batch is whole and the target computed (Assigning: it comes with a later heartbeat)
             targeted = set().union(*map(_pairs, group.target_assignment.values()))
             for tp in [tp for tp in self.unowned_since if tp not in targeted]:
                 del self.unowned_since[tp]

@@ -28,7 +28,7 @@ def test_sample_has_each_rule_once_and_the_lookalikes_are_quiet():
     r = audit_entries([e for f in files for e in entries_from_file(f.path, log_partition=f.log_partition)], files=files)
     assert sorted(f["rule"] for f in r.tables["findings"]) == sorted(RULES)
     quiet = {"billing-reset", "inventory-coop", "payments-retry", "ledger-ok", "nightly-job", "events-stream",
-             "clicks-static"}
+             "clicks-static", "search-quick"}
     assert not quiet & {f["group"] for f in r.tables["findings"]}
     assert {c["group"] for c in r.tables["commits"]} | {g["group"] for g in r.tables["generations"]} >= quiet
     assert {s.log_partition for s in sample_scripts()} == {7, 23}

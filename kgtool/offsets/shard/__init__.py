@@ -37,6 +37,7 @@ __all__ = [
     "GroupType",
     "MemberState",
     "ModernGroup",
+    "RECORD_GROUP_TYPE",
     "TopicNames",
 ]
 
@@ -57,6 +58,13 @@ _NO_STATE = frozenset({
     "consumer_group_regular_expression", "share_group_state_partition_metadata", "streams_group_topology",
     "streams_group_target_assignment_resolved_topic_ids",
 })
+
+#: the group type of every modern group record kind (GroupCoordinatorRecordSerde's record types):
+#: how the audit routes a record without a prefix test
+RECORD_GROUP_TYPE: dict[str, GroupType] = {
+    **{kind: route[0] for kind, route in _MODERN.items()},
+    **{kind: GroupType(kind.split("_group_", 1)[0]) for kind in _NO_STATE},
+}
 
 
 class GroupCoordinatorShard:
