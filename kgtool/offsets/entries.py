@@ -38,7 +38,7 @@ class LogEntry:
 
     log_partition: int
     offset: int
-    position: int  # byte position of the record's batch in ``source``
+    position: int  # byte position of the record's batch in ``source`` (a PROBLEM: where it went wrong)
     source: str
     timestamp: int
     producer_id: int = NO_PRODUCER_ID
