@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import enum
 import re
 import time
@@ -17,7 +18,7 @@ from kgtool.errors import FindingsReported, InputError, KgtoolError, UsageError
 
 HELP = """Reconstruct consumer-group history from __consumer_offsets segments with PySpark and report stale commits.
 
-PATH is a broker log directory (its __consumer_offsets-N directories are read), a __consumer_offsets-N directory or a segment file, local or on any filesystem Spark's Hadoop layer reads (hdfs://, s3a://). Without PATH, the sample log shipped with kgtool is audited.
+PATH is a broker log directory (its __consumer_offsets-N directories are read), a __consumer_offsets-N directory or a segment file, local or on any filesystem Spark's Hadoop layer reads (hdfs://, s3a://). Partition directories of other topics (given, or in a broker log directory) are not audited: their partition.metadata files name topic ids that no ConsumerGroupPartitionMetadata record names. Without PATH, the sample log shipped with kgtool is audited.
 
 Each __consumer_offsets partition is audited by one Spark task that replays its segments in log order exactly as Kafka's group coordinator loads the partition. Every change of a group's generation is explained (the rebalances table). Findings (rewind, zombie, orphan, epoch-regression, expiring, aborted-txn, pending-txn, rebalance-storm, slow-revocation) exit with status 1. Needs Java 17+.
 
@@ -327,8 +328,14 @@ MAN_SECTIONS = {
         "(hdfs://, ...) are listed through the JVM's Hadoop FileSystem and read by executors "
         "through pyarrow.fs (hdfs:// needs libhdfs on the executors). kgtool must be "
         "installed on the executors. Java 17 or newer is required and checked first. "
-        "KIP-848 consumer-group records are replayed when the decoder knows them; record "
-        "types it does not know are counted as other records in the coverage."
+        "KIP-848 consumer-group records are replayed when the decoder knows them. A record "
+        "type Kafka does not define is skipped, as Kafka's loader skips it, and a tagged field a "
+        "schema does not know is kept raw, as Kafka's readers keep it: both are counted in the "
+        "coverage (unknown_record_types, unknown_tagged_fields) and shown under the coverage "
+        "table, never an error. A group record that does not decode (or whose value version "
+        "Kafka does not know: Kafka's loader fails on both) is a decode problem naming the file, "
+        "the byte and the field; the record is skipped and its group's incomplete column in the "
+        "groups table says why."
     ),
 }
 
@@ -412,8 +419,8 @@ def command(
     paths: Optional[list[str]] = typer.Argument(
         None,
         metavar="PATH",
-        help="Broker log dirs, __consumer_offsets-N dirs or segment files (local, hdfs://, s3a://). "
-        "Default: the sample shipped with kgtool.",
+        help="Broker log dirs, __consumer_offsets-N dirs or segment files (local, hdfs://, s3a://); data "
+        "partition dirs (TOPIC-N) for their partition.metadata (topic names). Default: the sample shipped with kgtool.",
         show_default=False,
     ),
     out: Optional[str] = typer.Option(
@@ -514,16 +521,17 @@ def command(
     fmt = "jsonl" if output_format is OutputFormat.jsonl else "parquet"
 
     from kgtool.spark import job
-    from kgtool.spark.files import resolve_inputs, is_local
+    from kgtool.spark.files import TopicIds, is_local, resolve_inputs
     from kgtool.spark.session import get_session
 
     log_level = spark_log_level.value if spark_log_level is not None else ("WARN" if verbose else "OFF")
     local_files = None
     empty: set[int] = set()
+    topics = TopicIds()
     if all(is_local(p) for p in paths):
-        local_files = resolve_inputs(paths, empty=empty)  # input errors before the JVM starts
+        local_files = resolve_inputs(paths, empty=empty, topics=topics)  # input errors before the JVM starts
         if not local_files and not empty:
-            raise InputError("no segment files to audit")
+            raise InputError(_nothing_to_audit(topics))
     with _Progress(verbose) as show:
         show.say(f"starting Spark ({master}, Spark log level {log_level})")
         try:
@@ -534,7 +542,11 @@ def command(
 
                 watch = StageWatcher(spark, show.spark)
             with watch:
-                files = local_files if local_files is not None else resolve_inputs(paths, spark, empty=empty)
+                files = local_files if local_files is not None else resolve_inputs(paths, spark, empty=empty,
+                                                                                   topics=topics)
+                _topic_names_found(topics, show.say)
+                if topics.names:
+                    options = dataclasses.replace(options, topic_names=topics.pairs())
                 sink = render.write_json_lines if output_format is OutputFormat.jsonl else None
                 summary = job.run_audit(spark, files, options, out=out, fmt=fmt, split_bytes=split_bytes,
                                         progress=show.say, findings_sink=sink, empty_partitions=tuple(sorted(empty)),
@@ -565,6 +577,22 @@ def command(
         if summary.problem_count:
             parts.append(f"{render.count(summary.problem_count)} decode problem{'s' if summary.problem_count != 1 else ''}")
         raise FindingsReported(" and ".join(parts) + " reported")
+
+
+def _nothing_to_audit(topics: Any) -> str:
+    if topics.directories:
+        return (f"no __consumer_offsets segment files to audit (the {render.count(topics.directories)} partition "
+                "director(y/ies) of other topics given are read for topic names only)")
+    return "no segment files to audit"
+
+
+def _topic_names_found(topics: Any, say: Any) -> None:
+    """The partition.metadata files read: their problems as warnings (the ids stay ids)."""
+    for p in topics.problems:
+        render.warn(f"{p}: its topic's id is shown as the id")
+    if topics.directories:
+        say(f"{render.count(len(topics.names))} topic name(s) from the partition.metadata files of "
+            f"{render.count(topics.directories)} data partition director(y/ies)")
 
 
 def _reset_plan(summary: Any, group: str, until: int | None) -> str:
@@ -719,6 +747,7 @@ def _render_summary(s: Any) -> None:
     _fold(coverage, *range(len(coverage.columns)))  # a number is never cut short
     _keep_whole(coverage, 3)
     c.print(coverage)
+    _render_unknown(c, s.coverage)
     by_rule = s.findings_by_rule
     if by_rule:
         width = _bar_width(c)
@@ -751,6 +780,21 @@ def _render_summary(s: Any) -> None:
         from kgtool.cli.describe import print_views
 
         print_views(s.describe, until, total=s.describe_total)
+
+
+def _render_unknown(c: Any, coverage: list[dict[str, Any]]) -> None:
+    """What the schemas did not know, when anything: counted and shown, never an error (Kafka's
+    loader skips unknown record types, its generated readers keep unknown tagged fields)."""
+    n = render.count
+    types = sum(r.get("unknown_record_types") or 0 for r in coverage)
+    tags = sum(r.get("unknown_tagged_fields") or 0 for r in coverage)
+    parts = []
+    if types:
+        parts.append(f"{n(types)} record(s) of a type Kafka does not define (skipped, as its loader skips them)")
+    if tags:
+        parts.append(f"{n(tags)} tagged field(s) the record schemas do not know (kept raw, as Kafka keeps them)")
+    if parts:
+        c.print("not an error: " + "; ".join(parts))
 
 
 def _render_finding(c: Any, f: dict[str, Any]) -> None:

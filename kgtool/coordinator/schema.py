@@ -60,7 +60,12 @@ __all__ = [
     "ZERO_UUID",
     "strict_decoder",
     "DECODER_FAILURES",
+    "UNKNOWN_TAGGED_FIELD",
 ]
+
+#: How the warning of a tagged field the schema does not know starts (Kafka's generated readers
+#: keep it as a ``RawTaggedField``): counted by the audit's coverage (``unknown_tagged_fields``).
+UNKNOWN_TAGGED_FIELD = "unknown tagged field "
 
 # ---------------------------------------------------------------------------------------------
 # Version ranges ("0+", "3+", "1", "0-2", "none"), as in Kafka's ``Versions.parse``.
@@ -657,7 +662,7 @@ class _Codegen:
         loop.append("    if _unk is None: _unk = []")
         loop.append("    _unk.append({'tag': _tag, 'data': b[p:_te]})")
         loop.append(
-            f"    w.append('unknown tagged field ' + str(_tag) + ' (' + str(_tsz) + ' bytes) in {self.schema_name} v{version} kept raw')"
+            f"    w.append({UNKNOWN_TAGGED_FIELD!r} + str(_tag) + ' (' + str(_tsz) + ' bytes) in {self.schema_name} v{version} kept raw')"
         )
         loop.append("    p = _te")
         body.extend("    " + line for line in loop)

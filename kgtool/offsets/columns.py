@@ -362,7 +362,7 @@ def _chunks_pure(data: Any, source: str, log_partition: int, keys: KeyTable, i: 
                              base_position=base_position, chain_from=base_position + i):
         if not hasattr(item, "records") or item.is_control:
             n = len(c_roff)
-            rare.extend((n, e) for e in _entries_of(item, source, log_partition))
+            rare.extend((n, e) for e in _entries_of(item, source, log_partition, data, base_position))
         else:
             pos, pid, pe, txn = item.position, item.producer_id, item.producer_epoch, bool(item.is_transactional)
             for r in item.records:
@@ -370,7 +370,8 @@ def _chunks_pure(data: Any, source: str, log_partition: int, keys: KeyTable, i: 
                 fast = decode_offset_commit(key, r.value) if (key is not None and r.control is None) else None
                 if fast is None:
                     n = len(c_roff)
-                    rare.extend((n, e) for e in _record_entries(item, r, source, log_partition))
+                    rare.extend((n, e) for e in _record_entries(item, r, source, log_partition, data,
+                                                                base_position))
                     continue
                 rtype, group, topic, partition, version, offset, epoch, metadata, commit_ts, expire_ts = fast
                 raw = key if type(key) is bytes else bytes(key)
@@ -434,7 +435,8 @@ def _marker_entry(t: tuple, source: str, log_partition: int) -> LogEntry:
                     control_type=CONTROL_TYPE_NAMES.get(ctype, "UNKNOWN"), coordinator_epoch=epoch)
 
 
-def _rare_of_raw(raw: list[tuple], rare: list[tuple[int, LogEntry]], source: str, log_partition: int) -> None:
+def _rare_of_raw(raw: list[tuple], rare: list[tuple[int, LogEntry]], source: str, log_partition: int,
+                 data: Any = None, base_position: int = 0) -> None:
     """Entries of the records the C scan handed back (``CommitColumns.scan``'s ``raw``)."""
     from kgtool.offsets.decode import _record_entries
 
@@ -444,7 +446,7 @@ def _rare_of_raw(raw: list[tuple], rare: list[tuple[int, LogEntry]], source: str
             continue
         pos, off, ts, pid, pe, txn, k, v, index, _ = t
         rare.extend((index, e) for e in _record_entries(_Batch(pos, pid, pe, txn), _Rec(off, ts, k, v),
-                                                        source, log_partition))
+                                                        source, log_partition, data, base_position))
 
 
 class _NoCyclicGC:
@@ -497,7 +499,7 @@ def _chunks_c(sp: Any, data: Any, source: str, log_partition: int, keys: KeyTabl
                                  base_position=base_position, chain_from=base_position + j):
             if not hasattr(item, "records") or item.is_control:
                 n = cols.n
-                rare.extend((n, e) for e in _entries_of(item, source, log_partition))
+                rare.extend((n, e) for e in _entries_of(item, source, log_partition, data, base_position))
             else:
                 pos, pid, pe = item.position, item.producer_id, item.producer_epoch
                 txn = bool(item.is_transactional)
@@ -506,7 +508,8 @@ def _chunks_c(sp: Any, data: Any, source: str, log_partition: int, keys: KeyTabl
                             pos, r.offset, r.timestamp, pid, pe, txn, r.key, r.value):
                         continue
                     n = cols.n
-                    rare.extend((n, e) for e in _record_entries(item, r, source, log_partition))
+                    rare.extend((n, e) for e in _record_entries(item, r, source, log_partition, data,
+                                                                base_position))
             j = item.end_position - base_position
         return j
 
@@ -519,7 +522,7 @@ def _chunks_c(sp: Any, data: Any, source: str, log_partition: int, keys: KeyTabl
         while i < hi:
             j, declined = cols.scan(data, i, hi, base_position, max_rows, _decompress, raw)
             if raw:
-                _rare_of_raw(raw, rare, source, log_partition)
+                _rare_of_raw(raw, rare, source, log_partition, data, base_position)
                 raw.clear()
             if declined:
                 j = general(j)

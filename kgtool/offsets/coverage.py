@@ -11,7 +11,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kgtool.offsets.entries import CONSUMER_GROUP_PREFIX, CONTROL, GROUP_METADATA, OFFSET_COMMIT_KINDS, PROBLEM, LogEntry
+from kgtool.offsets.entries import (
+    CONSUMER_GROUP_PREFIX,
+    CONTROL,
+    GROUP_METADATA,
+    OFFSET_COMMIT_KINDS,
+    PROBLEM,
+    UNKNOWN,
+    LogEntry,
+)
+
+#: The counters of a coverage row that count records by kind (:func:`classify`), and
+#: ``unknown_tagged_fields`` (fields, not records: :attr:`LogEntry.unknown_tagged_fields`).
+COUNTERS = ("offset_commits", "offset_tombstones", "group_metadata", "group_tombstones", "consumer_group_records",
+            "other_records", "unknown_record_types", "unknown_tagged_fields", "control_records")
 
 
 @dataclass(frozen=True)
@@ -35,4 +48,6 @@ def classify(e: LogEntry) -> str:
         return "group_tombstones" if e.value is None else "group_metadata"
     if e.kind is not None and e.kind.startswith(CONSUMER_GROUP_PREFIX):
         return "consumer_group_records"
+    if e.kind == UNKNOWN:  # CoordinatorLoaderImpl: "Unknown record type ... Ignoring it"
+        return "unknown_record_types"
     return "other_records"

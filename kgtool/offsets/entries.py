@@ -25,6 +25,8 @@ CONTROL = "control"  # a transaction marker (control record of a control batch)
 # CoordinatorLoaderImpl replays (replayEndTransactionMarker); others are skipped.
 END_TXN_TYPES = frozenset({"COMMIT", "ABORT"})
 PROBLEM = "problem"  # bytes that did not decode; ``problem`` says why
+# A record type Kafka does not define (CoordinatorLoaderImpl skips it: UnknownRecordTypeException).
+UNKNOWN = "unknown"
 CONSUMER_GROUP_PREFIX = "consumer_group_"  # KIP-848 record types
 
 NO_PRODUCER_ID = -1  # RecordBatch.NO_PRODUCER_ID
@@ -36,7 +38,7 @@ class LogEntry:
 
     log_partition: int
     offset: int
-    position: int  # byte position of the record's batch in ``source``
+    position: int  # byte position of the record's batch in ``source`` (a PROBLEM: where it went wrong)
     source: str
     timestamp: int
     producer_id: int = NO_PRODUCER_ID
@@ -51,6 +53,9 @@ class LogEntry:
     value: dict[str, Any] | None = None  # None: a tombstone
     value_version: int | None = None
     problem: str | None = None
+    # A PROBLEM that is one record whose key decoded: the record's kind (the group's in ``group``).
+    record_kind: str | None = None
+    unknown_tagged_fields: int = 0  # tagged fields the schema does not know (kept raw, as Kafka keeps them)
     # Filled by the oracle's annotate_transactions() (tests) for records of transactional
     # batches: the first transaction marker of the same producer that follows.
     marker_offset: int | None = None

@@ -12,7 +12,8 @@ DEFAULT_STORM_WINDOW_MS = 10 * 60 * 1000  # ... within this window (--storm 5/10
 
 @dataclass(frozen=True)
 class AuditOptions:
-    """``--group``, ``--since``, ``--until``, ``--retention`` and ``--storm``."""
+    """``--group``, ``--since``, ``--until``, ``--retention``, ``--storm``, and the topic names
+    found beside the log."""
 
     group_pattern: str | None = None  # Python regex, re.search on the group id
     since: int | None = None  # epoch ms, inclusive: hide rows before it
@@ -20,6 +21,10 @@ class AuditOptions:
     retention_ms: int = DEFAULT_RETENTION_MS
     storm_count: int = DEFAULT_STORM_COUNT  # --storm N/W: the rebalance-storm rule's N ...
     storm_window_ms: int = DEFAULT_STORM_WINDOW_MS  # ... and W
+    #: topic id -> name, (id, name) pairs, from the partition.metadata files of data partition
+    #: directories given as input (kgtool.spark.files.TopicIds): names for the ids of KIP-848
+    #: records where no ConsumerGroupPartitionMetadata record names them (which wins)
+    topic_names: tuple[tuple[str, str], ...] = ()
 
     def group_matches(self, group: str | None) -> bool:
         if group is None or self.group_pattern is None:

@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from kgtool.offsets.coverage import classify
+from kgtool.offsets.coverage import COUNTERS, classify
 from kgtool.offsets.entries import (
     CONTROL,
     END_TXN_TYPES,
@@ -95,8 +95,7 @@ SORT_KEYS: dict[str, list[str]] = {
 SHOWN_PROBLEMS = 20
 ROW_BATCH = 20_000  # rows of the small tables handed out at a time (rows_sink)
 COMMIT_NAMES = [n for n, _t in COMMITS]
-_COUNTERS = ("offset_commits", "offset_tombstones", "group_metadata", "group_tombstones",
-             "consumer_group_records", "other_records", "control_records")
+_COUNTERS = COUNTERS
 
 
 def sort_key(name: str) -> Callable[[dict[str, Any]], tuple]:
@@ -222,7 +221,7 @@ class PartitionReplay:
         self.gids_with_rows: set[int] = set()
         # the groups as Kafka's coordinator holds them (the groups and group_members tables);
         # commits stay in the columnar store, the shard replays every other record
-        self.shard = GroupCoordinatorShard()
+        self.shard = GroupCoordinatorShard(dict(self.options.topic_names))
         self.group_rows: list[dict[str, Any]] = []
         self.group_member_rows: list[dict[str, Any]] = []
         self._seen = np.zeros(0, np.bool_)  # decoder keys seen in kept records (coverage groups)
@@ -382,6 +381,7 @@ class PartitionReplay:
                     self.problems.append(e)
                 continue
             self.counters[c] += 1
+            self.counters["unknown_tagged_fields"] += e.unknown_tagged_fields
             self.records += 1
             self._range(e.offset, e.offset, e.timestamp, e.timestamp)
             rare_positions.append(e.position)
@@ -418,6 +418,8 @@ class PartitionReplay:
     def _rare(self, e: LogEntry) -> None:
         kind = e.kind
         if kind == PROBLEM:
+            if e.group is not None and self.options.group_matches(e.group):
+                self.shard.replay_undecodable(e.offset, e.record_kind, e.group, e.problem or "")
             return
         self._settle(e)
         if kind == CONTROL:

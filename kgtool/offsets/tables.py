@@ -124,6 +124,10 @@ COVERAGE = [
     ("group_tombstones", "int64"),
     ("consumer_group_records", "int64"),  # KIP-848 records
     ("other_records", "int64"),  # other coordinator record types (share groups, streams, ...)
+    # record types Kafka does not define: skipped, as CoordinatorLoaderImpl skips them (never an error)
+    ("unknown_record_types", "int64"),
+    # tagged fields a record's schema does not know: kept raw, as Kafka's readers keep them
+    ("unknown_tagged_fields", "int64"),
     ("control_records", "int64"),
     ("groups", "int64"),
     ("problems", "int64"),  # undecodable stretches (corruption, truncated tail)

@@ -5,6 +5,12 @@ used), ``__consumer_offsets-N`` directories, and segment files (``*.log``). Inde
 snapshots and files being deleted or cleaned (``.index``, ``.timeindex``, ``.snapshot``,
 ``.txnindex``, ``.deleted``, ``.cleaned``, ``.swap``) are not segments and are ignored.
 
+Partition directories of other topics (``orders-3/``, named as ``LocalLog`` names them, holding
+a ``partition.metadata``), given as inputs or inside a broker log directory, are never audited:
+their ``partition.metadata`` (``PartitionMetadataFile``: ``version: 0``, ``topic_id: <Uuid>``)
+names their topic's id (:class:`TopicIds`), for the groups whose records give topic ids without
+names (KIP-848 records of brokers that no longer write ``ConsumerGroupPartitionMetadata``).
+
 Local paths are listed with ``os`` and read with ``mmap``. ``s3a://`` (and ``s3://``,
 ``s3n://``) are listed on the driver and read by executors with pyarrow's S3 client, configured
 from the Hadoop configuration's ``fs.s3a.endpoint``, ``fs.s3a.access.key``,
@@ -21,14 +27,56 @@ whole file.
 from __future__ import annotations
 
 import os
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Callable
 from urllib.parse import urlparse
 
 from kgtool.coordinator.partitioning import CONSUMER_OFFSETS_TOPIC
 from kgtool.errors import InputError, UsageError
 from kgtool.offsets.coverage import SegmentFile
-from kgtool.storage.files import live_partition_of_dir, live_partition_of_path
+from kgtool.storage.files import live_partition_of_dir, live_partition_of_path, topic_partition_of_dir
+
 UNKNOWN_PARTITION = -1
+PARTITION_METADATA = "partition.metadata"  # PartitionMetadataFile.PARTITION_METADATA_FILE_NAME
+#: A live partition directory per topic is read (all hold the same id); a topic's directories are
+#: tried up to this many times when their file is missing. Each -delete/-future/-stray copy is
+#: read (a deleted topic's id differs), up to MAX_SUFFIXED_READS in all.
+TRIES_PER_TOPIC = 3
+MAX_SUFFIXED_READS = 1000
+#: Larger than any partition.metadata (two short lines): not one.
+MAX_PARTITION_METADATA_BYTES = 4096
+
+
+@dataclass
+class DataDir:
+    """A partition directory of a topic other than ``__consumer_offsets``."""
+
+    path: str
+    topic: str
+    live: bool  # not a -delete / -future / -stray copy
+
+
+@dataclass
+class TopicIds:
+    """Topic id -> name, from the ``partition.metadata`` files of the data partition directories
+    among the inputs; ``problems``: one line per file that could not be used (its ids stay ids)."""
+
+    names: dict[str, str] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+    directories: int = 0  # data partition directories found
+
+    def pairs(self) -> tuple[tuple[str, str], ...]:
+        """The names as sorted (id, name) pairs (:attr:`AuditOptions.topic_names`)."""
+        return tuple(sorted(self.names.items()))
+
+
+def _data_dir(path: str, name: str) -> DataDir | None:
+    """``path`` (named ``name``) as a partition directory of a topic other than
+    ``__consumer_offsets`` (``LocalLog.parseTopicPartitionName``), or None."""
+    tp = topic_partition_of_dir(name)
+    if tp is None or tp[0] == CONSUMER_OFFSETS_TOPIC:
+        return None
+    return DataDir(path, tp[0], live_partition_of_dir(name, tp[0]) is not None)
 
 
 def is_local(path: str) -> bool:
@@ -52,9 +100,11 @@ def _segments_in(directory: str, names: list[tuple[str, int]], partition: int) -
     ]
 
 
-def _resolve(path: str, stat, listdir, empty: set[int] | None = None) -> list[SegmentFile]:
+def _resolve(path: str, stat, listdir, empty: set[int] | None = None,
+             data_dirs: list[DataDir] | None = None) -> list[SegmentFile]:
     """Shared logic: ``stat(p) -> (is_dir, size) | None``, ``listdir(p) -> [(name, is_dir, size)]``.
-    ``__consumer_offsets-N`` directories without a segment add N to ``empty``."""
+    ``__consumer_offsets-N`` directories without a segment add N to ``empty``; partition
+    directories of other topics (:class:`DataDir`) go to ``data_dirs``, never audited."""
     st = stat(path)
     if st is None:
         raise InputError(f"{path}: no such file or directory")
@@ -71,8 +121,15 @@ def _resolve(path: str, stat, listdir, empty: set[int] | None = None) -> list[Se
         if not found and empty is not None:
             empty.add(live)
         return found
+    data = _data_dir(base, name)
+    if data is not None and any(n == PARTITION_METADATA and not d for n, d, _s in entries):
+        # a data topic's partition (its partition.metadata says so): topic names, not an offsets log
+        if data_dirs is not None:
+            data_dirs.append(data)
+        return []
     out: list[SegmentFile] = []
     partition_dirs = 0
+    others = 0
     for n, d, _s in sorted(entries):
         pn = live_partition_of_dir(n, CONSUMER_OFFSETS_TOPIC) if d else None
         if pn is not None:
@@ -82,11 +139,18 @@ def _resolve(path: str, stat, listdir, empty: set[int] | None = None) -> list[Se
             if not found and empty is not None:
                 empty.add(pn)
             out.extend(found)
+        elif d and data_dirs is not None:
+            sub_data = _data_dir(f"{base}/{n}", n)
+            if sub_data is not None:
+                others += 1
+                data_dirs.append(sub_data)
     if out or (partition_dirs and empty is not None):
         return out
     direct = _segments_in(base, [(n, s) for n, d, s in entries if not d], UNKNOWN_PARTITION)
     if direct:
         return direct
+    if others:
+        return []  # a broker log directory without __consumer_offsets: its data directories name topics
     raise InputError(
         f"{path}: no __consumer_offsets-N directories and no .log segment files in this directory"
     )
@@ -199,10 +263,14 @@ def _s3_listing(uri: str, options: dict[str, str]):
     return stat, listdir
 
 
-def resolve_inputs(paths: list[str], spark: Any = None, empty: set[int] | None = None) -> list[SegmentFile]:
+def resolve_inputs(paths: list[str], spark: Any = None, empty: set[int] | None = None,
+                   topics: TopicIds | None = None) -> list[SegmentFile]:
     """The segment files named by ``paths`` (sorted by partition, then path). With ``empty``,
     the partitions of ``__consumer_offsets-N`` directories that hold no segment are added to it
-    (they are audited as empty partitions) instead of being an error.
+    (they are audited as empty partitions) instead of being an error. With ``topics``, the
+    ``partition.metadata`` files of the data partition directories among the inputs (given, or
+    inside a broker log directory) are read into it (:func:`read_topic_ids`); without, such
+    directories are skipped all the same.
 
     Raises:
         InputError: a path is missing or holds no segment.
@@ -210,18 +278,25 @@ def resolve_inputs(paths: list[str], spark: Any = None, empty: set[int] | None =
             offsets cannot be told apart: name the directories ``__consumer_offsets-N``).
     """
     files: list[SegmentFile] = []
+    data_dirs: list[DataDir] = []
     for p in paths:
         if is_local(p):
             lp = local_path(p)
-            files.extend(_resolve(lp, _local_stat, _local_listdir, empty))
+            files.extend(_resolve(lp, _local_stat, _local_listdir, empty, data_dirs))
         elif is_s3(p):
             stat, listdir = _s3_listing(p, storage_options(spark))
-            files.extend(_resolve(p.rstrip("/"), stat, listdir, empty))
+            files.extend(_resolve(p.rstrip("/"), stat, listdir, empty, data_dirs))
         else:
             if spark is None:
                 raise UsageError(f"{p}: a remote path needs a Spark session")
             stat, listdir = _hadoop_fs(spark, p)
-            files.extend(_resolve(p, stat, listdir, empty))
+            files.extend(_resolve(p, stat, listdir, empty, data_dirs))
+    if topics is not None and data_dirs:
+        storage = storage_options(spark) if any(is_s3(d.path) for d in data_dirs) else {}
+        found = read_topic_ids(data_dirs, lambda f: _read_small(f, storage))
+        topics.names.update(found.names)
+        topics.problems.extend(found.problems)
+        topics.directories += found.directories
     seen: dict[str, SegmentFile] = {}
     for f in files:
         seen.setdefault(f.path, f)
@@ -234,6 +309,65 @@ def resolve_inputs(paths: list[str], spark: Any = None, empty: set[int] | None =
             "named __consumer_offsets-N"
         )
     return files
+
+
+def read_topic_ids(dirs: list[DataDir], read: Callable[[str], bytes | None]) -> TopicIds:
+    """Topic id -> name from the ``partition.metadata`` of data partition directories: one live
+    directory per topic (the others hold the same id; a topic's next directories are tried when
+    the file is missing, :data:`TRIES_PER_TOPIC` in all), and every ``-delete``/``-future``/
+    ``-stray`` copy (a topic deleted and created again had another id). ``read(path)`` gives a
+    file's bytes, None when it does not exist. A file that does not parse
+    (``PartitionMetadataReadBuffer``'s checks) is a problem line; its topic stays unnamed by it."""
+    from kgtool.storage.checkpoints import read_partition_metadata
+    from kgtool.storage.indexes import Problems
+
+    out = TopicIds(directories=len(dirs))
+    live: dict[str, list[str]] = {}
+    suffixed: list[DataDir] = []
+    for d in sorted(dirs, key=lambda d: d.path):
+        if d.live:
+            live.setdefault(d.topic, []).append(d.path)
+        else:
+            suffixed.append(d)
+    candidates = [(topic, ps[:TRIES_PER_TOPIC]) for topic, ps in sorted(live.items())]
+    candidates += [(d.topic, [d.path]) for d in suffixed[:MAX_SUFFIXED_READS]]
+    for topic, tries in candidates:
+        for directory in tries:
+            path = f"{directory.rstrip('/')}/{PARTITION_METADATA}"
+            try:
+                data = read(path)
+            except InputError as exc:
+                out.problems.append(str(exc))
+                continue
+            if data is None:
+                continue
+            problems = Problems()
+            meta = read_partition_metadata(path, data, problems)
+            if problems.items:
+                out.problems.extend(p.message for p in problems.items)
+            elif meta.topic_id is not None:
+                out.names.setdefault(meta.topic_id, topic)
+            break
+    return out
+
+
+def _read_small(path: str, storage: dict[str, str]) -> bytes | None:
+    """A small file's bytes (at most MAX_PARTITION_METADATA_BYTES), None when it does not exist."""
+    if is_local(path):
+        try:
+            with open(local_path(path), "rb") as fh:
+                return fh.read(MAX_PARTITION_METADATA_BYTES)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    try:
+        with RangeReader(path, storage) as rd:
+            return rd.read(0, min(rd.size, MAX_PARTITION_METADATA_BYTES))
+    except InputError as exc:
+        if "not found" in str(exc).lower() or "no such file" in str(exc).lower():
+            return None
+        raise
 
 
 def _hadoop_fs(spark: Any, uri: str):

@@ -143,6 +143,8 @@ _COUNTERS = (
     "group_tombstones",
     "consumer_group_records",
     "other_records",
+    "unknown_record_types",
+    "unknown_tagged_fields",
     "control_records",
 )
 
@@ -170,6 +172,7 @@ def coverage_rows(
                 problems += 1
                 continue
             counts[c] += 1
+            counts["unknown_tagged_fields"] += e.unknown_tagged_fields
             offsets.append(e.offset)
             times.append(e.timestamp)
             batches.add((e.source, e.position))

@@ -119,3 +119,25 @@ def test_hadoop_filesystem_listing_equals_local(spark):
         ("file://" + f.path, f.size, f.log_partition) for f in via_os
     ]
     assert stat("file://" + root + "/missing") is None
+
+
+def test_s3a_data_partition_directories_name_topics(spark, s3a_conf, s3_endpoint):
+    """partition.metadata read from S3 (pyarrow's client, the fs.s3a settings); a directory
+    without one is tried no further than its topic's next directories; nothing is a problem."""
+    import boto3
+
+    from kgtool.spark.files import TopicIds
+    from kgtool.storage.checkpoints import encode_partition_metadata
+
+    client = boto3.client("s3", endpoint_url=s3_endpoint, aws_access_key_id=KEYS["fs.s3a.access.key"],
+                          aws_secret_access_key=KEYS["fs.s3a.secret.key"], region_name="us-east-1")
+    seg = next(p for p in sample_path("sample_offsets").glob("__consumer_offsets-7/*.log"))
+    client.put_object(Bucket=BUCKET, Key="broker-2/__consumer_offsets-7/00000000000000000000.log",
+                      Body=seg.read_bytes())
+    client.put_object(Bucket=BUCKET, Key="broker-2/orders-0/00000000000000000000.log", Body=b"data")  # no file
+    client.put_object(Bucket=BUCKET, Key="broker-2/orders-1/partition.metadata",
+                      Body=encode_partition_metadata(bytes(range(1, 17))))
+    topics = TopicIds()
+    files = resolve_inputs([f"s3a://{BUCKET}/broker-2/"], spark, topics=topics)
+    assert [f.path.rsplit("/", 2)[-2] for f in files] == ["__consumer_offsets-7"]
+    assert topics.names == {"AQIDBAUGBwgJCgsMDQ4PEA": "orders"} and topics.problems == []

@@ -70,8 +70,10 @@ RECORD_GROUP_TYPE: dict[str, GroupType] = {
 class GroupCoordinatorShard:
     """The groups of one ``__consumer_offsets`` partition, replayed record by record."""
 
-    def __init__(self) -> None:
-        self.topic_names = TopicNames()
+    def __init__(self, topic_names: dict[str, str] | None = None) -> None:
+        """``topic_names``: topic id -> name known beside the log (``partition.metadata`` files);
+        ``ConsumerGroupPartitionMetadata`` records name ids too, and win."""
+        self.topic_names = TopicNames(topic_names)
         self.groups = GroupMetadataManager(self.topic_names)
         #: record kinds replayed, and those that change no state (or that kgtool does not know)
         self.replayed: Counter[str] = Counter()
@@ -80,12 +82,13 @@ class GroupCoordinatorShard:
         self.incomplete: dict[str, str] = {}
 
     def replay(self, offset: int, kind: str | None, key: dict[str, Any] | None,
-               value: dict[str, Any] | None, timestamp: int = -1) -> None:
+               value: dict[str, Any] | None, timestamp: int = -1) -> str | None:
         """``GroupCoordinatorShard.replay(offset, producerId, producerEpoch, record)`` for a group
-        record (offset commits are the offset store's)."""
+        record (offset commits are the offset store's). Returns why the record was refused (the
+        group is then marked incomplete), None when it was replayed or ignored."""
         if key is None or kind is None:
             self.ignored[str(kind)] += 1
-            return
+            return None
         touch = Touch(offset, timestamp)
         try:
             if kind == "group_metadata":
@@ -105,12 +108,31 @@ class GroupCoordinatorShard:
                 fn(type_, str(key["group_id"]), value, touch)
         except ReplayRefused as exc:
             group = str(key.get("group_id", key.get("group")))
-            why = f"record at offset {offset}: {exc} (Kafka's loader refuses it)"
-            self.incomplete.setdefault(group, why)
-            self.groups.problems.append((group, offset, str(exc)))
-            g = self.groups.group(group)
-            if isinstance(g, ModernGroup) and g.incomplete is None:
-                g.incomplete = why
+            self._mark(group, offset, f"record at offset {offset}: {exc} (Kafka's loader refuses it)", str(exc))
+            return f"{exc} (Kafka's loader refuses it)"
+        return None
+
+    def replay_undecodable(self, offset: int, kind: str | None, group: str, why: str) -> None:
+        """A record of ``group`` (``why``: where and what) whose value does not decode (or has a version Kafka does not
+        know): Kafka's loader fails the whole partition (``CoordinatorLoaderImpl``: "Deserializing
+        record ... failed"); kgtool skips the record and marks the group incomplete. The group
+        exists from then on, as the record's replay would have created it (a tombstone decodes)."""
+        route = _MODERN.get(kind or "")
+        try:
+            if route is not None:
+                self.groups._modern(group, True, route[0])
+            elif kind == "group_metadata" and group not in self.groups.groups:
+                self.groups.groups[group] = ClassicGroup(group)
+        except ReplayRefused:
+            pass  # a group of another type: marked as it is
+        self._mark(group, offset, f"{why}: the record was skipped, so the group lacks what it changed", why)
+
+    def _mark(self, group: str, offset: int, why: str, problem: str) -> None:
+        self.incomplete.setdefault(group, why)
+        self.groups.problems.append((group, offset, problem))
+        g = self.groups.group(group)
+        if g is not None and g.incomplete is None:
+            g.incomplete = why
 
     def group_ids(self) -> list[str]:
         return sorted(self.groups.groups)

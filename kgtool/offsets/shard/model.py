@@ -54,8 +54,8 @@ class TopicNames:
     """Topic id -> name, learnt from ``ConsumerGroupPartitionMetadata`` records (and from the
     ``partition.metadata`` files of data partitions given as input); an unknown id stays an id."""
 
-    def __init__(self) -> None:
-        self.names: dict[str, str] = {}
+    def __init__(self, names: dict[str, str] | None = None) -> None:
+        self.names: dict[str, str] = dict(names or {})
 
     def learn(self, topic_id: str, name: str) -> None:
         self.names[topic_id] = name
@@ -121,6 +121,9 @@ class ClassicGroup:
     members: dict[str, ClassicGroupMember] = field(default_factory=dict)
     touched: Touch = field(default_factory=Touch)
     type: GroupType = GroupType.CLASSIC
+    #: why the replay could not follow this group (a record that does not decode); a later
+    #: GroupMetadata record replaces the group whole, and with it this
+    incomplete: str | None = None
 
     @property
     def state(self) -> str:

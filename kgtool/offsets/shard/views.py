@@ -49,7 +49,7 @@ def state_rows(groups: dict[str, Group], names: TopicNames, log_partition: int,
         row = {"group": gid, "log_partition": log_partition, "type": g.type.value, "state": g.state,
                "group_epoch": None, "assignment_epoch": None, "generation": None, "protocol_type": None,
                "protocol_name": None, "leader": None, "member_count": len(g.members), "assignor": None,
-               "record_offset": record_offset, "timestamp": timestamp, "incomplete": None}
+               "record_offset": record_offset, "timestamp": timestamp, "incomplete": g.incomplete}
         base = {"group": gid, "log_partition": log_partition, "type": g.type.value}
         if isinstance(g, ClassicGroup):
             row.update(generation=g.generation, protocol_type=g.protocol_type, protocol_name=g.protocol_name,
@@ -66,7 +66,7 @@ def state_rows(groups: dict[str, Group], names: TopicNames, log_partition: int,
                     "record_offset": record_offset, "timestamp": timestamp, "state_since": None})
         else:
             row.update(group_epoch=g.group_epoch, assignment_epoch=g.assignment_epoch,
-                       assignor=preferred_server_assignor(g), incomplete=g.incomplete)
+                       assignor=preferred_server_assignor(g))
             for mid, m in sorted(g.members.items()):
                 m_offset, m_ts = _touch(m.touched)
                 member_rows.append({
