@@ -444,19 +444,32 @@ class PartitionReplay:
             if key is not e.key or value is not e.value:
                 e = replace(e, key=key, value=value)
             if kind == GROUP_METADATA:
-                self.shard.replay(e.offset, kind, key, value, e.timestamp)
+                self._refused(e, self.shard.replay(e.offset, kind, key, value, e.timestamp))
                 g.classic_metadata(e)
                 return
             # a consumer group: its batch is settled (reconciliation, owners) once the batch is read
             groups, names = self.shard.groups, self.shard.topic_names
             g.before_consumer_record(e, _modern(groups.group(e.group)), names, self.findings)
-            self.shard.replay(e.offset, kind, key, value, e.timestamp)
+            self._refused(e, self.shard.replay(e.offset, kind, key, value, e.timestamp))
             g.consumer_record(e, _modern(groups.group(e.group)), names)
             self._unsettled.add(g)
             return
         if group_type is not None and self.options.group_matches(e.group):
             # share (KIP-932) and streams (KIP-1071) groups: their state only
-            self.shard.replay(e.offset, kind, _parsed(e.key), _parsed(e.value), e.timestamp)
+            self._refused(e, self.shard.replay(e.offset, kind, _parsed(e.key), _parsed(e.value), e.timestamp))
+
+    def _refused(self, e: LogEntry, why: str | None) -> None:
+        """A record that decodes but that Kafka's loader refuses (its replay throws, and the
+        partition does not load: e.g. a member's tombstone before its assignment's): the shard
+        marked its group incomplete; here it is one warning, counted with the problems."""
+        if why is None:
+            return
+        self.problem_count += 1
+        if len(self.problems) < self.keep_problems:
+            self.problems.append(replace(
+                e, kind=PROBLEM, record_kind=e.kind, key=None, value=None,
+                problem=f"record of group {e.group!r} at offset {e.offset} ({e.kind}): {why}; the group is "
+                        "marked incomplete"))
 
     def _settle(self, e: LogEntry | None = None) -> None:
         """Settle the consumer groups the last batch of group records changed, once a record of

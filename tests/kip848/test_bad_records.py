@@ -153,3 +153,27 @@ def test_spark_audit_reports_it_once_and_exits_1(spark, tmp_path):  # noqa: F811
     assert row["group"] == "g-uniform" and row["incomplete"].startswith(f"record of group 'g-uniform' at offset {offset}")
     [cov] = pq.read_table(out / "coverage").to_pylist()
     assert cov["problems"] == 1 and cov["consumer_group_records"] == 46
+
+
+def test_a_record_kafkas_loader_refuses_is_one_warning(tmp_path):
+    """Every record decodes, but the first member's current-assignment tombstone is gone: its
+    metadata tombstone then comes while the member still holds an epoch, which
+    ``GroupMetadataManager.replay`` refuses (IllegalStateException: the partition would not
+    load). One problem naming the record and why, the group incomplete, the replay goes on."""
+    log = tmp_path / "00000000000000000000.log"
+    done: list[int] = []
+
+    def drop_first_assignment_tombstone(key, value):
+        if record_type(key) == CURRENT_MEMBER_ASSIGNMENT and value is None and not done:
+            done.append(1)
+            return None
+        return key, value
+
+    rewrite(segment(N01), log, drop_first_assignment_tombstone)
+    result = audit_entries(entries_from_file(str(log), log_partition=0))
+    [bad] = result.problems
+    assert bad.kind == PROBLEM and bad.group == "g-uniform" and bad.record_kind == "consumer_group_member_metadata"
+    assert "before its current assignment's tombstone (Kafka's loader refuses it)" in bad.problem
+    [row] = result.tables["groups"]
+    assert row["incomplete"] is not None and "Kafka's loader refuses it" in row["incomplete"]
+    assert result.tables["coverage"][0]["problems"] == 1
