@@ -65,14 +65,12 @@ from kgtool.offsets.store import (
     EV_EPOCH,
     EV_ORPHAN,
     EV_REWIND,
-    EV_TOMBSTONE,
-    EV_TXN,
+    EV_TXN_ORPHAN,
     EV_ZOMBIE,
     G,
     K,
-    NOTE_REVOKING,
-    NOTE_SUPERSEDED,
     NOTES,
+    P,
     NULL,
     PROTOCOLS,
     STATES,
@@ -94,6 +92,7 @@ SORT_KEYS: dict[str, list[str]] = {
     "group_members": ["log_partition", "group", "member_id"],
 }
 SHOWN_PROBLEMS = 20
+_NO_SLOTS = np.empty(0, np.int64)
 ROW_BATCH = 20_000  # rows of the small tables handed out at a time (rows_sink)
 COMMIT_NAMES = [n for n, _t in COMMITS]
 MODERN_GROUP_PREFIXES = ("share_group_", "streams_group_")  # the shard's other group types
@@ -129,27 +128,6 @@ def sort_rows(rows: list[Any], name: str) -> None:
 
 
 @dataclass
-class _Pending:
-    """A transactional commit waiting for its producer's marker (``pendingTransactionalOffsets``):
-    its values (not its chunk, which may be written out meanwhile) and, while its row is held
-    back for its marker, where that row is."""
-
-    key: int
-    producer_id: int
-    ref: CommitRef  # the commit, as findings name it
-    leader_epoch: int
-    source: int
-    commit_ts: int
-    expire_ts: int
-    token: int
-    state: int
-    held: _Held | None
-    row: int
-    orphan: str | None = None  # the orphan finding to report if the commit takes effect
-    metadata: str | None = None
-
-
-@dataclass
 class _Held:
     """One chunk's commits, waiting for the markers of its transactional commits."""
 
@@ -161,9 +139,12 @@ class _Held:
     commit_valid: np.ndarray  # bool per commit: a commit timestamp is present
     producer_epoch: np.ndarray
     source: str
-    unresolved: int = 0  # transactional commits (here and in ``extra``) waiting for their marker
+    waits: np.ndarray = field(default_factory=lambda: _NO_SLOTS)  # slots of its commits whose marker is to come
     extra: list[_Held] = field(default_factory=list)  # rare offset commits replayed inside this chunk
-    host: _Held | None = None  # for a one-row chunk inside another: the chunk that holds its row back
+
+    def ended(self, store: Store) -> bool:
+        """Whether the markers of its transactional commits (and those of ``extra``) were read."""
+        return store.ended(self.waits) and all(store.ended(x.waits) for x in self.extra)
 
 
 class PartitionReplay:
@@ -200,9 +181,8 @@ class PartitionReplay:
         self.key_tp: list[TopicPartition] = []  # store key -> topic partition
         self._kmap = np.empty(0, np.int64)  # decoder key code -> store key (-1: group filtered out)
         self._kmap_tables: Any = None
-        self.pending: dict[tuple[int, int], dict[int, _Pending]] = {}  # (gid, producer id) -> key -> commit
-        self.unresolved: dict[int, dict[int, list[tuple[_Held, int]]]] = {}  # producer id -> gid -> rows
-        self.aborted: dict[int, _Pending] = {}
+        self._orphans: dict[int, str] = {}  # slot -> orphan finding of a pending transactional commit
+        self._open: dict[int, dict[int, int]] = {}  # at the end: gid -> key -> slot of its pending commit
         self.held: deque[_Held] = deque()
         self._current: _Held | None = None
         self._serials = 0
@@ -331,6 +311,7 @@ class PartitionReplay:
             self._rare(e)
         if m > lo:
             self._events(self.store.replay_commits(cols, held.out, lo, m), held)
+        held.waits = self.store.waiting(held.out, cols.producer_id, cols.record_offset, self.last_markers)
         self.store.settle_metadata(cols.serial, held.metadata)
         self._current = None
         self._flush()
@@ -476,10 +457,10 @@ class PartitionReplay:
         host = self._current
         if host is None:
             self.held.append(held)
-            self._events(self.store.replay_commits(cols, held.out, 0, 1), held)
         else:
             host.extra.append(held)
-            self._events(self.store.replay_commits(cols, held.out, 0, 1), held, host)
+        self._events(self.store.replay_commits(cols, held.out, 0, 1), held)
+        held.waits = self.store.waiting(held.out, cols.producer_id, cols.record_offset, self.last_markers)
         self.store.settle_metadata(cols.serial, held.metadata, cols.key)
 
     def _next_serial(self) -> int:
@@ -496,27 +477,32 @@ class PartitionReplay:
         return CommitRef(tp[0], tp[1], int(c.offset[j]), int(c.record_offset[j]), int(c.position[j]),
                          self.sources[c.source], int(c.timestamp[j]), None if gen == NULL else gen)
 
-    def _events(self, events: np.ndarray, held: _Held, host: _Held | None = None) -> None:
+    def _slot_ref(self, slot: int) -> CommitRef:
+        """A pending transactional commit (a slot of the store), as findings name it."""
+        pr = self.store.p[slot]
+        tp = self.key_tp[int(pr[P["key"]])]
+        gen = int(pr[P["generation"]])
+        return CommitRef(tp[0], tp[1], int(pr[P["offset"]]), int(pr[P["record"]]), int(pr[P["position"]]),
+                         self.sources[int(pr[P["source"]])], int(pr[P["timestamp"]]), None if gen == NULL else gen)
+
+    def _events(self, events: np.ndarray, held: _Held) -> None:
         if not len(events):
             return
         for ev in events.tolist():
             kind, j, k = ev[0], ev[1], ev[2]
             g = self.by_gid[int(self.store.k[k, K["gid"]])]
-            if kind == EV_TXN:
-                self._txn_commit(g, held, j, k, host or held)
-            elif kind == EV_TOMBSTONE:
-                for (gid, _pid), pend in self.pending.items():
-                    if gid == g.gid:
-                        pend.pop(k, None)
+            if kind == EV_TXN_ORPHAN:
+                # the message names the generation in effect now; reported if the marker stores it
+                self._orphans[ev[3]] = g.orphan_message(self.key_tp[k], int(held.cols.offset[j]))
             else:
-                self._finding_event(g, held, j, k, kind, ev[3:])
+                self._finding_event(g, self._ref(held, j), k, kind, ev[3:])
 
-    def _finding_event(self, g: GroupState, held: _Held, j: int, k: int, kind: int, v: list[int]) -> None:
-        ref = self._ref(held, j)
+    def _finding_event(self, g: GroupState, ref: CommitRef, k: int, kind: int, v: list[int],
+                       orphan: str | None = None) -> None:
         tp = self.key_tp[k]
         if kind == EV_ORPHAN:
             self.findings.append(finding("orphan", g.name, self.log_partition, ref,
-                                         g.orphan_message(tp, ref.offset)))
+                                         orphan if orphan is not None else g.orphan_message(tp, ref.offset)))
         elif kind == EV_EPOCH:
             self.findings.append(finding("epoch-regression", g.name, self.log_partition, ref,
                                          epoch_message(tp, v[0], v[1]), Previous.of(v[2:7])))
@@ -530,81 +516,32 @@ class PartitionReplay:
                                          zombie_message(tp, ref.offset, top), top))  # type: ignore[arg-type]
 
     # ---- transactions ------------------------------------------------------------------------
-    def _txn_commit(self, g: GroupState, held: _Held, j: int, k: int, host: _Held) -> None:
-        c, out = held.cols, held.out
-        pid = int(c.producer_id[j])
-        record = int(c.record_offset[j])
-        out.txn_result[j] = 1  # PENDING until its marker
-        last = None if self.last_markers is None else self.last_markers.get(pid)
-        waits = self.last_markers is None or (last is not None and last > record)
-        if waits:
-            self.unresolved.setdefault(pid, {}).setdefault(g.gid, []).append((held, j))
-            host.unresolved += 1
-            if host is not held:  # a one-row chunk inside another (no self-reference: no cycle)
-                held.host = host
-        code = int(held.metadata_codes[j])
-        p = _Pending(k, pid, self._ref(held, j), int(c.leader_epoch[j]), c.source, int(c.commit_timestamp[j]),
-                     int(c.expire_timestamp[j]), int(out.token[j]), int(out.state[j]),
-                     held if waits else None, j, metadata=held.metadata[code] if code >= 0 else None)
-        self.pending.setdefault((g.gid, pid), {})[k] = p
-        orphan = int(self.store.k[k, K["orphan"]])
-        if orphan == 1:
-            p.orphan = g.orphan_message(self.key_tp[k], int(c.offset[j]))
-        elif orphan == 2:
-            out.note[j] = NOTE_REVOKING
-
     def _marker(self, e: LogEntry) -> None:
-        """A transaction marker: resolves the rows it annotates and, for a typed marker,
-        ``OffsetMetadataManager.replayEndTransactionMarker`` for each group it concerns.
-        ``CoordinatorLoaderImpl`` replays only COMMIT and ABORT control records: any other
-        control type leaves the transaction open."""
+        """A transaction marker: ``OffsetMetadataManager.replayEndTransactionMarker`` in the store
+        (:meth:`Store.end_transaction`), whose outcome the rows of the transaction's commits
+        take when they are written out. ``CoordinatorLoaderImpl`` replays only COMMIT and ABORT
+        control records: any other control type leaves the transaction open."""
         if e.control_type not in END_TXN_TYPES:
             return
-        by_group = self.unresolved.pop(e.producer_id, None)
-        if not by_group:
+        events = self.store.end_transaction(e.producer_id, e.control_type, e.offset)
+        if events is None or not len(events):
             return
-        code = self.store.txn_code(e.control_type)
-        for gid, rows in by_group.items():
-            for held, j in rows:
-                held.out.txn_result[j] = code
-                held.out.txn_marker[j] = e.offset
-                (held.host or held).unresolved -= 1
-            self._end_transaction(self.by_gid[gid], e.producer_id, e.control_type, e.offset)
-
-    def _end_transaction(self, g: GroupState, pid: int, marker_type: str, marker_offset: int) -> None:
-        pend = self.pending.pop((g.gid, pid), None)
-        if not pend:
-            return
-        st = self.store.k
-        for k, p in sorted(pend.items(), key=lambda kv: kv[1].ref.record_offset):
-            ref = p.ref
-            held = p.held
-            assert held is not None, "a commit resolved by a marker is held back until it"
-            if marker_type == "COMMIT":
-                # replayEndTransactionMarker: only a higher record offset than the stored one wins.
-                if not st[k, K["st_has"]] or ref.record_offset > st[k, K["st_record"]]:
-                    if p.orphan is not None:
-                        self.findings.append(finding("orphan", g.name, self.log_partition, ref, p.orphan))
-                    events: list = []
-                    gen = NULL if ref.generation_id is None else ref.generation_id
-                    # The zombie rule counts a commit as the new owner's when it takes effect in a
-                    # generation at or after the move: for a transactional one, the generation in
-                    # effect at its COMMIT marker (the oracle's rule), not the one it was written in.
-                    now = int(self.store.g[g.gid, G["token"]])
-                    self.store.apply(k, marker_offset, ref.offset, p.leader_epoch, ref.record_offset, ref.position,
-                                     p.source, ref.timestamp, gen, p.commit_ts, p.expire_ts, now, p.state,
-                                     held.out, p.row, events, p.metadata)
-                    for ev in events:
-                        self._finding_event(g, held, p.row, k, ev[0], ev[3:])
-                else:
-                    held.out.note[p.row] = NOTE_SUPERSEDED
-            else:
-                self.aborted[k] = p
+        for ev in events.tolist():
+            kind, slot, k = ev[0], ev[1], ev[2]
+            g = self.by_gid[int(self.store.k[k, K["gid"]])]
+            self._finding_event(g, self._slot_ref(slot), k, kind, ev[3:],
+                                self._orphans.pop(slot, None) if kind == EV_ORPHAN else None)
 
     # ---- output --------------------------------------------------------------------------------
     def _flush(self, final: bool = False) -> None:
-        while self.held and (final or self.held[0].unresolved <= 0):
+        store = self.store
+        while self.held and (final or self.held[0].ended(store)):
             held = self.held.popleft()
+            for h in (held, *held.extra):
+                store.resolve(h.out)
+            if self._orphans:  # freed slots: their orphan findings can no longer be reported
+                for slot in [s for s in self._orphans if store.p[s, P["key"]] < 0]:
+                    del self._orphans[slot]
             table = self._commits_table(held)
             for extra in held.extra:
                 table = _concat(table, self._commits_table(extra))
@@ -812,6 +749,7 @@ class PartitionReplay:
         """End of the partition: flush the commits, evaluate the end-of-log rules, make the
         offsets table (to ``rows_sink`` as an Arrow table, else :attr:`offset_rows`)."""
         self._flush(final=True)
+        self._open = self._open_transactions()
         end = self.end_instant()
         expired: set[int] = set()
         for g in self.by_gid:
@@ -850,6 +788,22 @@ class PartitionReplay:
                 groups[g.name] = ClassicGroup(g.name)
         return state_rows(groups, self.shard.topic_names, self.log_partition, self.options.group_matches)
 
+    def _open_transactions(self) -> dict[int, dict[int, int]]:
+        """The transactional commits still pending at the end (``pendingTransactionalOffsets``):
+        gid -> key -> slot of the key's latest pending commit (of any producer)."""
+        store = self.store
+        pp, st = store.p, store.k
+        out: dict[int, dict[int, int]] = {}
+        for slot in store.open_slots().tolist():
+            if not store.live(slot):
+                continue  # a tombstone of its key came after it
+            k = int(pp[slot, P["key"]])
+            by_key = out.setdefault(int(st[k, K["gid"]]), {})
+            q = by_key.get(k)
+            if q is None or pp[slot, P["record"]] > pp[q, P["record"]]:
+                by_key[k] = slot
+        return out
+
     def end_instant(self) -> int | None:
         """The instant the end-of-log state is judged at (retention): ``--until`` when given
         (the log read as it stood then), else the partition's last record timestamp."""
@@ -872,29 +826,25 @@ class PartitionReplay:
             return Previous(int(st[k, K["st_offset"]]), int(st[k, K["st_record"]]), int(st[k, K["st_position"]]),
                             None if st[k, K["st_generation"]] == NULL else int(st[k, K["st_generation"]]))
 
-        mine = sorted(((self.key_tp[k], k) for k in self.aborted if st[k, K["gid"]] == g.gid))
+        pp = self.store.p
+        mine = sorted((self.key_tp[k], k) for k in g.keys.values() if st[k, K["aborted_slot"]] >= 0)
         for tp, k in mine:
-            p = self.aborted[k]
-            ref = p.ref
+            slot = int(st[k, K["aborted_slot"]])
+            ref = self._slot_ref(slot)
             if later_than_store(k, ref.record_offset) and not st[k, K["txn_record"]] > ref.record_offset:
                 cur = stored(k)
                 self.findings.append(finding(
                     "aborted-txn", name, part, ref,
-                    aborted_message(tp, ref.offset, p.producer_id, None if cur is None else cur.offset), cur))
-        latest: dict[int, _Pending] = {}
-        for (gid, _pid), pend in self.pending.items():
-            if gid != g.gid:
-                continue
-            for k, p in pend.items():
-                q = latest.get(k)
-                if q is None or p.ref.record_offset > q.ref.record_offset:
-                    latest[k] = p
+                    aborted_message(tp, ref.offset, int(pp[slot, P["producer_id"]]),
+                                    None if cur is None else cur.offset), cur))
+        latest = self._open.get(g.gid, {})
         for tp, k in sorted((self.key_tp[k], k) for k in latest):
-            p = latest[k]
-            ref = p.ref
+            slot = latest[k]
+            ref = self._slot_ref(slot)
             if later_than_store(k, ref.record_offset):
                 self.findings.append(finding("pending-txn", name, part, ref,
-                                             pending_message(tp, ref.offset, p.producer_id), stored(k)))
+                                             pending_message(tp, ref.offset, int(pp[slot, P["producer_id"]])),
+                                             stored(k)))
         expired = self._expired(g, end)
         for tp, k in sorted(g.keys.items()):
             why = expired.get(k)
@@ -916,7 +866,7 @@ class PartitionReplay:
         gen = g.gen
         if gen is not None and not gen.empty:
             return {}  # ClassicGroup.offsetExpirationCondition: only Empty (or simple) groups
-        open_keys = {k for (gid, _pid), pend in self.pending.items() if gid == g.gid for k in pend}
+        open_keys = self._open.get(g.gid, {})
         empty_since = None
         if gen is not None and gen.protocol == "classic":
             empty_since = gen.current_state_timestamp
