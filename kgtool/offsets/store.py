@@ -229,6 +229,7 @@ class Store:
         self.producer_codes: dict[int, int] = {}  # producer id -> code
         self.free = np.empty(0, np.int64)  # free slots: the first meta[n_free]
         self.meta = np.zeros(len(META_FIELDS), np.int64)
+        self._compacted = 0  # slots in use after the last _compact_open
 
     # ---- growth ------------------------------------------------------------------------
     def add_key(self, gid: int) -> int:
@@ -351,6 +352,46 @@ class Store:
         if len(gone):
             self._free(gone)
         out.slot[rows] = -1
+        in_use = int(self.meta[0] - self.meta[1])
+        if in_use > max(1024, 2 * (self.n_keys + self.n_producers), 2 * self._compacted):
+            self._compact_open()
+
+    def _compact_open(self) -> None:
+        """Free the slots of open transactions that can no longer matter: a commit whose row is
+        written out and that a later commit of its key in the same transaction replaced, or a
+        tombstone dropped. Only a transaction whose marker never comes (the log ends first: its
+        rows were not held back) keeps such slots; without this they would grow with its
+        records, where Kafka's pendingTransactionalOffsets holds one offset per key."""
+        pp, kk = self.p, self.k
+        drop = []
+        for code in range(self.n_producers):
+            chain = []
+            s = int(self.x[code, X["head"]])
+            while s >= 0:
+                chain.append(s)
+                s = int(pp[s, P["next"]])
+            if not chain:
+                continue
+            last: dict[int, int] = {}
+            for s in chain:
+                last[int(pp[s, P["key"]])] = s
+            keep = []
+            for s in chain:
+                k = int(pp[s, P["key"]])
+                removed = kk[k, K["last_removal"]]
+                dead = last[k] != s or (removed != NULL and pp[s, P["record"]] < removed)
+                if dead and pp[s, P["done"]]:
+                    drop.append(s)
+                else:
+                    keep.append(s)
+            for a, b in zip(keep, keep[1:]):
+                pp[a, P["next"]] = b
+            if keep:
+                pp[keep[-1], P["next"]] = -1
+            self.x[code] = (keep[0], keep[-1]) if keep else (-1, -1)
+        if drop:
+            self._free(np.array(drop, np.int64))
+        self._compacted = int(self.meta[0] - self.meta[1])
 
     def _free(self, slots: np.ndarray) -> None:
         self.p[slots, P["key"]] = -1

@@ -69,3 +69,20 @@ def test_slots_are_reused_after_their_rows_are_written(pure):
     live = store.p[: int(store.meta[0])]
     assert ((live[:, P["key"]] >= 0) & (live[:, P["aborted"]] == 0)).sum() == 0  # only the aborted ones stay
     assert rp.offsets("g") == {("t", 0): 999, ("t", 1): 999}
+
+
+@pytest.mark.parametrize("pure", LOOPS)
+def test_a_transaction_that_never_ends_holds_one_slot_per_key(pure):
+    """A producer whose marker never comes (none in the log: ``last_markers`` says so, its rows
+    are written out at once) commits two keys 3,000 times: the store keeps what Kafka's
+    pendingTransactionalOffsets keeps, the last commit of each key, not every commit."""
+    s = Script()
+    for i in range(3000):
+        s.commit("g", {("t", i % 2): i}, producer=(5, 0))
+    rp = PartitionReplay(0, pure=pure, last_markers={})
+    for e in s.entries():
+        rp.feed_entries([e])
+    rp.finish()
+    assert int(rp.store.meta[0] - rp.store.meta[1]) <= 1100
+    pending = sorted((f["partition"], f["offset"]) for f in rp.findings if f["rule"] == "pending-txn")
+    assert pending == [(0, 2998), (1, 2999)]
