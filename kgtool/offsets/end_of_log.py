@@ -9,7 +9,15 @@ from __future__ import annotations
 from typing import Any
 
 from kgtool.offsets.groups import GroupState
-from kgtool.offsets.rules import CommitRef, Previous, aborted_message, expiration, expiring_message, finding, pending_message
+from kgtool.offsets.rules import (
+    CommitRef,
+    Previous,
+    aborted_message,
+    expiration,
+    expiring_message,
+    finding,
+    pending_message,
+)
 from kgtool.offsets.store import G, K, NULL, P, Store
 
 

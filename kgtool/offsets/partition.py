@@ -95,6 +95,7 @@ _NO_SLOTS = np.empty(0, np.int64)
 ROW_BATCH = 20_000  # rows of the small tables handed out at a time (rows_sink)
 MODERN_GROUP_PREFIXES = ("share_group_", "streams_group_")  # the shard's other group types
 
+
 def sort_key(name: str) -> Callable[[dict[str, Any]], tuple]:
     return _nulls_last(SORT_KEYS[name])
 
