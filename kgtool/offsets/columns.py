@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from kgtool.codec import compression as _comp
+from kgtool.codec.model import CONTROL_TYPE_NAMES  # (at import: _marker_entry runs once per marker)
 from kgtool.offsets.entries import CONTROL, LEGACY_OFFSET_COMMIT, OFFSET_COMMIT, PROBLEM, LogEntry
 
 _GZIP_FIRST_OUTPUT = min(_comp.DEFAULT_MAX_DECOMPRESSED + 1, _comp._MAX_OUTPUT)  # as compression._gunzip
@@ -441,8 +442,6 @@ def _decompress(codec: int, payload: Any) -> bytes | None:
 def _marker_entry(t: tuple, source: str, log_partition: int) -> LogEntry:
     """A transaction marker the C scan decoded, as _record_entries builds it for a control
     batch (kind CONTROL, ControlRecordType name, EndTransactionMarker coordinator epoch)."""
-    from kgtool.codec.model import CONTROL_TYPE_NAMES
-
     pos, off, ts, pid, pe, txn, ctype, epoch = t[:8]
     return LogEntry(log_partition=log_partition, offset=off, position=pos, source=source, timestamp=ts,
                     producer_id=pid, producer_epoch=pe, is_transactional=bool(txn), is_control=True, kind=CONTROL,
