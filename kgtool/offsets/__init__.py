@@ -15,7 +15,9 @@ it saw: generations, members, commits with attribution, findings, and coverage.
 - :mod:`kgtool.offsets.rules`: the stale-commit rules and their findings.
 - :mod:`kgtool.offsets.rebalances`: one row per generation change (who joined, left, rejoined,
   why) and the rebalance-storm rule.
-- :mod:`kgtool.offsets.partition`: one partition's replay, coverage and output tables.
+- :mod:`kgtool.offsets.partition`: one partition's replay (the orchestration), with its
+  coverage row (:mod:`kgtool.offsets.partition_coverage`), Arrow output
+  (:mod:`kgtool.offsets.arrow_output`) and end-of-log rules (:mod:`kgtool.offsets.end_of_log`).
 - :mod:`kgtool.offsets.tables`: the output tables as data (column names and types).
 - :mod:`kgtool.offsets.audit`: the whole audit of decoded entries in one process.
 """

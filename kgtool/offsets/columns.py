@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import gc
 import struct
+import zlib as _zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -36,7 +37,10 @@ from typing import Any
 import numpy as np
 
 from kgtool.codec import compression as _comp
+from kgtool.codec.model import CONTROL_TYPE_NAMES  # (at import: _marker_entry runs once per marker)
 from kgtool.offsets.entries import CONTROL, LEGACY_OFFSET_COMMIT, OFFSET_COMMIT, PROBLEM, LogEntry
+
+_GZIP_FIRST_OUTPUT = min(_comp.DEFAULT_MAX_DECOMPRESSED + 1, _comp._MAX_OUTPUT)  # as compression._gunzip
 
 __all__ = ["CommitChunk", "KeyTable", "chunk_entries", "decode_commit_chunks", "transaction_markers"]
 
@@ -417,6 +421,18 @@ def _chunks_pure(data: Any, source: str, log_partition: int, keys: KeyTable, i: 
 def _decompress(codec: int, payload: Any) -> bytes | None:
     """For the C scan: the decompressed records, or None when the codec fails (the general
     path then reports it with its position). Same cap as decode_batch_v2's default."""
+    if codec == _comp.GZIP:
+        # compression._gunzip's first step, inline: a log of small gzip batches (one per
+        # consumer's commit, offsets.topic.compression.codec=gzip) pays the call layers per batch.
+        # Anything but one complete member within the cap goes the whole way below.
+        d = _zlib.decompressobj(wbits=31)
+        try:
+            out = d.decompress(payload, _GZIP_FIRST_OUTPUT)
+        except _zlib.error:
+            pass
+        else:
+            if d.eof and not d.unused_data and len(out) <= _comp.DEFAULT_MAX_DECOMPRESSED:
+                return out
     try:
         out = _comp.decompress(codec, payload, magic=2, max_size=_comp.DEFAULT_MAX_DECOMPRESSED)
     except _comp.CompressionFailure:
@@ -427,8 +443,6 @@ def _decompress(codec: int, payload: Any) -> bytes | None:
 def _marker_entry(t: tuple, source: str, log_partition: int) -> LogEntry:
     """A transaction marker the C scan decoded, as _record_entries builds it for a control
     batch (kind CONTROL, ControlRecordType name, EndTransactionMarker coordinator epoch)."""
-    from kgtool.codec.model import CONTROL_TYPE_NAMES
-
     pos, off, ts, pid, pe, txn, ctype, epoch = t[:8]
     return LogEntry(log_partition=log_partition, offset=off, position=pos, source=source, timestamp=ts,
                     producer_id=pid, producer_epoch=pe, is_transactional=bool(txn), is_control=True, kind=CONTROL,

@@ -7,15 +7,19 @@ a partition replays on its own: :class:`PartitionReplay` takes the partition's d
 see :mod:`kgtool.offsets.columns`) in log order and keeps
 
 - the group state (:mod:`kgtool.offsets.groups`, ``GroupMetadataManager``),
-- the offset store (:mod:`kgtool.offsets.store`, ``OffsetMetadataManager`` with
-  ``replayEndTransactionMarker``),
-- the rules (:mod:`kgtool.offsets.rules`),
-- and the partition's coverage,
+- the offset store with its pending transactions (:mod:`kgtool.offsets.store`,
+  ``OffsetMetadataManager`` with ``replayEndTransactionMarker``),
+- the rules (:mod:`kgtool.offsets.rules`; those judged at the end of the log in
+  :mod:`kgtool.offsets.end_of_log`),
+- and the partition's coverage (:mod:`kgtool.offsets.partition_coverage`),
 
-in memory that grows with groups, keys and producers, not with records. The commits table
-leaves as Arrow tables, one per chunk, in log order (``sink``); a chunk is held back only
-while one of its transactional commits waits for its marker (at most the length of a
-transaction: Kafka aborts transactions after ``transaction.max.timeout.ms``). Knowing each
+and hands out the tables: the commits and offsets tables as Arrow
+(:mod:`kgtool.offsets.arrow_output`), the others as rows. This module is the orchestration:
+chunks in, each record to its replay in log order, tables out; all of it in memory that grows
+with groups, keys and producers, not with records. The commits table leaves as Arrow tables,
+one per chunk, in log order (``sink``); a chunk is held back only while one of its
+transactional commits waits for its marker (at most the length of a transaction: Kafka aborts
+transactions after ``transaction.max.timeout.ms``). Knowing each
 producer's last marker in advance (``last_markers``, a pre-pass over control batches) lets a
 commit whose transaction never ends be written out at once. Generations, members and findings
 are small tables, returned at the end.
@@ -32,7 +36,8 @@ from typing import Any
 
 import numpy as np
 
-from kgtool.offsets.coverage import COUNTERS, classify
+from kgtool.offsets.arrow_output import ArrowOutput, concat
+from kgtool.offsets.end_of_log import end_of_log, open_transactions
 from kgtool.offsets.entries import (
     CONTROL,
     END_TXN_TYPES,
@@ -43,6 +48,7 @@ from kgtool.offsets.entries import (
     LogEntry,
 )
 from kgtool.offsets.options import AuditOptions
+from kgtool.offsets.partition_coverage import PartitionCoverage
 from kgtool.offsets.shard import RECORD_GROUP_TYPE, ClassicGroup, GroupCoordinatorShard, GroupType, ModernGroup
 from kgtool.offsets.shard.views import state_rows
 from kgtool.offsets.groups import GroupState, OwnerLists, TopicPartition
@@ -51,12 +57,8 @@ from kgtool.offsets.rules import (
     END_OF_LOG_RULES,
     CommitRef,
     Previous,
-    aborted_message,
     epoch_message,
-    expiration,
-    expiring_message,
     finding,
-    pending_message,
     rewind_message,
     zombie_message,
 )
@@ -64,22 +66,17 @@ from kgtool.offsets.store import (
     EV_EPOCH,
     EV_ORPHAN,
     EV_REWIND,
-    EV_TOMBSTONE,
-    EV_TXN,
+    EV_TXN_ORPHAN,
     EV_ZOMBIE,
     G,
     K,
-    NOTE_REVOKING,
-    NOTE_SUPERSEDED,
-    NOTES,
     NULL,
-    PROTOCOLS,
-    STATES,
+    P,
     CommitColumns,
     CommitOutputs,
     Store,
 )
-from kgtool.offsets.tables import COMMITS, COVERAGE, MEMBER, OFFSETS
+from kgtool.offsets.tables import MEMBER
 
 SORT_KEYS: dict[str, list[str]] = {
     "generations": ["log_partition", "group", "record_offset"],
@@ -93,9 +90,8 @@ SORT_KEYS: dict[str, list[str]] = {
     "group_members": ["log_partition", "group", "member_id"],
 }
 SHOWN_PROBLEMS = 20
+_NO_SLOTS = np.empty(0, np.int64)
 ROW_BATCH = 20_000  # rows of the small tables handed out at a time (rows_sink)
-COMMIT_NAMES = [n for n, _t in COMMITS]
-_COUNTERS = COUNTERS
 
 
 def sort_key(name: str) -> Callable[[dict[str, Any]], tuple]:
@@ -126,27 +122,6 @@ def sort_rows(rows: list[Any], name: str) -> None:
 
 
 @dataclass
-class _Pending:
-    """A transactional commit waiting for its producer's marker (``pendingTransactionalOffsets``):
-    its values (not its chunk, which may be written out meanwhile) and, while its row is held
-    back for its marker, where that row is."""
-
-    key: int
-    producer_id: int
-    ref: CommitRef  # the commit, as findings name it
-    leader_epoch: int
-    source: int
-    commit_ts: int
-    expire_ts: int
-    token: int
-    state: int
-    held: _Held | None
-    row: int
-    orphan: str | None = None  # the orphan finding to report if the commit takes effect
-    metadata: str | None = None
-
-
-@dataclass
 class _Held:
     """One chunk's commits, waiting for the markers of its transactional commits."""
 
@@ -158,9 +133,12 @@ class _Held:
     commit_valid: np.ndarray  # bool per commit: a commit timestamp is present
     producer_epoch: np.ndarray
     source: str
-    unresolved: int = 0  # transactional commits (here and in ``extra``) waiting for their marker
+    waits: np.ndarray = field(default_factory=lambda: _NO_SLOTS)  # slots of its commits whose marker is to come
     extra: list[_Held] = field(default_factory=list)  # rare offset commits replayed inside this chunk
-    host: _Held | None = None  # for a one-row chunk inside another: the chunk that holds its row back
+
+    def ended(self, store: Store) -> bool:
+        """Whether the markers of its transactional commits (and those of ``extra``) were read."""
+        return store.ended(self.waits) and all(store.ended(x.waits) for x in self.extra)
 
 
 class PartitionReplay:
@@ -197,26 +175,15 @@ class PartitionReplay:
         self.key_tp: list[TopicPartition] = []  # store key -> topic partition
         self._kmap = np.empty(0, np.int64)  # decoder key code -> store key (-1: group filtered out)
         self._kmap_tables: Any = None
-        self.pending: dict[tuple[int, int], dict[int, _Pending]] = {}  # (gid, producer id) -> key -> commit
-        self.unresolved: dict[int, dict[int, list[tuple[_Held, int]]]] = {}  # producer id -> gid -> rows
-        self.aborted: dict[int, _Pending] = {}
+        self._orphans: dict[int, str] = {}  # slot -> orphan finding of a pending transactional commit
         self.held: deque[_Held] = deque()
         self._current: _Held | None = None
         self._serials = 0
         #: --until: the partition's first record stamped at or after the instant was reached;
         #: the log read stops there (the caller may stop decoding).
         self.ended = False
-        # coverage
-        self.counters = dict.fromkeys(_COUNTERS, 0)
-        self.records = 0
-        self.batches = 0
-        self.first_offset: int | None = None
-        self.last_offset: int | None = None
-        self.first_timestamp: int | None = None
-        self.last_timestamp: int | None = None
-        self.group_names: set[str] = set()
-        self.problem_count = 0
-        self.problems: list[LogEntry] = []
+        self.cover = PartitionCoverage(log_partition, keep_problems)  # the coverage row
+        self.arrow = ArrowOutput(self)  # the commits and offsets tables
         self.commit_rows = 0
         self.gids_with_rows: set[int] = set()
         # the groups as Kafka's coordinator holds them (the groups and group_members tables);
@@ -224,8 +191,6 @@ class PartitionReplay:
         self.shard = GroupCoordinatorShard(dict(self.options.topic_names))
         self.group_rows: list[dict[str, Any]] = []
         self.group_member_rows: list[dict[str, Any]] = []
-        self._seen = np.zeros(0, np.bool_)  # decoder keys seen in kept records (coverage groups)
-        self._seen_tables: Any = None
         # consumer groups changed by the batch of group records being read (settled at its end)
         self._unsettled: set[GroupState] = set()
         self._batch: tuple[str, int] | None = None
@@ -293,7 +258,7 @@ class PartitionReplay:
                 keep = np.arange(n) < cut[0]
                 rare = rare[: cut[1]]
         # coverage over every record read (all groups)
-        self._cover(chunk, keep, rare, keys)
+        self.cover.add(chunk, keep, rare, keys)
         # --group: drop the commits of excluded groups
         mask = skey >= 0
         if keep is not None:
@@ -334,6 +299,7 @@ class PartitionReplay:
         self._settle()
         if m > lo:
             self._events(self.store.replay_commits(cols, held.out, lo, m), held)
+        held.waits = self.store.waiting(held.out, cols.producer_id, cols.record_offset, self.last_markers)
         self.store.settle_metadata(cols.serial, held.metadata)
         self._current = None
         self._flush()
@@ -345,74 +311,6 @@ class PartitionReplay:
         items = list(entries)
         self.feed(_EntryChunk(source or (items[0].source if items else "<entries>"), [(0, e) for e in items]),
                   _NO_KEYS)
-
-    # ---- coverage --------------------------------------------------------------------------
-    def _cover(self, chunk: Any, keep: np.ndarray | None, rare: list[tuple[int, LogEntry]], keys: Any) -> None:
-        n = chunk.n
-        if n:
-            if self._seen_tables is not keys:
-                self._seen_flush()
-                self._seen_tables = keys
-            if len(self._seen) < len(keys):
-                self._seen = np.concatenate([self._seen, np.zeros(len(keys) - len(self._seen), np.bool_)])
-            self._seen[chunk.key[:n] if keep is None else chunk.key[:n][keep]] = True
-        pos = chunk.position[:n]
-        offs = chunk.record_offset[:n]
-        ts = chunk.timestamp[:n]
-        version = chunk.version[:n]
-        if keep is not None:
-            pos, offs, ts, version = pos[keep], offs[keep], ts[keep], version[keep]
-        m = len(offs)
-        tomb = int(np.count_nonzero(version < 0)) if m else 0
-        self.counters["offset_commits"] += m - tomb
-        self.counters["offset_tombstones"] += tomb
-        self.records += m
-        if m:
-            self._range(int(offs.min()), int(offs.max()), int(ts.min()), int(ts.max()))
-        # batches: distinct (source, position) of records; a chunk ends at a batch boundary and
-        # its positions are in log order (non-decreasing)
-        batches = 1 + int(np.count_nonzero(pos[1:] != pos[:-1])) if m else 0
-        rare_positions = []
-        for _i, e in rare:
-            c = classify(e)
-            if c == "problems":
-                self.problem_count += 1
-                if len(self.problems) < self.keep_problems:
-                    self.problems.append(e)
-                continue
-            self.counters[c] += 1
-            self.counters["unknown_tagged_fields"] += e.unknown_tagged_fields
-            self.records += 1
-            self._range(e.offset, e.offset, e.timestamp, e.timestamp)
-            rare_positions.append(e.position)
-            if e.group is not None:
-                self.group_names.add(e.group)
-        if rare_positions:
-            extra = np.unique(np.array(rare_positions, np.int64))
-            if m:
-                i = np.searchsorted(pos, extra)
-                inside = (i < m) & (pos[np.minimum(i, m - 1)] == extra)
-                extra = extra[~inside]
-            batches += len(extra)
-        self.batches += batches
-
-    def _seen_flush(self) -> None:
-        keys = self._seen_tables
-        if keys is not None and self._seen.any():
-            kg = keys.key_group()
-            for code in np.unique(kg[np.flatnonzero(self._seen)]):
-                self.group_names.add(keys.groups[int(code)])
-        self._seen = np.zeros(0, np.bool_)
-
-    def _range(self, first: int, last: int, t0: int, t1: int) -> None:
-        if self.first_offset is None or first < self.first_offset:
-            self.first_offset = first
-        if self.last_offset is None or last > self.last_offset:
-            self.last_offset = last
-        if self.first_timestamp is None or t0 < self.first_timestamp:
-            self.first_timestamp = t0
-        if self.last_timestamp is None or t1 > self.last_timestamp:
-            self.last_timestamp = t1
 
     # ---- rare records -------------------------------------------------------------------------
     def _rare(self, e: LogEntry) -> None:
@@ -464,9 +362,10 @@ class PartitionReplay:
         marked its group incomplete; here it is one warning, counted with the problems."""
         if why is None:
             return
-        self.problem_count += 1
-        if len(self.problems) < self.keep_problems:
-            self.problems.append(replace(
+        cover = self.cover
+        cover.problem_count += 1
+        if len(cover.problems) < self.keep_problems:
+            cover.problems.append(replace(
                 e, kind=PROBLEM, record_kind=e.kind, key=None, value=None,
                 problem=f"record of group {e.group!r} at offset {e.offset} ({e.kind}): {why}; the group is "
                         "marked incomplete"))
@@ -517,10 +416,10 @@ class PartitionReplay:
         host = self._current
         if host is None:
             self.held.append(held)
-            self._events(self.store.replay_commits(cols, held.out, 0, 1), held)
         else:
             host.extra.append(held)
-            self._events(self.store.replay_commits(cols, held.out, 0, 1), held, host)
+        self._events(self.store.replay_commits(cols, held.out, 0, 1), held)
+        held.waits = self.store.waiting(held.out, cols.producer_id, cols.record_offset, self.last_markers)
         self.store.settle_metadata(cols.serial, held.metadata, cols.key)
 
     def _next_serial(self) -> int:
@@ -537,27 +436,32 @@ class PartitionReplay:
         return CommitRef(tp[0], tp[1], int(c.offset[j]), int(c.record_offset[j]), int(c.position[j]),
                          self.sources[c.source], int(c.timestamp[j]), None if gen == NULL else gen)
 
-    def _events(self, events: np.ndarray, held: _Held, host: _Held | None = None) -> None:
+    def slot_ref(self, slot: int) -> CommitRef:
+        """A pending transactional commit (a slot of the store), as findings name it."""
+        pr = self.store.p[slot]
+        tp = self.key_tp[int(pr[P["key"]])]
+        gen = int(pr[P["generation"]])
+        return CommitRef(tp[0], tp[1], int(pr[P["offset"]]), int(pr[P["record"]]), int(pr[P["position"]]),
+                         self.sources[int(pr[P["source"]])], int(pr[P["timestamp"]]), None if gen == NULL else gen)
+
+    def _events(self, events: np.ndarray, held: _Held) -> None:
         if not len(events):
             return
         for ev in events.tolist():
             kind, j, k = ev[0], ev[1], ev[2]
             g = self.by_gid[int(self.store.k[k, K["gid"]])]
-            if kind == EV_TXN:
-                self._txn_commit(g, held, j, k, host or held)
-            elif kind == EV_TOMBSTONE:
-                for (gid, _pid), pend in self.pending.items():
-                    if gid == g.gid:
-                        pend.pop(k, None)
+            if kind == EV_TXN_ORPHAN:
+                # the message names the generation in effect now; reported if the marker stores it
+                self._orphans[ev[3]] = g.orphan_message(self.key_tp[k], int(held.cols.offset[j]))
             else:
-                self._finding_event(g, held, j, k, kind, ev[3:])
+                self._finding_event(g, self._ref(held, j), k, kind, ev[3:])
 
-    def _finding_event(self, g: GroupState, held: _Held, j: int, k: int, kind: int, v: list[int]) -> None:
-        ref = self._ref(held, j)
+    def _finding_event(self, g: GroupState, ref: CommitRef, k: int, kind: int, v: list[int],
+                       orphan: str | None = None) -> None:
         tp = self.key_tp[k]
         if kind == EV_ORPHAN:
             self.findings.append(finding("orphan", g.name, self.log_partition, ref,
-                                         g.orphan_message(tp, ref.offset)))
+                                         orphan if orphan is not None else g.orphan_message(tp, ref.offset)))
         elif kind == EV_EPOCH:
             self.findings.append(finding("epoch-regression", g.name, self.log_partition, ref,
                                          epoch_message(tp, v[0], v[1]), Previous.of(v[2:7])))
@@ -571,84 +475,35 @@ class PartitionReplay:
                                          zombie_message(tp, ref.offset, top), top))  # type: ignore[arg-type]
 
     # ---- transactions ------------------------------------------------------------------------
-    def _txn_commit(self, g: GroupState, held: _Held, j: int, k: int, host: _Held) -> None:
-        c, out = held.cols, held.out
-        pid = int(c.producer_id[j])
-        record = int(c.record_offset[j])
-        out.txn_result[j] = 1  # PENDING until its marker
-        last = None if self.last_markers is None else self.last_markers.get(pid)
-        waits = self.last_markers is None or (last is not None and last > record)
-        if waits:
-            self.unresolved.setdefault(pid, {}).setdefault(g.gid, []).append((held, j))
-            host.unresolved += 1
-            if host is not held:  # a one-row chunk inside another (no self-reference: no cycle)
-                held.host = host
-        code = int(held.metadata_codes[j])
-        p = _Pending(k, pid, self._ref(held, j), int(c.leader_epoch[j]), c.source, int(c.commit_timestamp[j]),
-                     int(c.expire_timestamp[j]), int(out.token[j]), int(out.state[j]),
-                     held if waits else None, j, metadata=held.metadata[code] if code >= 0 else None)
-        self.pending.setdefault((g.gid, pid), {})[k] = p
-        orphan = int(self.store.k[k, K["orphan"]])
-        if orphan == 1:
-            p.orphan = g.orphan_message(self.key_tp[k], int(c.offset[j]))
-        elif orphan == 2:
-            out.note[j] = NOTE_REVOKING
-
     def _marker(self, e: LogEntry) -> None:
-        """A transaction marker: resolves the rows it annotates and, for a typed marker,
-        ``OffsetMetadataManager.replayEndTransactionMarker`` for each group it concerns.
-        ``CoordinatorLoaderImpl`` replays only COMMIT and ABORT control records: any other
-        control type leaves the transaction open."""
+        """A transaction marker: ``OffsetMetadataManager.replayEndTransactionMarker`` in the store
+        (:meth:`Store.end_transaction`), whose outcome the rows of the transaction's commits
+        take when they are written out. ``CoordinatorLoaderImpl`` replays only COMMIT and ABORT
+        control records: any other control type leaves the transaction open."""
         if e.control_type not in END_TXN_TYPES:
             return
-        by_group = self.unresolved.pop(e.producer_id, None)
-        if not by_group:
+        events = self.store.end_transaction(e.producer_id, e.control_type, e.offset)
+        if events is None or not len(events):
             return
-        code = self.store.txn_code(e.control_type)
-        for gid, rows in by_group.items():
-            for held, j in rows:
-                held.out.txn_result[j] = code
-                held.out.txn_marker[j] = e.offset
-                (held.host or held).unresolved -= 1
-            self._end_transaction(self.by_gid[gid], e.producer_id, e.control_type, e.offset)
-
-    def _end_transaction(self, g: GroupState, pid: int, marker_type: str, marker_offset: int) -> None:
-        pend = self.pending.pop((g.gid, pid), None)
-        if not pend:
-            return
-        st = self.store.k
-        for k, p in sorted(pend.items(), key=lambda kv: kv[1].ref.record_offset):
-            ref = p.ref
-            held = p.held
-            assert held is not None, "a commit resolved by a marker is held back until it"
-            if marker_type == "COMMIT":
-                # replayEndTransactionMarker: only a higher record offset than the stored one wins.
-                if not st[k, K["st_has"]] or ref.record_offset > st[k, K["st_record"]]:
-                    if p.orphan is not None:
-                        self.findings.append(finding("orphan", g.name, self.log_partition, ref, p.orphan))
-                    events: list = []
-                    gen = NULL if ref.generation_id is None else ref.generation_id
-                    # The zombie rule counts a commit as the new owner's when it takes effect in a
-                    # generation at or after the move: for a transactional one, the generation in
-                    # effect at its COMMIT marker (the oracle's rule), not the one it was written in.
-                    now = int(self.store.g[g.gid, G["token"]])
-                    self.store.apply(k, marker_offset, ref.offset, p.leader_epoch, ref.record_offset, ref.position,
-                                     p.source, ref.timestamp, gen, p.commit_ts, p.expire_ts, now, p.state,
-                                     held.out, p.row, events, p.metadata)
-                    for ev in events:
-                        self._finding_event(g, held, p.row, k, ev[0], ev[3:])
-                else:
-                    held.out.note[p.row] = NOTE_SUPERSEDED
-            else:
-                self.aborted[k] = p
+        for ev in events.tolist():
+            kind, slot, k = ev[0], ev[1], ev[2]
+            g = self.by_gid[int(self.store.k[k, K["gid"]])]
+            self._finding_event(g, self.slot_ref(slot), k, kind, ev[3:],
+                                self._orphans.pop(slot, None) if kind == EV_ORPHAN else None)
 
     # ---- output --------------------------------------------------------------------------------
     def _flush(self, final: bool = False) -> None:
-        while self.held and (final or self.held[0].unresolved <= 0):
+        store = self.store
+        while self.held and (final or self.held[0].ended(store)):
             held = self.held.popleft()
-            table = self._commits_table(held)
+            for h in (held, *held.extra):
+                store.resolve(h.out)
+            if self._orphans:  # freed slots: their orphan findings can no longer be reported
+                for slot in [s for s in self._orphans if store.p[s, P["key"]] < 0]:
+                    del self._orphans[slot]
+            table = self.arrow.commits_table(held)
             for extra in held.extra:
-                table = _concat(table, self._commits_table(extra))
+                table = concat(table, self.arrow.commits_table(extra))
             if held.extra:
                 import pyarrow.compute as pc
 
@@ -695,130 +550,6 @@ class PartitionReplay:
         return (("generations", self.generations), ("members", self.members), ("findings", self.findings),
                 ("rebalances", self.rebalances))
 
-    def _owner_lists(self) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray]:
-        """The interned owner lists as flat member codes: (member ids, start and length of each
-        list in the flat array, the flat array); rebuilt when lists are added."""
-        import pyarrow as pa
-
-        lists = self.owner_lists.lists
-        cached = getattr(self, "_owners_cache", None)
-        if cached is None or cached[0] != len(lists):
-            ids: dict[str, int] = {}
-            flat = np.array([ids.setdefault(m, len(ids)) for o in lists for m in o], np.int32)
-            lengths = np.array([len(o) for o in lists], np.int64)
-            starts = np.zeros(len(lists), np.int64)
-            np.cumsum(lengths[:-1], out=starts[1:])
-            cached = self._owners_cache = (len(lists), pa.array(list(ids), pa.string()), starts, lengths, flat)
-        return cached[1], cached[2], cached[3], cached[4]
-
-    def _owners_column(self, codes: np.ndarray) -> Any:
-        """The ``owners`` column of commits whose owner-list codes are ``codes`` (-1: null): a
-        list array over dictionary-encoded member ids, gathered with NumPy (Parquet writes it as
-        list<string>)."""
-        import pyarrow as pa
-
-        members, starts, lengths, flat = self._owner_lists()
-        if len(lengths) and lengths.min() == 1 and lengths.max() == 1 and (not len(codes) or codes.min() >= 0):
-            # every owner list so far has one member (the usual case) and every commit has one:
-            # list i is flat[i], each row a one-element list
-            values = pa.DictionaryArray.from_arrays(pa.array(flat[codes]), members)
-            return pa.ListArray.from_arrays(pa.array(np.arange(len(codes) + 1, dtype=np.int32)), values)
-        null = codes < 0
-        safe = np.where(null, 0, codes)
-        n_each = np.where(null, 0, lengths[safe] if len(lengths) else 0)
-        offsets = np.zeros(len(codes) + 1, np.int64)
-        np.cumsum(n_each, out=offsets[1:])
-        total = int(offsets[-1])
-        # element j of row i is flat[starts[code_i] + j]: one repeat plus a running index
-        gather = np.repeat(starts[safe] - offsets[:-1] if len(starts) else offsets[:-1], n_each) + np.arange(total)
-        values = pa.DictionaryArray.from_arrays(pa.array(flat[gather] if total else np.empty(0, np.int32)), members)
-        return pa.ListArray.from_arrays(pa.array(offsets.astype(np.int32)), values,
-                                        mask=pa.array(null) if null.any() else None)
-
-    def _dictionaries(self) -> tuple[Any, Any, np.ndarray, np.ndarray]:
-        """Group names (by group), topics, and per key its topic code and partition (rebuilt
-        when they grow)."""
-        import pyarrow as pa
-
-        size = (len(self.by_gid), len(self.key_tp))
-        cached = getattr(self, "_dict_cache", None)
-        if cached is None or cached[0] != size:
-            topics: dict[str, int] = {}
-            codes = np.array([topics.setdefault(tp[0], len(topics)) for tp in self.key_tp], np.int32)
-            cached = self._dict_cache = (
-                size,
-                pa.array([g.name for g in self.by_gid], pa.string()),
-                pa.array(list(topics), pa.string()),
-                codes,
-                np.array([tp[1] for tp in self.key_tp], np.int32),
-            )
-        return cached[1], cached[2], cached[3], cached[4]
-
-    def _commits_table(self, held: _Held) -> Any:
-        import pyarrow as pa
-
-        c, out = held.cols, held.out
-        n = len(c)
-        keys = c.key
-        kk = self.store.k
-        key_gid = kk[: self.store.n_keys, K["gid"]]
-        tomb = c.version < 0
-        txn = c.producer_id != NO_PRODUCER_ID
-        names, topics, topic_of_key, parts_of_key = self._dictionaries()
-        meta = pa.array(held.metadata, pa.string())
-        mcodes = held.metadata_codes
-
-        def nullable(values: np.ndarray, null: np.ndarray, typ: Any) -> Any:
-            if null.all():  # a column of nulls (no transaction, no expiry...): no values to copy
-                return pa.nulls(n, typ)
-            dtype = np.int32 if typ == pa.int32() else np.int64
-            return pa.array(values.astype(dtype, copy=False), type=typ, mask=null if null.any() else None)
-
-        def strings(dictionary: Any, codes: np.ndarray, null: np.ndarray | None = None) -> Any:
-            """Dictionary-encoded: Parquet takes the dictionary as is (readers see strings)."""
-            idx = pa.array(codes.astype(np.int32, copy=False), mask=null if null is not None and null.any() else None)
-            return pa.DictionaryArray.from_arrays(idx, dictionary)
-
-        def coded(dictionary: tuple, codes: np.ndarray) -> Any:
-            """Small dictionaries whose code 0 is null (PROTOCOLS, NOTES, txn results)."""
-            values = pa.array(dictionary[1:], pa.string())
-            if not codes.any():  # all null (no note, no transaction in the chunk)
-                return pa.DictionaryArray.from_arrays(pa.nulls(n, pa.int32()), values)
-            return strings(values, np.maximum(codes.astype(np.int32) - 1, 0), codes == 0)
-
-        gen = out.generation
-        arrays = {
-            "group": strings(names, key_gid[keys]),
-            "log_partition": pa.array(np.full(n, self.log_partition, np.int32)),
-            "record_offset": pa.array(c.record_offset),
-            "position": pa.array(c.position),
-            "source": strings(pa.array([held.source]), np.zeros(n, np.int32)),
-            "timestamp": pa.array(c.timestamp),
-            "topic": strings(topics, topic_of_key[keys]),
-            "partition": pa.array(parts_of_key[keys]),
-            "tombstone": pa.array(tomb),
-            "offset": nullable(c.offset, tomb, pa.int64()),
-            "leader_epoch": nullable(c.leader_epoch, tomb, pa.int32()),
-            "metadata": strings(meta, np.maximum(mcodes, 0), mcodes < 0) if len(held.metadata) else
-            strings(pa.array([""], pa.string()), np.zeros(n, np.int32), np.ones(n, np.bool_)),
-            "commit_timestamp": nullable(c.commit_timestamp, ~held.commit_valid, pa.int64()),
-            "expire_timestamp": nullable(c.expire_timestamp, ~held.expire_valid, pa.int64()),
-            "value_version": nullable(c.version, tomb, pa.int32()),
-            "transactional": pa.array(txn),
-            "producer_id": nullable(c.producer_id, ~txn, pa.int64()),
-            "producer_epoch": nullable(held.producer_epoch, ~txn, pa.int32()),
-            "txn_result": coded(tuple(self.store.txn_results), out.txn_result),
-            "txn_marker_offset": nullable(out.txn_marker, out.txn_marker == NULL, pa.int64()),
-            "effective": pa.array(out.effective),
-            "effective_at_offset": nullable(out.effective_at, out.effective_at == NULL, pa.int64()),
-            "generation_id": nullable(gen, gen == NULL, pa.int32()),
-            "protocol": coded(PROTOCOLS, out.protocol),
-            "group_state": strings(pa.array(STATES, pa.string()), out.state),
-            "owners": self._owners_column(out.owners),
-            "note": coded(NOTES, out.note),
-        }
-        return pa.Table.from_arrays([arrays[name] for name in COMMIT_NAMES], schema=commits_schema())
-
     # ---- the end of the log ------------------------------------------------------------------------
     def _emit_rows(self, final: bool = False) -> None:
         """Hand the final rows of the small tables to ``rows_sink`` (every ROW_BATCH rows, and
@@ -853,12 +584,13 @@ class PartitionReplay:
         """End of the partition: flush the commits, evaluate the end-of-log rules, make the
         offsets table (to ``rows_sink`` as an Arrow table, else :attr:`offset_rows`)."""
         self._flush(final=True)
+        open_txns = open_transactions(self.store)
         end = self.end_instant()
         expired: set[int] = set()
         for g in self.by_gid:
             g.finish(end)
-            expired.update(self._end_of_log(g, end))
-        offsets = self._offsets_table(expired)
+            expired.update(end_of_log(self, g, end, open_txns))
+        offsets = self.arrow.offsets_table(expired)
         self.group_rows, self.group_member_rows = self.state_tables()
         if self.rows_sink is not None:
             self._emit_rows(final=True)
@@ -894,133 +626,22 @@ class PartitionReplay:
     def end_instant(self) -> int | None:
         """The instant the end-of-log state is judged at (retention): ``--until`` when given
         (the log read as it stood then), else the partition's last record timestamp."""
-        return self.options.until if self.options.until is not None else self.last_timestamp
-
-    def _end_of_log(self, g: GroupState, end: int | None) -> dict[int, str]:
-        """The end-of-log findings of a group; returns its expired keys (key -> why)."""
-        st = self.store.k
-        name, part = g.name, self.log_partition
-
-        def later_than_store(k: int, record: int) -> bool:
-            if st[k, K["st_has"]] and st[k, K["st_record"]] > record:
-                return False
-            removed = st[k, K["last_removal"]]
-            return removed == NULL or removed < record
-
-        def stored(k: int) -> Previous | None:
-            if not st[k, K["st_has"]]:
-                return None
-            return Previous(int(st[k, K["st_offset"]]), int(st[k, K["st_record"]]), int(st[k, K["st_position"]]),
-                            None if st[k, K["st_generation"]] == NULL else int(st[k, K["st_generation"]]))
-
-        mine = sorted(((self.key_tp[k], k) for k in self.aborted if st[k, K["gid"]] == g.gid))
-        for tp, k in mine:
-            p = self.aborted[k]
-            ref = p.ref
-            if later_than_store(k, ref.record_offset) and not st[k, K["txn_record"]] > ref.record_offset:
-                cur = stored(k)
-                self.findings.append(finding(
-                    "aborted-txn", name, part, ref,
-                    aborted_message(tp, ref.offset, p.producer_id, None if cur is None else cur.offset), cur))
-        latest: dict[int, _Pending] = {}
-        for (gid, _pid), pend in self.pending.items():
-            if gid != g.gid:
-                continue
-            for k, p in pend.items():
-                q = latest.get(k)
-                if q is None or p.ref.record_offset > q.ref.record_offset:
-                    latest[k] = p
-        for tp, k in sorted((self.key_tp[k], k) for k in latest):
-            p = latest[k]
-            ref = p.ref
-            if later_than_store(k, ref.record_offset):
-                self.findings.append(finding("pending-txn", name, part, ref,
-                                             pending_message(tp, ref.offset, p.producer_id), stored(k)))
-        expired = self._expired(g, end)
-        for tp, k in sorted(g.keys.items()):
-            why = expired.get(k)
-            if why is not None:
-                gen_id = int(st[k, K["st_generation"]])
-                ref = CommitRef(tp[0], tp[1], int(st[k, K["st_offset"]]), int(st[k, K["st_record"]]),
-                                int(st[k, K["st_position"]]), self.sources[int(st[k, K["st_source"]])],
-                                int(st[k, K["st_timestamp"]]), None if gen_id == NULL else gen_id)
-                self.findings.append(finding("expiring", name, part, ref,
-                                             expiring_message(tp, ref.offset, why)))
-        return expired
-
-    def _expired(self, g: GroupState, end: int | None) -> dict[int, str]:
-        """The group's stored offsets that are expired at ``end`` (key -> why): the expiring
-        rule, which the offsets table's ``expired`` column repeats."""
-        st = self.store.k
-        if end is None or not self.store.g[g.gid, G["exists"]]:
-            return {}
-        gen = g.gen
-        if gen is not None and not gen.empty:
-            return {}  # ClassicGroup.offsetExpirationCondition: only Empty (or simple) groups
-        open_keys = {k for (gid, _pid), pend in self.pending.items() if gid == g.gid for k in pend}
-        empty_since = None
-        if gen is not None and gen.protocol == "classic":
-            empty_since = gen.current_state_timestamp
-        out: dict[int, str] = {}
-        for k in g.keys.values():
-            if k in open_keys or not st[k, K["st_has"]]:
-                continue  # cleanupExpiredOffsets keeps offsets with an open transaction
-            ets = int(st[k, K["st_expire_ts"]])
-            cts = int(st[k, K["st_commit_ts"]])
-            expired, why = expiration(end, None if cts == NULL else cts, int(st[k, K["st_timestamp"]]),
-                                      None if ets == NULL else ets, empty_since, self.options.retention_ms)
-            if expired:
-                out[k] = why
-        return out
-
-    def _offsets_table(self, expired: set[int]) -> Any:
-        """The offsets table as an Arrow table, sorted by group, topic and partition: every
-        stored offset (``OffsetMetadataManager.offsets``: plain commits, and transactional ones
-        whose COMMIT marker was read) of the groups kept, gathered from the store's columns at
-        once (end-of-log work, vectorized: a partition may hold many keys)."""
-        import pyarrow as pa
-
-        from kgtool.offsets.tables import arrow_schema
-
-        store = self.store
-        kk = store.k[: store.n_keys]
-        ks = np.flatnonzero(kk[:, K["st_has"]] != 0)
-        schema = arrow_schema(OFFSETS)
-        if not len(ks):
-            return schema.empty_table()
-        assert not (kk[ks, K["st_metadata_chunk"]] != -1).any(), "metadata read before its chunk was settled"
-        names, topics, topic_of_key, part_of_key = self._dictionaries()
-        gid = kk[ks, K["gid"]]
-        tcode, part = topic_of_key[ks], part_of_key[ks]
-        # group, topic, partition order (names and topics ranked as strings)
-        g_rank = np.argsort(np.argsort(np.array(names.to_pylist(), dtype=object)))
-        t_rank = np.argsort(np.argsort(np.array(topics.to_pylist(), dtype=object)))
-        order = np.lexsort((part, t_rank[tcode], g_rank[gid]))
-        ks, gid, tcode, part = ks[order], gid[order], tcode[order], part[order]
-
-        def column(field: str) -> np.ndarray:
-            return kk[ks, K[field]]
-
-        cts, ets, meta = column("st_commit_ts"), column("st_expire_ts"), column("st_metadata")
-        metadata = pa.array(store.metadata, pa.string()).take(pa.array(np.maximum(meta, 0), mask=meta < 0)) \
-            if len(store.metadata) else pa.nulls(len(ks), pa.string())
-        arrays = {
-            "group": names.take(pa.array(gid)),
-            "log_partition": pa.array(np.full(len(ks), self.log_partition, np.int32)),
-            "topic": topics.take(pa.array(tcode)),
-            "partition": pa.array(part.astype(np.int32)),
-            "offset": pa.array(column("st_offset")),
-            "leader_epoch": pa.array(column("st_leader_epoch").astype(np.int32)),
-            "metadata": metadata,
-            "commit_timestamp": pa.array(cts, mask=cts == NULL),
-            # OffsetAndMetadata.fromRecord: expire timestamp -1 (OffsetCommitRequest.DEFAULT_TIMESTAMP) is none
-            "expire_timestamp": pa.array(ets, mask=(ets == NULL) | (ets < 0)),
-            "record_offset": pa.array(column("st_record")),
-            "expired": pa.array(np.isin(ks, np.fromiter(expired, np.int64, len(expired)))),
-        }
-        return pa.Table.from_arrays([arrays[n] for n, _t in OFFSETS], schema=schema)
+        return self.options.until if self.options.until is not None else self.cover.last_timestamp
 
     # ---- results ---------------------------------------------------------------------------------
+    def coverage(self, segments: int = 0, size: int = 0) -> dict[str, Any]:
+        """The partition's coverage row (:class:`PartitionCoverage`)."""
+        return self.cover.row(segments, size)
+
+    @property
+    def problems(self) -> list[LogEntry]:
+        """The first decode problems (``keep_problems`` of them)."""
+        return self.cover.problems
+
+    @property
+    def problem_count(self) -> int:
+        return self.cover.problem_count
+
     def offsets(self, group: str) -> dict[TopicPartition, int]:
         """The group's committed offsets now (what the coordinator would load)."""
         g = self.groups.get(group)
@@ -1029,42 +650,7 @@ class PartitionReplay:
         st = self.store.k
         return {tp: int(st[k, K["st_offset"]]) for tp, k in sorted(g.keys.items()) if st[k, K["st_has"]]}
 
-    def coverage(self, segments: int = 0, size: int = 0) -> dict[str, Any]:
-        self._seen_flush()
-        self._seen_tables = None
-        n = self.records
-        row = {
-            "log_partition": self.log_partition,
-            "segments": segments,
-            "bytes": size,
-            "batches": self.batches,
-            "records": n,
-            "first_offset": self.first_offset if n else None,
-            "last_offset": self.last_offset if n else None,
-            "offsets_absent": None if not n else self.last_offset - self.first_offset + 1 - n,  # type: ignore[operator]
-            "first_timestamp": self.first_timestamp if n else None,
-            "last_timestamp": self.last_timestamp if n else None,
-            **self.counters,
-            "groups": len(self.group_names),
-            "problems": self.problem_count,
-        }
-        return {name: row[name] for name, _t in COVERAGE}
 
-
-_DICTIONARY_COLUMNS = ("group", "source", "topic", "metadata", "txn_result", "protocol", "group_state", "note")
-
-
-def commits_schema() -> Any:
-    """The commits table as the replay emits it: the string columns, and the owners lists'
-    member ids, dictionary-encoded (same values; Parquet stores them as its own dictionary pages
-    and readers see strings)."""
-    import pyarrow as pa
-
-    from kgtool.offsets.tables import arrow_type
-
-    coded = pa.dictionary(pa.int32(), pa.string())
-    return pa.schema([pa.field(n, coded if n in _DICTIONARY_COLUMNS else pa.list_(coded) if n == "owners"
-                               else arrow_type(t)) for n, t in COMMITS])
 
 
 class _NoKeys:
@@ -1139,8 +725,3 @@ def _since(rows: list[Any], name: str, since: int) -> list[Any]:
     end_of_log = name == "findings"
     return [r for r in rows if (end_of_log and r["rule"] in END_OF_LOG_RULES) or r[ts] is None or r[ts] >= since]
 
-
-def _concat(a: Any, b: Any) -> Any:
-    import pyarrow as pa
-
-    return pa.concat_tables([a, b])

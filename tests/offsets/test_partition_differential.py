@@ -285,6 +285,6 @@ def test_owners_column_gives_each_commit_its_owner_list(lists, picks):
     for o in lists:
         rp.owner_lists.code(o)
     codes = np.array([c for c in picks if c < len(lists)], np.int64)
-    column = rp._owners_column(codes)
+    column = rp.arrow.owners_column(codes)
     assert column.type == pa.list_(pa.dictionary(pa.int32(), pa.string()))
     assert column.to_pylist() == [list(lists[c]) if c >= 0 else None for c in codes.tolist()]
