@@ -12,7 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kgtool.offsets.entries import (
-    CONSUMER_GROUP_PREFIX,
     CONTROL,
     GROUP_METADATA,
     OFFSET_COMMIT_KINDS,
@@ -20,6 +19,7 @@ from kgtool.offsets.entries import (
     UNKNOWN,
     LogEntry,
 )
+from kgtool.offsets.shard import RECORD_GROUP_TYPE, GroupType
 
 #: The counters of a coverage row that count records by kind (:func:`classify`), and
 #: ``unknown_tagged_fields`` (fields, not records: :attr:`LogEntry.unknown_tagged_fields`).
@@ -46,7 +46,7 @@ def classify(e: LogEntry) -> str:
         return "offset_tombstones" if e.value is None else "offset_commits"
     if e.kind == GROUP_METADATA:
         return "group_tombstones" if e.value is None else "group_metadata"
-    if e.kind is not None and e.kind.startswith(CONSUMER_GROUP_PREFIX):
+    if RECORD_GROUP_TYPE.get(e.kind) is GroupType.CONSUMER:  # type: ignore[arg-type]
         return "consumer_group_records"
     if e.kind == UNKNOWN:  # CoordinatorLoaderImpl: "Unknown record type ... Ignoring it"
         return "unknown_record_types"

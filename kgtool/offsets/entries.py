@@ -27,7 +27,6 @@ END_TXN_TYPES = frozenset({"COMMIT", "ABORT"})
 PROBLEM = "problem"  # bytes that did not decode; ``problem`` says why
 # A record type Kafka does not define (CoordinatorLoaderImpl skips it: UnknownRecordTypeException).
 UNKNOWN = "unknown"
-CONSUMER_GROUP_PREFIX = "consumer_group_"  # KIP-848 record types
 
 NO_PRODUCER_ID = -1  # RecordBatch.NO_PRODUCER_ID
 
