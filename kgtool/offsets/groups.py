@@ -547,15 +547,29 @@ class GroupState:
     def _consumer_owners(gen: Generation, group: ModernGroup, names: TopicNames) -> None:
         """The owners of each partition: the members holding it (assigned, or pending revocation),
         and the target-assignment partitions no one holds yet (in transit)."""
-        owners: dict[TopicPartition, list[str]] = {}
-        for mid, m in group.members.items():
+        owners: dict[TopicPartition, Any] = {}
+        pairs = names.pairs
+        shared = False
+        for mid in sorted(group.members):  # owner lists come out sorted
+            m = group.members[mid]
             if m.member_epoch < 0:
                 continue
-            for tp in names.pairs(m.assigned) + names.pairs(m.pending_revocation):
-                owners.setdefault(tp, []).append(mid)
-        gen.owners = {tp: tuple(sorted(ms)) for tp, ms in owners.items()}
-        transit = {tp for a in group.target_assignment.values() for tp in names.pairs(a)}
-        gen.transit = frozenset(transit - gen.owners.keys())
+            one = (mid,)
+            for held in (m.assigned, m.pending_revocation):
+                if not held:
+                    continue
+                tps = pairs(held)
+                if shared or not owners.keys().isdisjoint(tps):
+                    shared = True
+                    for tp in tps:
+                        owners[tp] = owners.get(tp, ()) + one
+                else:
+                    owners.update(dict.fromkeys(tps, one))
+        gen.owners = owners
+        targeted: set[TopicPartition] = set()
+        for a in group.target_assignment.values():
+            targeted.update(pairs(a))
+        gen.transit = frozenset(targeted.difference(owners))
 
     def _member_row(self, m: ConsumerGroupMember, names: TopicNames, e: LogEntry) -> None:
         self.members.append((  # a members-table row (tables.MEMBER: the column order)

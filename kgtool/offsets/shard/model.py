@@ -54,20 +54,36 @@ class TopicNames:
     """Topic id -> name, learnt from ``ConsumerGroupPartitionMetadata`` records (and from the
     ``partition.metadata`` files of data partitions given as input); an unknown id stays an id."""
 
+    MEMO = 1 << 16  # assignments whose pairs are remembered (then forgotten at once)
+
     def __init__(self, names: dict[str, str] | None = None) -> None:
         self.names: dict[str, str] = dict(names or {})
+        self.version = 0  # bumped when a name changes: remembered pairs are stale
+        self._memo: dict[int, tuple[Assignment, int, list[tuple[str, int]]]] = {}
 
     def learn(self, topic_id: str, name: str) -> None:
-        self.names[topic_id] = name
+        if self.names.get(topic_id) != name:
+            self.names[topic_id] = name
+            self.version += 1
 
     def name(self, topic_id: str) -> str:
         return self.names.get(topic_id, topic_id)
 
     def pairs(self, assignment: Assignment | None) -> list[tuple[str, int]]:
-        """Sorted (topic, partition) pairs of an assignment."""
+        """Sorted (topic, partition) pairs of an assignment (read-only: an assignment object,
+        never changed once built, keeps its list while the names stay the same; the audit asks
+        again for the same members' assignments after every batch)."""
         if not assignment:
             return []
-        return sorted((self.name(t), p) for t, ps in assignment.items() for p in ps)
+        hit = self._memo.get(id(assignment))
+        if hit is not None and hit[0] is assignment and hit[1] == self.version:
+            return hit[2]
+        get = self.names.get
+        out = sorted((get(t, t), p) for t, ps in assignment.items() for p in ps)
+        if len(self._memo) >= self.MEMO:
+            self._memo.clear()
+        self._memo[id(assignment)] = (assignment, self.version, out)
+        return out
 
 
 def assignment_from_record(items: Any) -> Assignment:
