@@ -45,8 +45,10 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <limits.h>
 #include <stdint.h>
 #include <string.h>
+#include <zlib.h>
 
 /* ------------------------------------------------------------------ CRC-32C */
 
@@ -1799,6 +1801,46 @@ typedef struct {
     PyObject *plain; /* the decompressed records (owned), or NULL */
 } vbatch_t;
 
+/* gzip (offsets.topic.compression.codec=gzip: one small batch per consumer commit) inflated
+ * here, without a Python call per batch: the payload as bytes when it is exactly one complete
+ * gzip member (header, deflate stream, CRC-32 and ISIZE checked by zlib, nothing after it)
+ * inflating to at most GZIP_FAST_MAX bytes; NULL (no error set) for anything else, which the
+ * decompress callback then takes the whole way (kgtool.offsets.columns._decompress: the same
+ * bytes for such a payload, and the codec's own checks, caps and error for the rest). */
+#define GZIP_FAST_MAX (1 << 20)
+static PyObject *gunzip_one_member(const uint8_t *p, size_t n) {
+    if (n > (size_t)UINT_MAX) return NULL;
+    z_stream zs;
+    memset(&zs, 0, sizeof zs);
+    if (inflateInit2(&zs, 31) != Z_OK) return NULL;
+    size_t cap = n * 4 + 1024;
+    if (cap > GZIP_FAST_MAX) cap = GZIP_FAST_MAX;
+    PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)cap);
+    if (!out) { inflateEnd(&zs); PyErr_Clear(); return NULL; }
+    zs.next_in = (Bytef *)p;
+    zs.avail_in = (uInt)n;
+    for (;;) {
+        zs.next_out = (Bytef *)PyBytes_AS_STRING(out) + zs.total_out;
+        zs.avail_out = (uInt)(cap - zs.total_out);
+        int rc = inflate(&zs, Z_FINISH);
+        if (rc == Z_STREAM_END) break;
+        if ((rc == Z_OK || rc == Z_BUF_ERROR) && zs.avail_out == 0 && cap < GZIP_FAST_MAX) {
+            cap = cap * 2 > GZIP_FAST_MAX ? GZIP_FAST_MAX : cap * 2;
+            if (_PyBytes_Resize(&out, (Py_ssize_t)cap) < 0) { inflateEnd(&zs); PyErr_Clear(); return NULL; }
+            continue;
+        }
+        Py_DECREF(out);
+        inflateEnd(&zs);
+        return NULL;
+    }
+    size_t total = zs.total_out;
+    uInt rest = zs.avail_in;
+    inflateEnd(&zs);
+    if (rest != 0) { Py_DECREF(out); return NULL; } /* another member, or bytes after it */
+    if (_PyBytes_Resize(&out, (Py_ssize_t)total) < 0) { PyErr_Clear(); return NULL; }
+    return out;
+}
+
 /* 1 ready, 0 declined (the general path takes it), -1 Python error. */
 static int vbatch_open(vbatch_t *v, PyObject *data_obj, PyObject **mv, const uint8_t *b, Py_ssize_t n, Py_ssize_t i,
                        long long base_position, PyObject *decompress) {
@@ -1830,13 +1872,16 @@ static int vbatch_open(vbatch_t *v, PyObject *data_obj, PyObject **mv, const uin
     v->rp = h + 61;
     v->re = h + size;
     if (codec) {
-        if (!*mv && !(*mv = PyMemoryView_FromObject(data_obj))) return -1;
-        PyObject *slice = PySequence_GetSlice(*mv, i + 61, i + (Py_ssize_t)size);
-        if (!slice) return -1;
-        PyObject *plain = PyObject_CallFunction(decompress, "iO", codec, slice);
-        Py_DECREF(slice);
-        if (!plain) return -1;
-        if (!PyBytes_Check(plain)) { Py_DECREF(plain); return 0; } /* None: it does not decompress */
+        PyObject *plain = codec == 1 ? gunzip_one_member(h + 61, (size_t)(size - 61)) : NULL;
+        if (!plain) {
+            if (!*mv && !(*mv = PyMemoryView_FromObject(data_obj))) return -1;
+            PyObject *slice = PySequence_GetSlice(*mv, i + 61, i + (Py_ssize_t)size);
+            if (!slice) return -1;
+            plain = PyObject_CallFunction(decompress, "iO", codec, slice);
+            Py_DECREF(slice);
+            if (!plain) return -1;
+            if (!PyBytes_Check(plain)) { Py_DECREF(plain); return 0; } /* None: it does not decompress */
+        }
         v->plain = plain;
         v->rp = (const uint8_t *)PyBytes_AS_STRING(plain);
         v->re = v->rp + PyBytes_GET_SIZE(plain);
