@@ -57,6 +57,12 @@ def _all_zero(data, start: int, end: int) -> int:
     return -1
 
 
+#: The kind of an offset index entry that does not follow the previous one (offset or position
+#: not increasing): the entries still each say where a batch is, so --verify compares them
+#: with the log one by one, as kafka-dump-log.sh --verify-index-only does, to name the wrong one.
+OUT_OF_ORDER = "out_of_order"
+
+
 @dataclass
 class Problems:
     """Problems of one file: the first :data:`MAX_FILE_PROBLEMS` kept, all counted."""
@@ -196,7 +202,7 @@ class SparseIndex:
                     elif prev_b is not None and b <= prev_b:
                         problems.add(file_problem(
                             src, at + 4, f"entry {n}: position {b} does not follow the previous entry's {prev_b} "
-                            "(positions increase with offsets)", context="position"))
+                            "(positions increase with offsets)", context="position", kind=OUT_OF_ORDER))
                 else:
                     rel, a, b = y, x, base + y
                     if prev_a is not None and a <= prev_a:
@@ -209,7 +215,8 @@ class SparseIndex:
                 elif offsets and prev_a is not None and a <= prev_a:
                     problems.add(file_problem(
                         src, at, f"entry {n}: offset {a} does not follow the previous entry's {prev_a} "
-                        "(OffsetIndex.append: offsets strictly increase)", context="relative_offset"))
+                        "(OffsetIndex.append: offsets strictly increase)", context="relative_offset",
+                        kind=OUT_OF_ORDER))
                 elif not offsets and prev_b is not None and b < prev_b:
                     problems.add(file_problem(
                         src, at + 8, f"entry {n}: offset {b} is below the previous entry's {prev_b} "

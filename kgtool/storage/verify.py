@@ -45,7 +45,7 @@ from kgtool.codec.summary import TAIL_KINDS
 from kgtool.storage import checkpoints, snapshot
 from kgtool.storage.files import FileKind, SegmentFiles, list_segments, list_snapshots, map_file, segment_of
 from kgtool.storage.files import LEADER_EPOCH_FILE
-from kgtool.storage.indexes import AbortedTxn, Problems, SparseIndex, scan_txn_index
+from kgtool.storage.indexes import OFFSET_ENTRY, OUT_OF_ORDER, AbortedTxn, Problems, SparseIndex, scan_txn_index
 from kgtool.storage.logview import batch_headers
 from kgtool.storage.producers import ABORT, ProducerStates, marker_of
 
@@ -205,6 +205,7 @@ class _Verifier:
         ti = self._sparse(seg.timeindex, seg.base_offset, FileKind.time_index, None)
         txn = self._txn(seg)
         o_k = t_k = 0
+        starts: dict[int, int] | None = {} if oi is not None and oi[3] else None  # out of order: by entry
         pending = None  # (entry, offset, position) of an entry that may cover a multi-batch append
         seg_max = -1
         last = None
@@ -237,8 +238,10 @@ class _Verifier:
                     self._epoch(b, seg)
                     epoch_range = self._epoch_range(b.base_offset)
             # --- offset index
-            if oi is not None:
-                offs, poss, path = oi
+            if starts is not None:
+                starts[b.position] = b.last_offset
+            elif oi is not None:
+                offs, poss, path, _ = oi
                 if pending is not None and b.position > pending[2]:
                     if b.last_offset == pending[1]:
                         r.note("offset index entries cover a multi-batch append (the append's last offset, its first "
@@ -268,7 +271,7 @@ class _Verifier:
             if b.max_timestamp > seg_max:
                 seg_max = b.max_timestamp
             if ti is not None:
-                tss, toffs, tpath = ti
+                tss, toffs, tpath, _ = ti
                 while t_k < len(toffs) and toffs[t_k] <= b.last_offset:
                     t, o = tss[t_k], toffs[t_k]
                     r.checked["time_index"] += 1
@@ -287,8 +290,10 @@ class _Verifier:
             if b.producer_id >= 0:
                 self._producer(b, seg, txn)
         # --- what the segment's indexes list beyond its batches
-        if oi is not None:
-            offs, poss, path = oi
+        if starts is not None:
+            self._by_entry(oi, starts)
+        elif oi is not None:
+            offs, poss, path, _ = oi
             if pending is not None:
                 r.add(FileKind.offset_index, path, pending[0], f"offset {pending[1]}: the last offset of a batch",
                       f"no batch from position {pending[2]} ends at offset {pending[1]}")
@@ -322,11 +327,41 @@ class _Verifier:
         if index.preallocated and index.entries < index.slots:
             self.r.note("untrimmed indexes (preallocated empty entries after the last one: an active segment)")
             self.r.checked["preallocated_entries"] += index.preallocated
+        disorder = [p for p in problems.items if p.kind == OUT_OF_ORDER]
+        if kind is FileKind.offset_index and disorder and len(disorder) == problems.count:
+            return (a, b, path, disorder)  # compared entry by entry (_by_entry), then judged
         self.r.problems(kind, problems)
         if problems.count:
             self.r.note(f"{path}: entries not compared with the log (the file is damaged)")
             return None
-        return (a, b, path)
+        return (a, b, path, [])
+
+    def _by_entry(self, oi, starts: dict[int, int]) -> None:
+        """An offset index out of order, compared as ``DumpLogSegments.dumpIndex`` compares it:
+        each entry with the batch at its position (``starts``: position -> last offset), so the
+        entry that is wrong is named; an order problem is reported only where neither its entry
+        nor the one before it is wrong that way (both right, yet out of order)."""
+        offs, poss, path, disorder = oi
+        r = self.r
+        wrong = set()
+        for k, (o, p) in enumerate(zip(offs, poss)):
+            r.checked["offset_index"] += 1
+            last = starts.get(p)
+            if last is None:
+                r.add(FileKind.offset_index, path, k, f"offset {o} at the start of a batch",
+                      f"position {p} is not the start of a batch")
+            elif o != last:
+                r.add(FileKind.offset_index, path, k, f"offset {last} (the last offset of batch@{p}, KAFKA-7487)",
+                      f"offset {o}")
+            else:
+                continue
+            wrong.add(k)
+        size = OFFSET_ENTRY.size
+        for p in disorder:
+            n = p.position // size
+            if n not in wrong and n - 1 not in wrong:
+                r.add(FileKind.offset_index, p.source or path, None, "a well-formed file",
+                      f"byte {p.position}: {p.reason}")
 
     def _txn(self, seg: SegmentFiles):
         if seg.txnindex is None:

@@ -298,3 +298,37 @@ def test_directory_copy_is_independent(tmp_path):
     d = broker_dir(tmp_path)
     c = copy_dir(d, os.path.join(str(tmp_path), "copy-0"))
     assert verify(c).count == 0
+
+
+def test_an_entry_pointing_at_the_next_entrys_batch_is_the_one_named(tmp_path):
+    """Entry k made to point at entry k+1's batch: entry k+1 now does not follow it (same
+    position), but the wrong one is k, as DumpLogSegments finds by comparing each entry with the
+    batch at its position. Only k is named; the index is still compared with the log."""
+    d = broker_dir(tmp_path)
+    idx = files(d, ".index")[0]
+    entries = list(decode_file(idx).rows())
+    k = len(entries) // 2
+    nxt = entries[k + 1]
+    patch(idx, 8 * k + 4, ">i", nxt["position"])
+    r, rows = rows_of(d)
+    assert r.exit_code == 1
+    assert rows == [{"kind": "offset_index", "file": idx, "entry": k,
+                     "expected": f"offset {nxt['offset']} (the last offset of batch@{nxt['position']}, KAFKA-7487)",
+                     "found": f"offset {entries[k]['offset']}"}]
+    assert "not compared with the log" not in r.stderr
+
+
+def test_entries_right_but_out_of_order_are_still_named(tmp_path):
+    """Two entries swapped: each points at a batch whose last offset it holds, but the index no
+    longer increases: the order problem stays (OffsetIndex.append: offsets strictly increase)."""
+    d = broker_dir(tmp_path)
+    idx = files(d, ".index")[0]
+    raw = bytearray(open(idx, "rb").read())
+    assert len(raw) >= 16
+    raw[0:8], raw[8:16] = raw[8:16], raw[0:8]
+    open(idx, "wb").write(bytes(raw))
+    r, rows = rows_of(d)
+    assert r.exit_code == 1
+    assert [(row["kind"], row["entry"]) for row in rows] == [("offset_index", None), ("offset_index", None)]
+    assert "entry 1: position" in rows[0]["found"] + rows[1]["found"]
+    assert all("does not follow the previous entry's" in row["found"] for row in rows)
