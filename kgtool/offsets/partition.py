@@ -360,12 +360,8 @@ class PartitionReplay:
         """A record that decodes but that Kafka's loader refuses (its replay throws, and the
         partition does not load: e.g. a member's tombstone before its assignment's): the shard
         marked its group incomplete; here it is one warning, counted with the problems."""
-        if why is None:
-            return
-        cover = self.cover
-        cover.problem_count += 1
-        if len(cover.problems) < self.keep_problems:
-            cover.problems.append(replace(
+        if why is not None:
+            self.cover.problem(replace(
                 e, kind=PROBLEM, record_kind=e.kind, key=None, value=None,
                 problem=f"record of group {e.group!r} at offset {e.offset} ({e.kind}): {why}; the group is "
                         "marked incomplete"))
@@ -375,9 +371,7 @@ class PartitionReplay:
         another batch comes (``e``), or the chunk ends (a chunk ends at a batch boundary):
         Kafka's loader serves a group's state between batches, never inside one."""
         batch = None if e is None else (e.source, e.position)
-        if batch == self._batch:
-            return
-        if self._unsettled:
+        if self._unsettled and batch != self._batch:
             groups, names = self.shard.groups, self.shard.topic_names
             for g in sorted(self._unsettled, key=lambda g: g.gid):
                 g.settle_consumer(_modern(groups.group(g.name)), self._batch_ts, names)
@@ -385,7 +379,6 @@ class PartitionReplay:
         self._batch = batch
         if e is not None:
             self._batch_ts = e.timestamp
-        return
 
     def _rare_commit(self, g: GroupState, e: LogEntry) -> None:
         """An offset commit that did not take the columnar path (unusual encoding, tests):

@@ -35,6 +35,12 @@ class PartitionCoverage:
         self._seen = np.zeros(0, np.bool_)  # decoder keys seen in kept records (coverage groups)
         self._seen_tables: Any = None
 
+    def problem(self, e: LogEntry) -> None:
+        """A problem: counted, and kept while fewer than ``keep_problems`` are."""
+        self.problem_count += 1
+        if len(self.problems) < self.keep_problems:
+            self.problems.append(e)
+
     def add(self, chunk: Any, keep: np.ndarray | None, rare: list[tuple[int, LogEntry]], keys: Any) -> None:
         """Count a chunk's records: its commit rows (``keep``: those before ``--until``'s cut; all
         when None) and its rare entries (already cut), of every group."""
@@ -66,9 +72,7 @@ class PartitionCoverage:
         for _i, e in rare:
             c = classify(e)
             if c == "problems":
-                self.problem_count += 1
-                if len(self.problems) < self.keep_problems:
-                    self.problems.append(e)
+                self.problem(e)
                 continue
             self.counters[c] += 1
             self.counters["unknown_tagged_fields"] += e.unknown_tagged_fields

@@ -49,6 +49,7 @@ from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from kgtool.offsets.reconciliation import NO_PROGRESS
+from kgtool.offsets.tables import group_finding
 
 if TYPE_CHECKING:  # pragma: no cover
     from kgtool.offsets.entries import LogEntry
@@ -320,24 +321,10 @@ class Storm:
 
 def storm_finding(s: dict[str, Any]) -> dict[str, Any]:
     """The findings-table row of a storm (a group-level finding: no topic partition, offset)."""
-    return {
-        "rule": RULE,
-        "group": s["group"],
-        "log_partition": s["log_partition"],
-        "topic": None,
-        "partition": None,
-        "offset": None,
-        "record_offset": s["record_offset"],
-        "position": s["position"],
-        "source": s["source"],
-        "timestamp": s["start"],
-        "generation_id": s["to_generation"],
-        "previous_offset": None,
-        "previous_record_offset": None,
-        "previous_position": None,
-        "previous_generation_id": s["from_generation"],
-        "message": s["message"],
-    }
+    return group_finding(RULE, s["group"], s["log_partition"], record_offset=s["record_offset"],
+                         position=s["position"], source=s["source"], timestamp=s["start"],
+                         generation_id=s["to_generation"], previous_generation_id=s["from_generation"],
+                         message=s["message"])
 
 
 class StormWatch:

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kgtool.offsets.shard.model import MemberState
+from kgtool.offsets.tables import group_finding
 
 if TYPE_CHECKING:  # pragma: no cover
     from kgtool.offsets.entries import LogEntry
@@ -205,21 +206,7 @@ def slow_revocation_finding(group: str, log_partition: int, m: ConsumerGroupMemb
         f"({m.rebalance_timeout_ms} ms, max.poll.interval.ms): the coordinator fenced it "
         "(GroupMetadataManager's rebalance timeout). Its partitions went to other members only then; "
         "onPartitionsRevoked, or the poll loop that runs it, was slower than the timeout")
-    return {
-        "rule": RULE,
-        "group": group,
-        "log_partition": log_partition,
-        "topic": None,
-        "partition": None,
-        "offset": None,
-        "record_offset": e.offset,
-        "position": e.position,
-        "source": e.source,
-        "timestamp": e.timestamp,
-        "generation_id": group_epoch,
-        "previous_offset": None,
-        "previous_record_offset": m.state_since.offset if m.state_since.offset >= 0 else None,
-        "previous_position": None,
-        "previous_generation_id": m.member_epoch,
-        "message": message,
-    }
+    return group_finding(RULE, group, log_partition, record_offset=e.offset, position=e.position, source=e.source,
+                         timestamp=e.timestamp, generation_id=group_epoch, previous_generation_id=m.member_epoch,
+                         previous_record_offset=m.state_since.offset if m.state_since.offset >= 0 else None,
+                         message=message)

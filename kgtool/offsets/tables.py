@@ -107,6 +107,20 @@ FINDINGS = [
     ("message", "string"),
 ]
 
+def group_finding(rule: str, group: str, log_partition: int, *, record_offset: int, position: int | None,
+                  source: str, timestamp: int, generation_id: int | None, previous_generation_id: int | None,
+                  message: str, previous_record_offset: int | None = None) -> dict[str, Any]:
+    """A FINDINGS row about a group, not a commit (rebalance-storm, slow-revocation): no topic
+    partition and no offsets; where in the log, and the generations (or epochs) it spans."""
+    return {
+        "rule": rule, "group": group, "log_partition": log_partition, "topic": None, "partition": None,
+        "offset": None, "record_offset": record_offset, "position": position, "source": source,
+        "timestamp": timestamp, "generation_id": generation_id, "previous_offset": None,
+        "previous_record_offset": previous_record_offset, "previous_position": None,
+        "previous_generation_id": previous_generation_id, "message": message,
+    }
+
+
 COVERAGE = [
     ("log_partition", "int32"),
     ("segments", "int32"),
