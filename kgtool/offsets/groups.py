@@ -61,8 +61,10 @@ def _int_or_none(v: Any) -> int | None:
     return None if v is None else int(v)
 
 
-def topic_partitions(items: Any, topic_names: dict[str, str] | None = None) -> list[TopicPartition] | None:
-    """``[{topic|topic_id, partitions: [..]}]`` -> sorted topic partitions; None if absent."""
+def topic_partitions(items: Any) -> list[TopicPartition] | None:
+    """A classic member's ``ConsumerProtocol`` partitions, ``[{topic, partitions: [..]}]`` (or
+    ``[topic, partition]`` pairs) -> sorted topic partitions; None if absent. (A consumer
+    group's partitions, by topic id, are the shard's: ``TopicNames.pairs``.)"""
     if items is None:
         return None
     out: set[TopicPartition] = set()
@@ -72,12 +74,7 @@ def topic_partitions(items: Any, topic_names: dict[str, str] | None = None) -> l
             continue
         topic = it.get("topic")
         if topic is None:
-            topic = it.get("topic_name")
-        if topic is None:
-            tid = it.get("topic_id")
-            if tid is None:
-                continue
-            topic = (topic_names or {}).get(str(tid), str(tid))
+            continue
         topic = str(topic)
         for p in it.get("partitions") or ():
             out.add((topic, int(p)))
