@@ -23,6 +23,7 @@ if not pure_forced():
         Extension(
             "kgtool.codec._speedups",
             sources=["kgtool/codec/_speedups.c"],
+            depends=["kgtool/codec/_dump.h"],  # decode-batch's printer, included by _speedups.c
             libraries=["z"],  # zlib: the audit's scan inflates small gzip batches itself
             extra_compile_args=["-O3", "-std=c99", "-Wall", "-Wno-unused-function"],
             optional=True,

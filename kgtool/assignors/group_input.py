@@ -39,6 +39,7 @@ from operator import itemgetter, methodcaller
 from typing import Any
 
 from kgtool import documents
+from kgtool.codec import lines
 from kgtool.assignors.model import Assignment, GroupSpec, MemberSpec, TopicPartition, TopicSpec
 from kgtool.documents import quote
 from kgtool.errors import InputError
@@ -810,6 +811,11 @@ def _group_metadata_value(obj: Any) -> tuple[str | None, Any, int | None] | None
     if not isinstance(obj, Mapping):
         return None
     offset = _get(obj, "offset")
+    payload = obj.get("payload")
+    if lines.is_record(obj) and isinstance(payload, Mapping):
+        # a decode-batch record line (kgtool.codec.lines): its decoded payload
+        found = _group_metadata_value(payload)
+        return None if found is None else (found[0], found[1], offset if _is_int(offset) else found[2])
     # Kafka's own dump (camelCase, under "offsetsTopic") and kgtool's decode-batch (snake_case).
     for holder_key in ("offsetsTopic", "offsets_topic", "coordinator", "decoded", "record"):
         holder = obj.get(holder_key)

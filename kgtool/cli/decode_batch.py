@@ -14,8 +14,8 @@ from typing import Any, Optional
 import typer
 
 from kgtool.cli import dump_log, render
-from kgtool.cli.dump_log import batch_json
 from kgtool.codec.batch import out_of_memory
+from kgtool.codec.printer import Printed, scan_for_print
 from kgtool.codec.model import RecordBatch, ScanProblem
 from kgtool.codec.report import MAX_PROBLEM_LINES, ProblemReporter
 from kgtool.codec.legacy import RECORD_OVERHEAD_V0
@@ -46,6 +46,19 @@ class BytesFormat(str, enum.Enum):
     base64 = "base64"
     hex = "hex"
     utf8 = "utf8"
+
+
+class DumpFormat(str, enum.Enum):
+    """decode-batch's ``--format``: the common three, and kafka-dump-log's own text layout."""
+
+    table = "table"
+    json = "json"
+    jsonl = "jsonl"
+    text = "text"
+
+    def common(self) -> render.OutputFormat:
+        """The format of the tables the other modes print (summary, verify): text's is table."""
+        return render.OutputFormat.table if self is DumpFormat.text else render.OutputFormat(self.value)
 
 
 #: Progress bars appear above this many bytes of input (and only on a terminal).
@@ -132,15 +145,17 @@ def command(
         "base64, none. auto: offsets/txn inside __consumer_offsets-N/__transaction_state-N "
         "directories, else none.",
     ),
-    output_format: render.OutputFormat = typer.Option(
-        render.OutputFormat.table, "--format", case_sensitive=False,
-        help="table (Rich, for people), jsonl (one object per record, or per batch with "
-        "--batches-only; the schema is in the README), json (the same objects in one array).",
+    output_format: DumpFormat = typer.Option(
+        DumpFormat.table, "--format", case_sensitive=False,
+        help="table (for people), json (the objects of jsonl in one array), jsonl (a batch line, then "
+        "one line per record; one line per batch with --batches-only; the schema is in the README), "
+        "text (kafka-dump-log.sh --deep-iteration --print-data-log's layout, line for line).",
     ),
-    bytes_format: BytesFormat = typer.Option(
-        BytesFormat.base64, "--bytes", case_sensitive=False,
+    bytes_format: Optional[BytesFormat] = typer.Option(
+        None, "--bytes", case_sensitive=False,
         help="How keys, values and header values are shown: base64, hex, or utf8 (invalid "
-        "sequences become U+FFFD).",
+        "sequences become U+FFFD). Default: utf8 for --format text (kafka-dump-log's "
+        "StringDecoder), base64 otherwise.", show_default=False,
     ),
     batches_only: bool = typer.Option(False, "--batches-only", help="One object (row) per batch, no records."),
     summary: bool = typer.Option(
@@ -193,10 +208,12 @@ def command(
         raise UsageError("no input: give segment files, partition directories, '-' (stdin) or --hex")
     if summary and batches_only:
         raise UsageError("--summary and --batches-only are exclusive")
+    if bytes_format is None:
+        bytes_format = BytesFormat.utf8 if output_format is DumpFormat.text else BytesFormat.base64
     run = _Run(decode, bytes_format, strict)
     paths, storage_files = split_inputs(paths, files, summary)
     if verify:
-        _verify_command(paths + storage_files, output_format)
+        _verify_command(paths + storage_files, output_format.common())
         return
     if from_offset is not None or from_time is not None or count is not None:
         _seek_command(run, paths, hex_text, from_offset, from_time, count, output_format, batches_only,
@@ -204,7 +221,7 @@ def command(
         return
     progress = _Progress.maybe()
     summaries: list[ScanSummary] = []
-    writer = dump_log.Writer(output_format, run)
+    writer = dump_log.Writer(output_format, run, verify_crc=not no_crc)
     try:
         for inp in _collect_inputs(paths, hex_text):
             start = start_position
@@ -231,9 +248,26 @@ def command(
             # An input's problems wait for its first batch: if none comes, the input is no
             # log segment, said in one line (ProblemReporter.end_input).
             held: list[ScanProblem] = []
+
+            def show_held() -> None:
+                for p in held:
+                    run.show(p)
+                held.clear()
+
+            # Problems before the first batch go out before anything of it (its payload lines too).
+            writer.before_output = show_held
             batches = 0
-            for item in scan_segment(inp.data, source=inp.name, start=start, end=end, chain_from=start,
-                                     verify_crc=not no_crc, max_message_size=max_message_size):
+            options = writer.print_options(decoder, fast is not None, batches_only)
+            for item in scan_for_print(inp.data, source=inp.name, start=start, end=end, verify_crc=not no_crc,
+                                       max_message_size=max_message_size, options=options,
+                                       record_sink=writer.record_sink if options is not None else None):
+                if isinstance(item, Printed):
+                    show_held()
+                    batches += item.batches
+                    writer.printed(item)
+                    if progress is not None:
+                        progress.update(item.end_position)
+                    continue
                 if isinstance(item, ScanProblem):
                     if batches:
                         run.problem(item)
@@ -241,9 +275,7 @@ def command(
                         run.total.add_problem(item)
                         held.append(item)
                     continue
-                for p in held:
-                    run.show(p)
-                held = []
+                show_held()
                 batches += 1
                 run.total.add_batch_header(item)
                 try:
@@ -252,6 +284,7 @@ def command(
                     raise out_of_memory(inp.name, item.position, "print its records") from None
                 if progress is not None:
                     progress.update(item.end_position)
+            writer.before_output = _nothing  # held problems are end_input's now
             writer.end_input(run.end_input(inp.name, inp.data, start, end, batches, held) if not batches else True)
         if progress is not None:
             # Gone before the results: a bar left on screen would sit frozen above them.
@@ -260,7 +293,7 @@ def command(
         for path in storage_files:
             _decode_storage_file(run, writer, path)
         if summary:
-            _print_summaries(summaries, run.total, output_format,
+            _print_summaries(summaries, run.total, output_format.common(),
                              _overviews(run, paths, summaries) if hex_text is None else [])
         else:
             writer.close()
@@ -271,6 +304,10 @@ def command(
         if progress is not None:
             progress.stop()
     run.finish()
+
+
+def _nothing() -> None:
+    pass
 
 
 class _Progress:
@@ -397,7 +434,7 @@ def _decode_storage_file(run: _Run, writer: dump_log.Writer, path: str) -> None:
     from kgtool.storage.decode import decode_file
 
     f = decode_file(path)
-    if writer.fmt is render.OutputFormat.table:
+    if writer.fmt in ("table", "text"):
         rows: list[list[str]] = []
         for row in f.rows():
             rows.append([_show(row.get(c)) for c in f.columns])
@@ -408,7 +445,7 @@ def _decode_storage_file(run: _Run, writer: dump_log.Writer, path: str) -> None:
             render.print_table(list(f.columns), rows, title=f"{path} ({f.kind.value})")
     else:
         for row in f.rows():
-            writer._emit({"source": path, "kind": f.kind.value, **row})
+            writer.file_row({"source": path, "kind": f.kind.value, **row})
     for p in f.problems.items:
         run.problem(p)
     if f.problems.count > len(f.problems.items):
@@ -440,7 +477,7 @@ def _verify_command(paths: list[str], fmt: render.OutputFormat) -> None:
 
 
 def _seek_command(run: _Run, paths: list[str], hex_text: Optional[str], from_offset: Optional[int],
-                  from_time: Optional[str], count: Optional[int], fmt: render.OutputFormat, batches_only: bool,
+                  from_time: Optional[str], count: Optional[int], fmt: DumpFormat, batches_only: bool,
                   verify_crc: bool, max_message_size: int, refused: bool) -> None:
     from kgtool.storage.seek import plan
 
@@ -448,7 +485,7 @@ def _seek_command(run: _Run, paths: list[str], hex_text: Optional[str], from_off
                          hex_text=hex_text is not None)
     for note in res.notes:
         render.warn(note)
-    writer = dump_log.Writer(fmt, run)
+    writer = dump_log.Writer(fmt, run, verify_crc=verify_crc)
     left = count
     try:
         if res.segment is None:
@@ -486,13 +523,17 @@ def _write_window(writer: dump_log.Writer, source: str, b: RecordBatch, decoder,
     if batches_only:
         writer.batch(source, b, decoder, True)
         return None if left is None else left - 1
+    first = True
     for records in dump_log.record_chunks(b):
         keep = [r for r in records if r.offset >= min_offset]
         if left is not None:
             keep = keep[:left]
             left -= len(keep)
-        if keep or not records:
+        if first and (keep or not records):
             writer.batch(source, dataclasses.replace(b, records=keep), decoder, False)
+            first = False
+        elif keep:
+            writer.more_records(b, keep)  # the batch's line is out already
         if left == 0:
             break
     return left
@@ -561,24 +602,33 @@ MAN_SECTIONS: dict[str, str] = {
         "record beginning with '|': offset, timestamp, and the decoded payload (kind, key, value) "
         "or the key and value per --bytes, headers, or the control marker. Times are ISO-8601 "
         "UTC, sizes have thousands separators, and nothing is cut short.\n\n"
-        "--format jsonl prints one JSON object per record: source (the input name), topic and "
-        "partition (only when the input's directory is a partition directory, TOPIC-PARTITION, "
-        "as kcat -J gives them), position "
-        "(the byte position of its batch), offset, timestamp (LogAppendTime applied), "
-        "timestamp_type, sequence, key, value (per --bytes: base64, hex or utf8; null stays null), "
-        "headers ([{key, value}]), control (null, or {type, type_name, version, "
-        "coordinator_epoch}), batch ({position, base_offset, last_offset, batch_length, "
-        "size_in_bytes, partition_leader_epoch, magic, crc, crc_valid, attributes, compression, "
-        "timestamp_type, is_transactional, is_control, delete_horizon_ms, last_offset_delta, "
-        "base_timestamp, max_timestamp, producer_id, producer_epoch, base_sequence, "
-        "last_sequence, record_count}), and payload (the decoded key and value: record_type, kind, "
-        "tombstone, key, value_version, value; warnings only when there are some; raw_key and "
-        "raw_value for an unknown record type) when a payload decoder "
-        "applies, or payload_error when it failed. With --batches-only: one object per batch, "
-        "the batch fields plus source. Legacy (magic 0/1) batches carry Kafka's defaults for "
-        "fields their format lacks (producer_id -1, partition_leader_epoch -1; "
-        "last_offset_delta and base_timestamp null). --format json prints the same objects in "
-        "one array. With --summary: one object per input (jsonl) or {inputs, total} (json)."
+        "--format text prints kafka-dump-log.sh --deep-iteration --print-data-log's layout line for "
+        "line (DumpLogSegments): 'Dumping FILE', 'Log starting offset: N', one 'baseOffset: ... "
+        "isvalid: true' line per batch and one '| offset: N CreateTime: T keySize: K valueSize: V "
+        "sequence: S headerKeys: [..] key: .. payload: ..' line per record; keys and values as UTF-8 "
+        "text (StringDecoder) unless --bytes says otherwise, and with --decode offsets the key and "
+        "value as OffsetsMessageParser prints them ({\"type\":\"1\",\"data\":{..}}, "
+        "{\"version\":\"3\",\"data\":{..}} with Kafka's field names, <DELETE> for a tombstone). "
+        "Legacy records omit kafka-dump-log's per-message isValid/crc.\n\n"
+        "--format jsonl prints a batch line, {\"type\": \"batch\", source, topic and partition (only "
+        "when the input's directory is a partition directory, TOPIC-PARTITION, as kcat -J gives them), "
+        "position, base_offset, last_offset, batch_length, size_in_bytes, partition_leader_epoch, "
+        "magic, crc, crc_valid, attributes, compression, timestamp_type, is_transactional, "
+        "is_control, delete_horizon_ms, last_offset_delta, base_timestamp, max_timestamp, "
+        "producer_id, producer_epoch, base_sequence, last_sequence, record_count}, then one line per "
+        "record: {\"type\": \"record\", position (its batch's byte position, the position of the "
+        "batch line it follows), offset, timestamp (LogAppendTime applied), key, value (per --bytes: "
+        "base64, hex or utf8; null stays null), headers ([{key, value}])}, plus control ({type, "
+        "type_name, version, coordinator_epoch}) for the records of control batches, and payload "
+        "(the decoded key and value: record_type, kind, tombstone, key, value_version, value; "
+        "warnings only when there are some; raw_key and raw_value for an unknown record type) when a "
+        "payload decoder applies, or payload_error when it failed. The schema is declared in "
+        "kgtool/codec/lines.py and tabled in the README. With --batches-only: the batch lines only. "
+        "Legacy (magic 0/1) batches carry Kafka's defaults for fields their format lacks "
+        "(producer_id -1, partition_leader_epoch -1; last_offset_delta and base_timestamp null). "
+        "--format json prints the same objects in one array. With --summary: one object per input "
+        "(jsonl) or {inputs, total} (json). Records are printed by the C extension at the speed they "
+        "decode (the pure-Python writer prints the same bytes)."
     ),
     "DIAGNOSTICS": (
         "Problems go to stderr, one line each, with file, byte position, structure path and "
@@ -631,6 +681,7 @@ MAN_SECTIONS: dict[str, str] = {
         "$ kgtool decode-batch /data/kafka/orders-3/00000000000000000000.index --format jsonl\n"
         "$ kgtool decode-batch --summary /data/kafka/__consumer_offsets-12\n"
         "$ kgtool decode-batch --format jsonl --decode offsets seg.log | jq 'select(.payload.kind==\"offset_commit\")'\n"
+        "$ kgtool decode-batch --format text --decode offsets seg.log | grep orders-service\n"
         "$ kgtool decode-batch --start-position 4096 --max-bytes 65536 --batches-only segment.log\n"
         "$ kgtool decode-batch --hex '0000000000000000 0000003a ...'\n"
         "$ cat segment.log | kgtool decode-batch - --format jsonl --bytes utf8"
@@ -646,4 +697,4 @@ MAN_SECTIONS: dict[str, str] = {
     ),
 }
 
-__all__ = ["command", "HELP", "MAN_SECTIONS", "batch_json"]
+__all__ = ["command", "HELP", "MAN_SECTIONS"]

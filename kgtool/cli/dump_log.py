@@ -19,14 +19,20 @@ the input's directory is a partition directory (``orders-3/``), as kcat ``-J`` g
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
+import os
+import re
 import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from kgtool.cli import render
+from kgtool.codec import batch as _batch
+from kgtool.codec import lines
 from kgtool.codec.batch import RecordStream
 from kgtool.codec.model import Record, RecordBatch
+from kgtool.codec.printer import BYTES_MODES, CHUNK_OUTPUT, JSON, JSONL, TEXT, PrintOptions, Printed
 from kgtool.codec.summary import ScanSummary
 from kgtool.errors import DecodeError
 
@@ -38,43 +44,6 @@ def bytes_renderer(fmt: str) -> Callable[[Any], Any]:
     if fmt == "utf8":
         return lambda b: None if b is None else bytes(b).decode("utf-8", "replace")
     return lambda b: None if b is None else base64.b64encode(bytes(b)).decode("ascii")
-
-
-def batch_json(b: RecordBatch) -> dict[str, Any]:
-    """The ``batch`` object of the JSON Lines schema (Kafka's field names in snake_case)."""
-    return {
-        "position": b.position,
-        "base_offset": b.base_offset,
-        "last_offset": b.last_offset,
-        "batch_length": b.batch_length,
-        "size_in_bytes": b.size_in_bytes,
-        "partition_leader_epoch": b.partition_leader_epoch,
-        "magic": b.magic,
-        "crc": b.crc,
-        "crc_valid": b.crc_valid,
-        "attributes": b.attributes,
-        "compression": b.compression,
-        "timestamp_type": b.timestamp_type,
-        "is_transactional": b.is_transactional,
-        "is_control": b.is_control,
-        "delete_horizon_ms": b.delete_horizon_ms,
-        "last_offset_delta": b.last_offset_delta,
-        "base_timestamp": b.base_timestamp,
-        "max_timestamp": b.max_timestamp,
-        "producer_id": b.producer_id,
-        "producer_epoch": b.producer_epoch,
-        "base_sequence": b.base_sequence,
-        "last_sequence": b.last_sequence,
-        "record_count": b.record_count if b.record_count is not None else len(b.records),
-    }
-
-
-def control_json(r: Record) -> dict | None:
-    c = r.control
-    if c is None:
-        return None
-    return {"type": c.type, "type_name": c.type_name, "version": c.version,
-            "coordinator_epoch": c.coordinator_epoch}
 
 
 def record_chunks(b: RecordBatch) -> Iterator[list[Record]]:
@@ -179,28 +148,145 @@ def record_line(r: Record, shown_key: Any, shown_value: Any, payload: Any, error
     return line
 
 
+# --- the text format: kafka-dump-log --deep-iteration --print-data-log, line for line ------------
+
+#: TimestampType.toString() (``TimestampType``'s names).
+_TS_NAMES = {"CREATE_TIME": "CreateTime", "LOG_APPEND_TIME": "LogAppendTime", "NO_TIMESTAMP_TYPE": "NoTimestampType"}
+
+
+def _jackson(obj: Any) -> str:
+    """Compact JSON as Jackson's ``JsonNode.toString`` writes it: UTF-8 as is, control characters
+    as ``\\u00XX`` with upper-case digits (json.dumps writes them lower-case)."""
+    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+    if "\\u00" not in text:
+        return text
+    return _ESCAPE.sub(lambda m: "\\u" + m.group(0)[2:].upper() if m.group(0)[1] == "u" else m.group(0), text)
+
+
+#: Every escape of json.dumps' output, left to right (so an escaped backslash is one token).
+_ESCAPE = re.compile(r"\\(?:u00[0-9a-f]{2}|.)")
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(w[:1].upper() + w[1:] for w in rest)
+
+
+def _kafka_names(obj: Any) -> Any:
+    """The generated JsonConverters' field names (camelCase) for kgtool's decoded payloads."""
+    if isinstance(obj, dict):
+        return {_camel(k): _kafka_names(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_kafka_names(v) for v in obj]
+    return obj
+
+
+def text_input_lines(source: str) -> str:
+    """``Dumping FILE`` and, for a segment named by its base offset, ``Log starting offset: N``."""
+    name = os.path.basename(source)
+    stem, dot, suffix = name.partition(".")
+    if dot and suffix == "log" and stem.isdigit():
+        return f"Dumping {source}\nLog starting offset: {int(stem)}"
+    return f"Dumping {source}"
+
+
+def text_batch_line(b: RecordBatch) -> str:
+    """``DumpLogSegments.printBatchLevel``."""
+    if b.magic >= 2:
+        horizon = "OptionalLong.empty" if b.delete_horizon_ms is None else f"OptionalLong[{b.delete_horizon_ms}]"
+        head = (f"baseOffset: {b.base_offset} lastOffset: {b.last_offset} count: {b.record_count} "
+                f"baseSequence: {b.base_sequence} lastSequence: {b.last_sequence} producerId: {b.producer_id} "
+                f"producerEpoch: {b.producer_epoch} partitionLeaderEpoch: {b.partition_leader_epoch} "
+                f"isTransactional: {_bool(b.is_transactional)} isControl: {_bool(b.is_control)} "
+                f"deleteHorizonMs: {horizon}")
+    else:
+        head = f"offset: {b.last_offset}"
+    valid = "unchecked" if b.crc_valid is None else _bool(b.crc_valid)
+    return (f"{head} position: {b.position} {_TS_NAMES[b.timestamp_type]}: {b.max_timestamp} "
+            f"size: {b.size_in_bytes} magic: {b.magic} compresscodec: {b.compression} crc: {b.crc} isvalid: {valid}")
+
+
+#: _dump.h's ts_labels
+_TS_LABELS = {"CREATE_TIME": 0, "LOG_APPEND_TIME": 1, "NO_TIMESTAMP_TYPE": 2}
+
+
+def _bool(v: bool) -> str:
+    return "true" if v else "false"
+
+
+def text_record_line(r: Record, b: RecordBatch, rendered_key: Any, rendered_value: Any, payload: Any,
+                     error: str | None) -> str:
+    """One ``|`` line of ``dumpLog``: the record's metadata, then (``--print-data-log``) its key and
+    payload: the decoder's text (``OffsetsMessageParser``: ``{"type":..,"data":..}`` and
+    ``{"version":..,"data":..}``, ``<DELETE>`` for a tombstone) or the bytes per ``--bytes``."""
+    line = (f"| offset: {r.offset} {_TS_NAMES[b.timestamp_type]}: {r.timestamp} "
+            f"keySize: {-1 if r.key is None else len(r.key)} valueSize: {-1 if r.value is None else len(r.value)}")
+    if b.magic >= 2:
+        line += f" sequence: {r.sequence} headerKeys: [{','.join(k for k, _ in r.headers)}]"
+    c = r.control
+    if c is not None:
+        if c.type_name in ("ABORT", "COMMIT"):
+            return f"{line} endTxnMarker: {c.type_name} coordinatorEpoch: {c.coordinator_epoch}"
+        return f"{line} controlType: {c.type_name}({c.type})"
+    if error is not None:
+        return f"{line} key: Error at offset {r.offset}, skipping. {error}"
+    if payload is not None and hasattr(payload, "record_type"):
+        pj = payload.to_json()
+        if pj.get("raw_key") is not None or pj.get("kind") == "unknown":
+            return f"{line} key: Unknown record type {pj.get('record_type')} at offset {r.offset}, skipping."
+        key = _jackson({"type": str(pj["record_type"]), "data": _kafka_names(pj["key"])})
+        value = "<DELETE>" if pj["value"] is None else _jackson(
+            {"version": str(pj["value_version"]), "data": _kafka_names(pj["value"])})
+        return f"{line} key: {key} payload: {value}"
+    if payload is not None:  # utf8 / hex / base64
+        rendered_key, rendered_value = payload.key, payload.value
+    if rendered_key is not None:
+        line += f" key: {rendered_key}"
+    if rendered_value is not None:
+        line += f" payload: {rendered_value}"
+    return line
+
+
 # --- the writer -------------------------------------------------------------------------------
 
 class Writer:
-    """Writes batches and records as kafka-dump-log lines, JSON Lines or one JSON array, to stdout.
+    """Writes batches and records to stdout: kafka-dump-log-like lines for people (table), its
+    exact layout (text), JSON Lines or one JSON array (the :mod:`kgtool.codec.lines` schema).
 
-    ``run`` carries the counters (``total``), the ``--bytes`` renderer (``render_bytes``) and
-    the problem lines of the command."""
+    ``run`` carries the counters (``total``), the ``--bytes`` renderer (``render_bytes``,
+    ``bytes_fmt``) and the problem lines of the command. Batches come from the general path
+    (:meth:`batch`) or already printed by the C walk (:meth:`printed`); with the C extension,
+    the general path prints a v2 batch's records through it too (:meth:`record_sink`)."""
 
-    def __init__(self, fmt: render.OutputFormat, run: Any) -> None:
-        self.fmt = fmt
+    def __init__(self, fmt: str, run: Any, verify_crc: bool = True) -> None:
+        #: table, text, jsonl or json
+        self.fmt = getattr(fmt, "value", fmt)
         self.run = run
-        self.json = render.JsonOut(fmt)
+        self.verify_crc = verify_crc
+        self.json = render.JsonOut(render.OutputFormat.json if self.fmt == "json" else render.OutputFormat.jsonl)
         self.seps = self.json.separators
-        self.where: dict[str, Any] = {}
+        self.head: dict[str, Any] = {}
         #: ``Dumping FILE``, written with the input's first batch (or at its end).
         self.pending_line: str | None = None
+        self._options: PrintOptions | None = None
+        #: The batch whose line the record sink printed (its records follow from the sink).
+        self._sunk: RecordBatch | None = None
+        self._decoder: Any = None
+        #: Called before anything of a batch is written (the command shows held problems).
+        self.before_output: Callable[[], None] = lambda: None
+
+    # inputs
 
     def begin_input(self, source: str, topic_partition: tuple[str, int] | None) -> None:
         """A new input starts (its topic and partition, when its directory names them)."""
-        self.where = {} if topic_partition is None else {"topic": topic_partition[0], "partition": topic_partition[1]}
-        if self.fmt is render.OutputFormat.table:
+        self.head = {"source": source}
+        if topic_partition is not None:
+            self.head.update(topic=topic_partition[0], partition=topic_partition[1])
+        if self.fmt == "table":
             self.pending_line = input_line(source, topic_partition)
+        elif self.fmt == "text":
+            self.pending_line = text_input_lines(source)
+        self._options = None
 
     def end_input(self, shown: bool = True) -> None:
         """The input is done; ``shown=False``: it was no log segment, and prints nothing."""
@@ -209,67 +295,207 @@ class Writer:
         self.pending_line = None
 
     def _input_line(self) -> None:
+        self.before_output()
         if self.pending_line is not None:
             sys.stdout.write(self.pending_line + "\n")
             self.pending_line = None
 
-    def _head(self, source: str) -> dict[str, Any]:
-        return {"source": source, **self.where}
-
-    def _emit(self, obj: dict, batch_text: str | None = None, tail_text: str | None = None) -> None:
-        text = json.dumps(obj, ensure_ascii=False, separators=self.seps)
-        if batch_text is not None:
-            # The batch object is the same for all its records: serialised once per batch.
-            text = f"{text[:-1]}{self.seps[0]}\"batch\"{self.seps[1]}{batch_text}"
-            # Keep the documented key order: ..., batch, payload.
-            text += f"{self.seps[0]}{tail_text[1:]}" if tail_text is not None else "}"
-        self.json.text(text)
-
     def close(self) -> None:
-        if self.fmt is render.OutputFormat.json:
+        if self.fmt == "json":
             self.json.close()
 
-    def batch(self, source: str, b: RecordBatch, decoder: Any, batches_only: bool) -> None:
-        run = self.run
-        total = run.total
-        if batches_only or not b.records:
-            total.add_batch_records(b, None)
-        if self.fmt is render.OutputFormat.table:
+    # the C walk
+
+    def print_options(self, decoder: Any, offsets: bool, batches_only: bool) -> PrintOptions | None:
+        """What the C walk prints for this input, or None when it prints nothing here (the table
+        format, --batches-only, a payload decoder other than OffsetCommit's, text with --bytes
+        other than utf8)."""
+        self._decoder = decoder
+        self._options = None
+        if (batches_only or self.fmt == "table" or (decoder is not None and not offsets)
+                or _batch.speedups() is None):
+            return None
+        bytes_fmt = self.run.bytes_fmt.value
+        if self.fmt == "text":
+            if bytes_fmt != "utf8":
+                return None
+            opts = PrintOptions(TEXT, BYTES_MODES[bytes_fmt], offsets, self.verify_crc, "", "", "", "", "")
+        else:
+            array = self.fmt == "json"
+            head = json.dumps({"type": lines.BATCH, **self.head}, ensure_ascii=False, separators=self.seps)[:-1]
+            opts = PrintOptions(JSON if array else JSONL, BYTES_MODES[bytes_fmt], offsets, self.verify_crc,
+                                self.seps[0], self.seps[1], ",\n  " if array else "", "" if array else "\n", head)
+        self._options = opts
+        return opts
+
+    def printed(self, chunk: Printed) -> None:
+        """Batches the C walk printed."""
+        self._input_line()
+        total = self.run.total
+        total.batches += chunk.batches
+        total.bytes_decoded += chunk.size
+        self._raw(chunk.text)
+
+    def _raw(self, text: bytes) -> None:
+        if not text:
+            return
+        if self.fmt == "json":
+            if self.json.count == 0:
+                text = b"[" + text[1:]  # the first item opens the array
+            self.json.count += 1
+        out = sys.stdout
+        out.flush()
+        buffer = getattr(out, "buffer", None)
+        if buffer is None:
+            out.write(text.decode("utf-8"))
+        else:
+            buffer.write(text)
+
+    def record_sink(self, buf, rstart: int, rend: int, count: int, base_offset: int, base_ts: int, lat,
+                    b: RecordBatch) -> bool:
+        """``decode_batch_v2``'s sink: a v2 batch's records (or a chunk of a big one) printed in C,
+        one record at a time in Python where the C writer declines; the batch line first.
+
+        Records handed over whole were not checked yet: the range is printed only when every
+        record parses and they end exactly at ``rend``; otherwise nothing is written and False
+        leaves them to the codec, which reports what is wrong."""
+        opts = self._options
+        if opts is None:
+            return False
+        dump = _batch.speedups().dump_records
+        pieces: list = []  # output bytes, or (start, end) of a record for the Python writer
+        pos, left = rstart, count
+        while left:
+            text, done, pos, declined = dump(buf, pos, rend, left, base_offset, base_ts, lat, b.base_sequence,
+                                             b.position, opts.as_tuple(), 1 << 62)
+            pieces.append(text)
+            left -= done
+            if not left:
+                break
+            if declined < 0:
+                return False  # a record that does not parse
+            pieces.append((pos, declined))
+            pos, left = declined, left - 1
+        if pos != rend:
+            return False  # bytes after the last record
+        out = []
+        if self._sunk is not b:
             self._input_line()
+            out.append(self._item(self._batch_text(b)))
+            self._sunk = b
+        for piece in pieces:
+            if isinstance(piece, bytes):
+                out.append(piece)
+                continue
+            tuples, err = _batch._decode_records(buf, piece[0], piece[1], 1, base_offset, base_ts, b.base_sequence, lat)
+            if err is not None:  # pragma: no cover - dump_records parsed it
+                return False
+            out.extend(self._item(t) for t in self._record_texts(b, [Record(*tuples[0])]))
+        self._raw(b"".join(out))
+        self.run.total.records += count
+        return True
+
+    def _item(self, text: str) -> bytes:
+        """One item as the C walk writes it (with the array's separator, or a line's newline)."""
+        opts = self._options
+        return (opts.pre + text + opts.post if self.fmt != "text" else text + "\n").encode("utf-8")
+
+    # the general path
+
+    def batch(self, source: str, b: RecordBatch, decoder: Any, batches_only: bool) -> None:
+        """A batch from the general path: its line, then its records (unless the sink printed them)."""
+        run = self.run
+        if batches_only or not b.records:
+            run.total.add_batch_records(b, None)
+        if self._sunk is b:
+            self._sunk = None
+            return
+        self._decoder = decoder
+        self._input_line()
+        if self.fmt == "table":
             self._lines(source, b, decoder, batches_only)
             return
-        bj = batch_json(b)
+        self._batch_line(b)
         if batches_only:
-            self._emit({**self._head(source), **bj})
             return
-        rb = run.render_bytes
-        batch_text = json.dumps(bj, ensure_ascii=False, separators=self.seps)
-        head = self._head(source)
-        for r in counted_records(total, b):
-            obj = {
-                **head,
-                "position": b.position,
-                "offset": r.offset,
-                "timestamp": r.timestamp,
-                "timestamp_type": b.timestamp_type,
-                "sequence": r.sequence,
-                "key": rb(r.key),
-                "value": rb(r.value),
-                "headers": [{"key": k, "value": rb(v)} for k, v in r.headers],
-                "control": control_json(r),
-            }
-            rec, error = decode_payload(run, decoder, r, b, source)
-            tail = None
-            if rec is not None:
-                tail = json.dumps({"payload": rec.to_json()}, ensure_ascii=False, separators=self.seps)
-                if rec.warnings:
-                    total.payload_warnings += len(rec.warnings)
-            elif error is not None:
-                tail = json.dumps({"payload_error": error}, ensure_ascii=False, separators=self.seps)
-            self._emit(obj, batch_text, tail)
+        if isinstance(b.records, RecordStream) and not b.is_control and self._options is not None:
+            # A big batch's chunks as the codec's field tuples, printed in C (no Record built).
+            for k in range(b.records.chunks):
+                tuples = b.records.chunk_tuples(k)
+                run.total.records += len(tuples)
+                self._tuples(b, tuples)
+            return
+        for records in record_chunks(b):
+            run.total.records += len(records)
+            self._records(b, records)
 
-    def _lines(self, source: str, b: RecordBatch, decoder: Any, batches_only: bool) -> None:
-        lines = [batch_line(b)]
+    def _tuples(self, b: RecordBatch, tuples: list[tuple]) -> None:
+        dump = _batch.speedups().dump_tuples
+        opts = self._options.as_tuple()
+        label = _TS_LABELS[b.timestamp_type]
+        k, n = 0, len(tuples)
+        while k < n:
+            text, j = dump(tuples, k, b.position, b.magic, label, opts, CHUNK_OUTPUT)
+            self._raw(text)
+            if j == k:  # the C writer declines this one: the Python writer prints it
+                self._records(b, [Record(*tuples[k])])
+                j += 1
+            k = j
+
+    def _batch_text(self, b: RecordBatch) -> str:
+        if self.fmt == "text":
+            return text_batch_line(b)
+        return self.json.dumps(lines.batch_object(b, self.head))
+
+    def _batch_line(self, b: RecordBatch) -> None:
+        self._texts([self._batch_text(b)])
+
+    def _record_texts(self, b: RecordBatch, records: list[Record]) -> Iterator[str]:
+        run = self.run
+        rb = run.render_bytes
+        source = self.head.get("source", "")
+        text = self.fmt == "text"
+        for r in records:
+            rec, error = decode_payload(run, self._decoder, r, b, source)
+            if rec is not None and rec.warnings:
+                run.total.payload_warnings += len(rec.warnings)
+            if text:
+                yield text_record_line(r, b, rb(r.key), rb(r.value), rec, error)
+            else:
+                yield self.json.dumps(lines.record_object(r, b.position, rb, None if rec is None else rec.to_json(),
+                                                          error))
+
+    def _records(self, b: RecordBatch, records: list[Record]) -> None:
+        out: list[str] = []
+        for text in self._record_texts(b, records):
+            out.append(text)
+            if len(out) >= 4096:  # a big batch streams out in bounded memory
+                self._texts(out)
+                out = []
+        self._texts(out)
+
+    def _texts(self, texts: list[str]) -> None:
+        if self.fmt == "text":
+            if texts:
+                sys.stdout.write("\n".join(texts) + "\n")
+        else:
+            self.json.texts(texts)
+
+    def file_row(self, obj: dict) -> None:
+        """A row of a partition directory's other files (--files)."""
+        self.json.item(obj)
+
+    def more_records(self, b: RecordBatch, records: list[Record]) -> None:
+        """More records of a batch whose line is out already (a --from-offset window)."""
+        if self.fmt == "table":
+            self._lines(self.head.get("source", ""), dataclasses.replace(b, records=records), self._decoder, False,
+                        with_batch=False)
+            return
+        self.run.total.records += len(records)
+        self._records(b, records)
+
+    def _lines(self, source: str, b: RecordBatch, decoder: Any, batches_only: bool, with_batch: bool = True) -> None:
+        out = [batch_line(b)] if with_batch else []
         if not batches_only:
             run = self.run
             rb = run.render_bytes
@@ -278,9 +504,9 @@ class Writer:
                 if rec is not None and rec.warnings:
                     run.total.payload_warnings += len(rec.warnings)
                 headers = {k: rb(v) for k, v in r.headers} if r.headers else None
-                lines.append(record_line(r, rb(r.key), rb(r.value), rec, error, headers))
-                if len(lines) >= 4096:  # a big batch streams out in bounded memory
-                    sys.stdout.write("\n".join(lines) + "\n")
-                    lines = []
-        if lines:
-            sys.stdout.write("\n".join(lines) + "\n")
+                out.append(record_line(r, rb(r.key), rb(r.value), rec, error, headers))
+                if len(out) >= 4096:  # a big batch streams out in bounded memory
+                    sys.stdout.write("\n".join(out) + "\n")
+                    out = []
+        if out:
+            sys.stdout.write("\n".join(out) + "\n")

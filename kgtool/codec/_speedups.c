@@ -1843,7 +1843,7 @@ static PyObject *gunzip_one_member(const uint8_t *p, size_t n) {
 
 /* 1 ready, 0 declined (the general path takes it), -1 Python error. */
 static int vbatch_open(vbatch_t *v, PyObject *data_obj, PyObject **mv, const uint8_t *b, Py_ssize_t n, Py_ssize_t i,
-                       long long base_position, PyObject *decompress) {
+                       long long base_position, PyObject *decompress, int verify_crc) {
     v->plain = NULL;
     if (n - i < 61) return 0;
     const uint8_t *h = b + i;
@@ -1851,7 +1851,7 @@ static int vbatch_open(vbatch_t *v, PyObject *data_obj, PyObject **mv, const uin
     if (h[16] != 2 || size < 61 || size > n - i) return 0;
     int16_t attributes = be16(h + 21);
     uint32_t stored = (uint32_t)be32(h + 17);
-    if (crc32c_compute(h + 21, (size_t)(size - 21)) != stored) return 0;
+    if (verify_crc && crc32c_compute(h + 21, (size_t)(size - 21)) != stored) return 0;
     int codec = attributes & 0x07;
     if (codec > 4) return 0;
     int32_t count = be32(h + 57);
@@ -1955,7 +1955,7 @@ static PyObject *cols_scan(ColsObject *self, PyObject *args) {
     if (hi > n) hi = n;
     while (i < hi && self->n < max_rows) {
         vbatch_t v;
-        int rc = vbatch_open(&v, data_obj, &mv, b, n, i, base_position, decompress);
+        int rc = vbatch_open(&v, data_obj, &mv, b, n, i, base_position, decompress, 1);
         if (rc < 0) goto error;
         if (rc == 0) { declined = 1; break; }
         cols_mark_t mark;
@@ -2137,7 +2137,7 @@ static PyObject *py_scan_markers(PyObject *self, PyObject *args) {
         if (size < min || size > n - i) break;
         if (magic == 2 && (be16(h + 21) & 0x20)) {
             vbatch_t v;
-            int rc = vbatch_open(&v, data_obj, &mv, b, n, i, base_position, decompress);
+            int rc = vbatch_open(&v, data_obj, &mv, b, n, i, base_position, decompress, 1);
             if (rc < 0) goto error;
             if (rc == 0) break;
             Py_ssize_t before = PyList_GET_SIZE(out);
@@ -2545,7 +2545,12 @@ static PyObject *py_read_unsigned_varint(PyObject *self, PyObject *args) { retur
 static PyObject *py_read_varint(PyObject *self, PyObject *args) { return read_base128_py(args, 1); }
 static PyObject *py_read_varlong(PyObject *self, PyObject *args) { return read_base128_py(args, 2); }
 
+#include "_dump.h"
+
 static PyMethodDef methods[] = {
+    {"dump_tuples", py_dump_tuples, METH_VARARGS, "Decoded records (field tuples) as decode-batch prints them."},
+    {"dump_records", py_dump_records, METH_VARARGS, "Records of a v2 batch as decode-batch prints them."},
+    {"dump_segment", py_dump_segment, METH_VARARGS, "Plain v2 batches as decode-batch prints them (JSON Lines, JSON, text)."},
     {"decode_records_v2", py_decode_records_v2, METH_VARARGS, "Decode the records of a v2 records section."},
     {"index_records_v2", py_index_records_v2, METH_VARARGS, "Check the records of a v2 records section; chunk marks."},
     {"index_legacy_inner", py_index_legacy_inner, METH_VARARGS, "Check an inner message set; chunk marks."},

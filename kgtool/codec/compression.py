@@ -525,3 +525,29 @@ def _lz4_frame(data: bytes, *, broken_header_checksum: bool) -> bytes:
     out += struct.pack("<I", 0)  # end mark
     return bytes(out)
 
+
+
+_GZIP_FIRST_OUTPUT = min(DEFAULT_MAX_DECOMPRESSED + 1, _MAX_OUTPUT)  # as _gunzip's first step
+
+
+def decompress_or_none(codec: int, payload) -> bytes | None:
+    """For the C walks (the audit's scan, decode-batch's printer): a v2 batch's records, or
+    None when the codec fails (the general path then reports it with its position). Same cap
+    as decode_batch_v2's default."""
+    if codec == GZIP:
+        # _gunzip's first step, inline: a log of small gzip batches (one per consumer's commit,
+        # offsets.topic.compression.codec=gzip) pays the call layers per batch. Anything but one
+        # complete member within the cap goes the whole way below.
+        d = zlib.decompressobj(wbits=31)
+        try:
+            out = d.decompress(payload, _GZIP_FIRST_OUTPUT)
+        except zlib.error:
+            pass
+        else:
+            if d.eof and not d.unused_data and len(out) <= DEFAULT_MAX_DECOMPRESSED:
+                return out
+    try:
+        out = decompress(codec, payload, magic=2, max_size=DEFAULT_MAX_DECOMPRESSED)
+    except CompressionFailure:
+        return None
+    return out if type(out) is bytes else bytes(out)

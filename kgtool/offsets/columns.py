@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import gc
 import struct
-import zlib as _zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -40,7 +39,6 @@ from kgtool.codec import compression as _comp
 from kgtool.codec.model import CONTROL_TYPE_NAMES  # (at import: _marker_entry runs once per marker)
 from kgtool.offsets.entries import CONTROL, LEGACY_OFFSET_COMMIT, OFFSET_COMMIT, PROBLEM, LogEntry
 
-_GZIP_FIRST_OUTPUT = min(_comp.DEFAULT_MAX_DECOMPRESSED + 1, _comp._MAX_OUTPUT)  # as compression._gunzip
 
 __all__ = ["CommitChunk", "KeyTable", "chunk_entries", "decode_commit_chunks", "transaction_markers"]
 
@@ -418,28 +416,6 @@ def _chunks_pure(data: Any, source: str, log_partition: int, keys: KeyTable, i: 
         yield rows.take(source, rare, pos_end)
 
 
-def _decompress(codec: int, payload: Any) -> bytes | None:
-    """For the C scan: the decompressed records, or None when the codec fails (the general
-    path then reports it with its position). Same cap as decode_batch_v2's default."""
-    if codec == _comp.GZIP:
-        # compression._gunzip's first step, inline: a log of small gzip batches (one per
-        # consumer's commit, offsets.topic.compression.codec=gzip) pays the call layers per batch.
-        # Anything but one complete member within the cap goes the whole way below.
-        d = _zlib.decompressobj(wbits=31)
-        try:
-            out = d.decompress(payload, _GZIP_FIRST_OUTPUT)
-        except _zlib.error:
-            pass
-        else:
-            if d.eof and not d.unused_data and len(out) <= _comp.DEFAULT_MAX_DECOMPRESSED:
-                return out
-    try:
-        out = _comp.decompress(codec, payload, magic=2, max_size=_comp.DEFAULT_MAX_DECOMPRESSED)
-    except _comp.CompressionFailure:
-        return None
-    return out if type(out) is bytes else bytes(out)
-
-
 def _marker_entry(t: tuple, source: str, log_partition: int) -> LogEntry:
     """A transaction marker the C scan decoded, as _record_entries builds it for a control
     batch (kind CONTROL, ControlRecordType name, EndTransactionMarker coordinator epoch)."""
@@ -534,7 +510,7 @@ def _chunks_c(sp: Any, data: Any, source: str, log_partition: int, keys: KeyTabl
         keys._cindex(sp)  # keys another generator interned on the pure path meanwhile
         i = state["i"]
         while i < hi:
-            j, declined = cols.scan(data, i, hi, base_position, max_rows, _decompress, raw)
+            j, declined = cols.scan(data, i, hi, base_position, max_rows, _comp.decompress_or_none, raw)
             if raw:
                 _rare_of_raw(raw, rare, source, log_partition, data, base_position)
                 raw.clear()
@@ -657,7 +633,7 @@ def transaction_markers(data: Any, *, source: str, log_partition: int, start: in
             j = _skip_to_control_py(data, i, hi)
             declined = j < hi
         else:
-            j, declined = sp.scan_markers(data, i, hi, base_position, _decompress, found)
+            j, declined = sp.scan_markers(data, i, hi, base_position, _comp.decompress_or_none, found)
             out.extend(_marker_entry(t, source, log_partition) for t in found)
             found.clear()
         if not declined:

@@ -15,7 +15,8 @@ import pytest
 from typer.testing import CliRunner
 
 from kgtool.cli.main import app
-from kgtool.codec import encode_batch_v2, encode_end_txn_marker, scan_segment
+from kgtool.codec import encode_batch_v2, encode_end_txn_marker, lines, scan_segment
+from kgtool.codec.lines import with_batches
 from tests.twins import compiled
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -23,12 +24,21 @@ BATCHES = ROOT / "fixtures" / "batches"
 OFFSETS = ROOT / "fixtures" / "offsets" / "scenario3_transactions_tombstones" / "00000000000000000000.log"
 runner = CliRunner()
 
-RECORD_KEYS = ["source", "position", "offset", "timestamp", "timestamp_type", "sequence", "key", "value",
-               "headers", "control", "batch"]
+# The lean lines (kgtool.codec.lines), spelled out here so that a schema change is a deliberate act.
+# A record line: RECORD_KEYS, then "control" (a control record only), then "payload" or
+# "payload_error" (a payload decoder only).
+RECORD_KEYS = ["type", "position", "offset", "timestamp", "key", "value", "headers"]
+RECORD_OPTIONAL_KEYS = ["control", "payload", "payload_error"]
+CONTROL_KEYS = ["type", "type_name", "version", "coordinator_epoch"]
+# A batch line: "type", "source", ("topic", "partition" in a partition directory), BATCH_KEYS.
 BATCH_KEYS = ["position", "base_offset", "last_offset", "batch_length", "size_in_bytes", "partition_leader_epoch",
               "magic", "crc", "crc_valid", "attributes", "compression", "timestamp_type", "is_transactional",
               "is_control", "delete_horizon_ms", "last_offset_delta", "base_timestamp", "max_timestamp",
               "producer_id", "producer_epoch", "base_sequence", "last_sequence", "record_count"]
+
+
+BATCH_LINE_KEYS = ["type", "source"] + BATCH_KEYS
+BATCH_LINE_KEYS_IN_A_PARTITION_DIRECTORY = ["type", "source", "topic", "partition"] + BATCH_KEYS
 
 
 def run(*args):
@@ -37,6 +47,22 @@ def run(*args):
 
 def jsonl(result):
     return [json.loads(line) for line in result.stdout.splitlines() if line.strip()]
+
+
+def records(rows):
+    """The record lines of an output read back (batch lines left out)."""
+    return [o for o in rows if o["type"] == "record"]
+
+
+def batch_lines(rows):
+    return [o for o in rows if o["type"] == "batch"]
+
+
+def test_the_schema_here_is_kgtool_codec_lines():
+    assert list(lines.RECORD_NAMES) == RECORD_KEYS + RECORD_OPTIONAL_KEYS
+    assert list(lines.BATCH_NAMES) == BATCH_LINE_KEYS_IN_A_PARTITION_DIRECTORY
+    assert list(lines.BATCH_HEADER_NAMES) == BATCH_KEYS
+    assert list(lines.CONTROL_NAMES) == CONTROL_KEYS
 
 
 def test_table_output():
@@ -49,47 +75,70 @@ def test_jsonl_schema_is_exact():
     r = run(BATCHES / "headers.log", "--format", "jsonl")
     assert r.exit_code == 0, r.output
     rows = jsonl(r)
-    assert rows and all(list(o) == RECORD_KEYS for o in rows)
-    assert all(list(o["batch"]) == BATCH_KEYS for o in rows)
-    first = rows[0]
-    (b,) = [x for x in scan_segment((BATCHES / "headers.log").read_bytes())][:1]
+    assert rows and {o["type"] for o in rows} == {"batch", "record"}
+    # Exact keys, in order, from kgtool.codec.lines and spelled out above.
+    assert all(list(o) == BATCH_LINE_KEYS for o in batch_lines(rows))
+    assert all(list(o) == RECORD_KEYS for o in records(rows))
+    assert [list(o) for o in batch_lines(rows)] == [["type", "source", *lines.BATCH_HEADER_NAMES]] * len(
+        batch_lines(rows))
+    assert [list(o) for o in records(rows)] == [list(lines.RECORD_NAMES[:len(RECORD_KEYS)])] * len(records(rows))
+    assert all(list(h) == ["key", "value"] for o in records(rows) for h in o["headers"])
+    # A batch line goes out once, before its records; each record carries its batch's position.
+    assert rows[0]["type"] == "batch"
+    scanned = list(scan_segment((BATCHES / "headers.log").read_bytes()))
+    assert [o["position"] for o in batch_lines(rows)] == [b.position for b in scanned]
+    pairs = list(with_batches(rows))
+    assert len(pairs) == len(records(rows)) == sum(len(b.records) for b in scanned)
+    assert all(bl is not None and rec["position"] == bl["position"] for bl, rec in pairs)
+    for bl in batch_lines(rows):
+        assert bl["record_count"] == sum(1 for x, _ in pairs if x is bl)
+    first_batch, first = pairs[0]
+    b = scanned[0]
     rec = b.records[0]
     assert first["offset"] == rec.offset and first["timestamp"] == rec.timestamp and first["position"] == 0
     assert first["key"] == (None if rec.key is None else base64.b64encode(rec.key).decode())
     assert first["headers"] == [{"key": k, "value": None if v is None else base64.b64encode(v).decode()}
                                 for k, v in rec.headers]
-    assert first["batch"]["crc"] == b.crc and first["batch"]["crc_valid"] is True
-    assert first["batch"]["compression"] == "none" and first["batch"]["magic"] == 2
+    assert first_batch["crc"] == b.crc and first_batch["crc_valid"] is True
+    assert first_batch["compression"] == "none" and first_batch["magic"] == 2
+    assert first_batch["source"] == str(BATCHES / "headers.log")
 
 
 @pytest.mark.parametrize("fmt,expect", [("base64", "a2V5LTA="), ("hex", b"key-0".hex()), ("utf8", "key-0")])
 def test_bytes_formats(fmt, expect):
     r = run(BATCHES / "m0_none.log", "--format", "jsonl", "--bytes", fmt)
     assert r.exit_code == 0, r.output
-    assert jsonl(r)[0]["key"] == expect
+    assert records(jsonl(r))[0]["key"] == expect
 
 
 def test_legacy_batches_carry_kafka_defaults():
-    (o, *_), = [jsonl(run(BATCHES / "m1_gzip.log", "--format", "jsonl"))]
-    assert o["batch"]["producer_id"] == -1 and o["batch"]["partition_leader_epoch"] == -1
-    assert o["batch"]["magic"] == 1 and o["batch"]["compression"] == "gzip"
-    assert o["batch"]["last_offset_delta"] is None and o["batch"]["record_count"] == 4
+    ((b, o), *_), = [list(with_batches(jsonl(run(BATCHES / "m1_gzip.log", "--format", "jsonl"))))]
+    assert o["offset"] == 0 and o["position"] == b["position"] == 0
+    assert b["producer_id"] == -1 and b["partition_leader_epoch"] == -1
+    assert b["magic"] == 1 and b["compression"] == "gzip"
+    assert b["last_offset_delta"] is None and b["record_count"] == 4
 
 
 def test_control_records_in_jsonl():
-    rows = jsonl(run(BATCHES / "control_only.log", "--format", "jsonl"))
+    pairs = list(with_batches(jsonl(run(BATCHES / "control_only.log", "--format", "jsonl"))))
+    rows = [r for _, r in pairs]
     assert [r["control"]["type_name"] for r in rows] == ["ABORT", "COMMIT"]
     assert rows[1]["control"]["coordinator_epoch"] == 2147483647
+    assert all(list(r) == RECORD_KEYS + ["control"] and list(r["control"]) == CONTROL_KEYS for r in rows)
+    assert all(b["is_control"] for b, _ in pairs)
 
 
 def test_batches_only_and_json_array():
     r = run(BATCHES / "txn_commit_abort.log", "--batches-only", "--format", "jsonl")
     rows = jsonl(r)
     assert r.exit_code == 0 and len(rows) == 5
-    assert all(list(o) == ["source"] + BATCH_KEYS for o in rows)
+    assert all(list(o) == BATCH_LINE_KEYS and o["type"] == "batch" for o in rows)
+    full = jsonl(run(BATCHES / "txn_commit_abort.log", "--format", "jsonl"))
+    assert rows == batch_lines(full)  # the same batch objects as with the records
     r = run(BATCHES / "txn_commit_abort.log", "--format", "json")
     arr = json.loads(r.stdout)
-    assert isinstance(arr, list) and len(arr) == 6
+    assert isinstance(arr, list) and len(arr) == 5 + 6 and len(records(arr)) == 6
+    assert arr == full  # the JSON Lines objects, interleaved in the same order, in one array
     r = run(BATCHES / "txn_commit_abort.log", "--batches-only")
     assert r.exit_code == 0 and r.stdout.count("batch@") == 5 and "┃ offset" not in r.stdout
 
@@ -124,18 +173,23 @@ def test_decode_offsets_payload_and_auto_detection(tmp_path):
     d = tmp_path / "__consumer_offsets-5"
     d.mkdir()
     shutil.copy(OFFSETS, d / "00000000000000000000.log")
-    rows = jsonl(run(d, "--format", "jsonl"))  # a partition directory: auto --decode offsets
-    kinds = [r["payload"]["kind"] for r in rows if r["control"] is None]
+    out = jsonl(run(d, "--format", "jsonl"))  # a partition directory: auto --decode offsets
+    pairs = list(with_batches(out))
+    rows = [r for _, r in pairs]
+    kinds = [r["payload"]["kind"] for r in rows if "control" not in r]
     assert kinds.count("offset_commit") == 10 and kinds.count("group_metadata") == 3
-    commit = next(r for r in rows if r.get("payload", {}).get("kind") == "offset_commit")
+    commit_batch, commit = next((b, r) for b, r in pairs if r.get("payload", {}).get("kind") == "offset_commit")
     assert commit["payload"]["key"] == {"group": "txn-group", "topic": "input", "partition": 0}
     assert commit["payload"]["value"]["offset"] == 100
-    # The directory names the partition: topic and partition follow source (kcat -J).
-    assert list(commit) == RECORD_KEYS[:1] + ["topic", "partition"] + RECORD_KEYS[1:] + ["payload"]
-    assert (commit["topic"], commit["partition"]) == ("__consumer_offsets", 5)
-    assert all("payload" not in r for r in rows if r["control"] is not None)
+    assert list(commit) == RECORD_KEYS + ["payload"]
+    # The directory names the partition: on batch lines, topic and partition follow source (kcat -J).
+    assert all(list(b) == BATCH_LINE_KEYS_IN_A_PARTITION_DIRECTORY for b in batch_lines(out))
+    assert (commit_batch["topic"], commit_batch["partition"]) == ("__consumer_offsets", 5)
+    assert all((b["topic"], b["partition"]) == ("__consumer_offsets", 5) for b in batch_lines(out))
+    controls = [r for r in rows if "control" in r]
+    assert len(controls) == 3 and all("payload" not in r for r in controls)
     rows = jsonl(run(d, "--format", "jsonl", "--decode", "none"))
-    assert all("payload" not in r for r in rows)
+    assert records(rows) and all("payload" not in r for r in rows)
     r = run(d, "--decode", "offsets")
     assert r.exit_code == 0 and "offset_commit" in r.stdout
 
@@ -154,7 +208,7 @@ def test_decode_txn(tmp_path):
     d = tmp_path / "__transaction_state-0"
     d.mkdir()
     (d / "00000000000000000000.log").write_bytes(encode_batch_v2([(*_txn_record(), [], 5)]))
-    (row,) = jsonl(run(d, "--format", "jsonl"))
+    (row,) = records(jsonl(run(d, "--format", "jsonl")))
     assert row["payload"]["kind"] == "transaction_log"
     assert row["payload"]["key"] == {"transactional_id": "my-txn"}
     assert row["payload"]["value"]["producer_id"] == 4242
@@ -162,14 +216,14 @@ def test_decode_txn(tmp_path):
 
 @pytest.mark.parametrize("mode,expect", [("utf8", "key-0"), ("hex", b"key-0".hex()), ("base64", "a2V5LTA=")])
 def test_decode_text_modes(mode, expect):
-    rows = jsonl(run(BATCHES / "m0_none.log", "--format", "jsonl", "--decode", mode))
+    rows = records(jsonl(run(BATCHES / "m0_none.log", "--format", "jsonl", "--decode", mode)))
     assert rows[0]["payload"]["key"] == expect and rows[0]["payload"]["kind"] == mode
 
 
 def test_utf8_decode_warns_on_invalid_bytes(tmp_path):
     p = tmp_path / "x.log"
     p.write_bytes(encode_batch_v2([(b"\xff\xfe", b"ok", [], 1)]))
-    rows = jsonl(run(p, "--format", "jsonl", "--decode", "utf8"))
+    rows = records(jsonl(run(p, "--format", "jsonl", "--decode", "utf8")))
     assert rows[0]["payload"]["warnings"] and rows[0]["payload"]["key"] == "\ufffd\ufffd"
 
 
@@ -178,7 +232,7 @@ def test_payload_error_exits_1(tmp_path):
     p.write_bytes(encode_batch_v2([(b"\x00\x01\x00", b"\x00\x03", [], 1)]))
     r = run(p, "--format", "jsonl", "--decode", "offsets")
     assert r.exit_code == 1, r.output
-    (row,) = jsonl(r)
+    (row,) = records(jsonl(r))
     assert list(row) == RECORD_KEYS + ["payload_error"] and "payload" in r.stderr
     r = run(p, "--summary", "--decode", "offsets", "--format", "json")
     assert r.exit_code == 1 and json.loads(r.stdout)["inputs"][0]["payload"]["errors"] == 1
@@ -195,7 +249,9 @@ def test_stdin_input():
     data = (BATCHES / "m2_gzip.log").read_bytes()
     r = runner.invoke(app, ["decode-batch", "-", "--format", "jsonl"], input=data)
     assert r.exit_code == 0, r.output
-    assert len(jsonl(r)) == 5 and jsonl(r)[0]["source"] == "<stdin>"
+    rows = jsonl(r)
+    assert len(records(rows)) == 5 and rows[0]["source"] == "<stdin>"
+    assert batch_lines(rows) and all(b["source"] == "<stdin>" for b in batch_lines(rows))
 
 
 def test_start_position_and_max_bytes():
@@ -229,9 +285,13 @@ def test_crc_mismatch_exits_1_and_names_file_and_byte(tmp_path):
     r = run(p, "--format", "jsonl")
     assert r.exit_code == 1
     assert f"{p}: byte 96 (batch@79.crc): stored crc 0x" in r.stderr
-    assert [o["position"] for o in jsonl(r)] == [0, 0, 149, 223, 301]
+    rows = jsonl(r)
+    assert [o["position"] for o in records(rows)] == [0, 0, 149, 223, 301]
+    assert [o["position"] for o in batch_lines(rows)] == [0, 149, 223, 301]  # no line for the bad batch
     r = run(p, "--no-verify-crc", "--format", "jsonl")
-    assert r.exit_code == 0 and jsonl(r)[2]["batch"]["crc_valid"] is None
+    pairs = list(with_batches(jsonl(r)))
+    assert r.exit_code == 0 and pairs[2][1]["position"] == pairs[2][0]["position"] == 79
+    assert pairs[2][0]["crc_valid"] is None
     r = run(p, "--summary", "--format", "json")
     s = json.loads(r.stdout)["inputs"][0]
     assert r.exit_code == 1 and s["crc_failures"] == 1 and s["bytes"]["skipped"] == 70
@@ -244,7 +304,9 @@ def test_partition_directory_reads_every_segment_in_order(tmp_path):
     (d / "00000000000000000001.log").write_bytes(encode_batch_v2([(b"b", b"2")], base_offset=1))
     (d / "00000000000000000000.index").write_bytes(b"\x00" * 8)
     rows = jsonl(run(d, "--format", "jsonl"))
-    assert [r["offset"] for r in rows] == [0, 1]
+    assert [r["offset"] for r in records(rows)] == [0, 1]
+    assert [(b["source"], b["base_offset"]) for b in batch_lines(rows)] == [
+        (str(d / "00000000000000000000.log"), 0), (str(d / "00000000000000000001.log"), 1)]
     r = run(d, "--summary", "--format", "json")
     assert len(json.loads(r.stdout)["inputs"]) == 2 and json.loads(r.stdout)["total"]["records"] == 2
 
@@ -306,7 +368,7 @@ def test_man_sections_and_help_text():
     assert decode_batch.HELP.strip() and set(decode_batch.MAN_SECTIONS) >= {"EXAMPLES", "DIAGNOSTICS", "OUTPUT"}
     # The generator adds DESCRIPTION (from HELP) and the shared EXIT STATUS itself.
     assert not {"DESCRIPTION", "EXIT STATUS"} & set(decode_batch.MAN_SECTIONS)
-    for key in RECORD_KEYS + BATCH_KEYS:
+    for key in RECORD_KEYS + RECORD_OPTIONAL_KEYS + BATCH_LINE_KEYS_IN_A_PARTITION_DIRECTORY:
         assert key in decode_batch.MAN_SECTIONS["OUTPUT"]
 
 
@@ -316,7 +378,7 @@ def test_golden_offsets_payload_kinds_match_kafka(scenario, tmp_path):
     d = tmp_path / "__consumer_offsets-12"
     d.mkdir()
     shutil.copy(src / "00000000000000000000.log", d / "00000000000000000000.log")
-    rows = jsonl(run(d, "--format", "jsonl"))
+    rows = records(jsonl(run(d, "--format", "jsonl")))
     want = [json.loads(line) for line in (src / "decode.jsonl").read_text().splitlines() if line.strip()]
     want = [w for w in want if w["type"] == "record"]
     assert [r["offset"] for r in rows] == [w["offset"] for w in want]
@@ -402,14 +464,16 @@ def test_random_bytes_exit_1_not_a_truncated_tail(tmp_path):
     assert r.exit_code == 0 and "truncated tail" in r.stderr, r.output
 
 
-def test_out_of_memory_is_one_line_naming_the_batch(tmp_path, monkeypatch):
-    # a failed allocation (a huge batch under a memory limit) is exit 2 with
-    # the file and the batch, not an internal error
+@pytest.mark.parametrize("codec", ["lz4", "zstd"])
+def test_out_of_memory_is_one_line_naming_the_batch(tmp_path, monkeypatch, codec):
+    # a failed allocation (a huge batch under a memory limit) is exit 2 with the file and the
+    # batch, not an internal error: on the general path and when the C printer's decompression
+    # fails (gzip is inflated inside the C walk, beyond this patch's reach)
     from kgtool.codec import compression
 
     seg = tmp_path / "00000000000000000000.log"
     first = encode_batch_v2([(b"k", b"v")])
-    seg.write_bytes(first + encode_batch_v2([(b"k", b"v")], base_offset=1, compression="gzip"))
+    seg.write_bytes(first + encode_batch_v2([(b"k", b"v")], base_offset=1, compression=codec))
 
     def no_memory(*a, **k):
         raise MemoryError
@@ -419,7 +483,7 @@ def test_out_of_memory_is_one_line_naming_the_batch(tmp_path, monkeypatch):
         r = run(seg, "--format", "jsonl", *extra)
         assert r.exit_code == 2, r.output
         p = len(first)
-        msg = f"{seg}: byte {p} (batch@{p}): not enough memory to decompress its gzip records"
+        msg = f"{seg}: byte {p} (batch@{p}): not enough memory to decompress its {codec} records"
         assert msg in " ".join(r.output.split()) and "internal error" not in r.output
 
 
@@ -431,8 +495,9 @@ def test_a_batch_of_many_records_is_printed_chunk_by_chunk(tmp_path):
     n = RECORDS_CHUNK + 10
     seg = tmp_path / "00000000000000000000.log"
     seg.write_bytes(raw_batch_v2(empty_records_v2(n), 0, n, base_offset=7))
-    lines = jsonl(run(seg, "--format", "jsonl"))
-    assert len(lines) == n and {d["offset"] for d in lines} == {7}
+    out = jsonl(run(seg, "--format", "jsonl"))
+    assert len(out) == 1 + n and out[0]["type"] == "batch" and out[0]["record_count"] == n
+    assert len(records(out)) == n and {d["offset"] for d in records(out)} == {7}
     r = run(seg)
     assert r.exit_code == 0 and r.output.count("| offset 7 ") == n
     s = json.loads(run(seg, "--summary", "--format", "json").stdout)["inputs"][0]

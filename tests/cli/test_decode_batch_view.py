@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 from kgtool.cli import dump_log
 from kgtool.cli.main import app
 from kgtool.codec import encode_batch_v2, encode_end_txn_marker, scan_segment
+from kgtool.codec.lines import with_batches
 
 ROOT = Path(__file__).resolve().parents[2]
 BATCHES = ROOT / "fixtures" / "batches"
@@ -92,17 +93,23 @@ def test_keys_and_values_hide_nothing(value, shown):
 # --- topic and partition from the directory name (kcat -J); the rule: tests/storage/test_files.py
 
 def test_jsonl_records_carry_topic_and_partition_when_the_directory_gives_them(tmp_path):
+    # On the batch lines (a record line names its batch by position): topic and partition
+    # follow source (kcat -J).
     d = tmp_path / "orders-3"
     d.mkdir()
     shutil.copy(BATCHES / "m2_none.log", d / "00000000000000000000.log")
     for args in ([d], [d / "00000000000000000000.log"]):
         rows = [json.loads(ln) for ln in run(*args, "--format", "jsonl").stdout.splitlines()]
-        assert rows and all((r["topic"], r["partition"]) == ("orders", 3) for r in rows)
-        assert list(rows[0])[:4] == ["source", "topic", "partition", "position"]
+        pairs = list(with_batches(rows))
+        assert pairs and all(b is not None and (b["topic"], b["partition"]) == ("orders", 3) for b, _ in pairs)
+        assert all("topic" not in r and "partition" not in r for _, r in pairs)
+        assert rows[0]["type"] == "batch"
+        assert list(rows[0])[:5] == ["type", "source", "topic", "partition", "position"]
     rows = [json.loads(ln) for ln in run(d, "--format", "jsonl", "--batches-only").stdout.splitlines()]
-    assert all((r["topic"], r["partition"]) == ("orders", 3) for r in rows)
-    plain = json.loads(run(BATCHES / "m2_none.log", "--format", "jsonl").stdout.splitlines()[0])
-    assert "topic" not in plain and "partition" not in plain
+    assert rows and all(r["type"] == "batch" and (r["topic"], r["partition"]) == ("orders", 3) for r in rows)
+    plain = [json.loads(ln) for ln in run(BATCHES / "m2_none.log", "--format", "jsonl").stdout.splitlines()]
+    assert plain[0]["type"] == "batch" and list(plain[0])[:3] == ["type", "source", "position"]
+    assert all("topic" not in o and "partition" not in o for o in plain)
 
 
 # --- a file that is no log segment -------------------------------------------------------------
@@ -190,7 +197,8 @@ def test_progress_shows_on_stderr_while_stdout_goes_to_a_file(tmp_path, segment)
     screen = in_a_terminal(tmp_path, cmd)
     assert "00000000000000000000.log" in screen and re.search(r"/\d+\.\d kB|/\d+\.\d MB", screen), screen
     text = out.read_text()
-    assert "\x1b" not in text and len(text.splitlines()) == 400 * 50  # the file has the data only
+    assert "\x1b" not in text  # the file has the data only: 400 batch lines, 50 record lines after each
+    assert [json.loads(ln)["type"] for ln in text.splitlines()] == (["batch"] + ["record"] * 50) * 400
 
 
 @needs_script

@@ -132,7 +132,9 @@ def test_files_option_decodes_the_other_files_of_a_directory(tmp_path):
     kinds = {r.get("kind") for r in rows}
     assert {"offset_index", "time_index", "txn_index", "producer_snapshot", "leader_epoch_checkpoint",
             "partition_metadata"} <= kinds
-    assert any("offset" in r and "batch" in r for r in rows)  # the segments still decode
+    assert any(r.get("type") == "batch" for r in rows)  # the segments still decode
+    assert any(r.get("type") == "record" and "offset" in r for r in rows)
+    assert all(("kind" in r) != ("type" in r) for r in rows)  # a file row or a batch/record line
     assert not ({r.get("kind") for r in jsonl(run(d, "--format", "jsonl"))} - {None})
 
 

@@ -1,0 +1,571 @@
+/* decode-batch's printer: plain v2 batches to JSON Lines (or one JSON array, or kafka-dump-log's
+ * text layout) without a Python object per record. Included by _speedups.c (it uses that file's
+ * readers: be32, parse_record, utf8_ok, the OffsetCommit layout checks, vbatch_open).
+ *
+ * The objects are kgtool.codec.lines' schema; what is written here equals, byte for byte, what
+ * the pure-Python writer (kgtool.cli.dump_log) writes for the same batches: json.dumps with
+ * ensure_ascii=False and the run's separators (tests/codec/test_dump_twin.py). Anything this
+ * writer does not know how to print exactly (a legacy or control batch, a damaged one, a huge
+ * one, a payload the OffsetCommit layout does not cover, bytes that are not UTF-8 where text is
+ * printed) stops the walk at that batch; the Python writer prints it and the walk resumes after.
+ */
+
+typedef struct {
+    char *p;
+    size_t n, cap;
+} ob_t;
+
+static int ob_reserve(ob_t *o, size_t more) {
+    if (o->n + more <= o->cap) return 0;
+    size_t cap = o->cap ? o->cap : (size_t)1 << 16;
+    while (cap < o->n + more) cap *= 2;
+    char *q = (char *)PyMem_Realloc(o->p, cap);
+    if (!q) { PyErr_NoMemory(); return -1; }
+    o->p = q;
+    o->cap = cap;
+    return 0;
+}
+
+/* The writes below assume ob_reserve made room for them. */
+static inline void ob_put(ob_t *o, const char *s, size_t n) { memcpy(o->p + o->n, s, n); o->n += n; }
+static inline void ob_ch(ob_t *o, char c) { o->p[o->n++] = c; }
+#define OB_LIT(o, lit) ob_put((o), (lit), sizeof(lit) - 1)
+
+static void ob_i64(ob_t *o, int64_t v) {
+    char tmp[24];
+    int k = 0;
+    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    do { tmp[k++] = (char)('0' + u % 10); u /= 10; } while (u);
+    if (v < 0) tmp[k++] = '-';
+    while (k) o->p[o->n++] = tmp[--k];
+}
+
+static const char b64_alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+static void ob_b64(ob_t *o, const uint8_t *p, size_t n) {
+    char *d = o->p + o->n;
+    size_t i = 0;
+    for (; i + 3 <= n; i += 3) {
+        uint32_t v = ((uint32_t)p[i] << 16) | ((uint32_t)p[i + 1] << 8) | p[i + 2];
+        d[0] = b64_alphabet[v >> 18]; d[1] = b64_alphabet[(v >> 12) & 63];
+        d[2] = b64_alphabet[(v >> 6) & 63]; d[3] = b64_alphabet[v & 63];
+        d += 4;
+    }
+    if (n - i == 1) {
+        uint32_t v = (uint32_t)p[i] << 16;
+        d[0] = b64_alphabet[v >> 18]; d[1] = b64_alphabet[(v >> 12) & 63]; d[2] = '='; d[3] = '=';
+        d += 4;
+    } else if (n - i == 2) {
+        uint32_t v = ((uint32_t)p[i] << 16) | ((uint32_t)p[i + 1] << 8);
+        d[0] = b64_alphabet[v >> 18]; d[1] = b64_alphabet[(v >> 12) & 63]; d[2] = b64_alphabet[(v >> 6) & 63];
+        d[3] = '=';
+        d += 4;
+    }
+    o->n = (size_t)(d - o->p);
+}
+
+static void ob_hex(ob_t *o, const uint8_t *p, size_t n) {
+    static const char hx[] = "0123456789abcdef";
+    char *d = o->p + o->n;
+    for (size_t i = 0; i < n; i++) { d[2 * i] = hx[p[i] >> 4]; d[2 * i + 1] = hx[p[i] & 15]; }
+    o->n += 2 * n;
+}
+
+/* A JSON string of valid UTF-8, escaped as json.dumps(ensure_ascii=False) escapes it ("\u001f",
+ * lowercase; hexdigits "0123456789ABCDEF" gives Jackson's, for the text layout). At most 6n+2. */
+static void ob_jstr(ob_t *o, const uint8_t *p, size_t n, const char *hexdigits) {
+    char *d = o->p + o->n;
+    *d++ = '"';
+    for (size_t i = 0; i < n; i++) {
+        uint8_t c = p[i];
+        if (c >= 0x20 && c != '"' && c != '\\') { *d++ = (char)c; continue; }
+        *d++ = '\\';
+        switch (c) {
+        case '"': *d++ = '"'; break;
+        case '\\': *d++ = '\\'; break;
+        case '\n': *d++ = 'n'; break;
+        case '\r': *d++ = 'r'; break;
+        case '\t': *d++ = 't'; break;
+        case '\b': *d++ = 'b'; break;
+        case '\f': *d++ = 'f'; break;
+        default:
+            *d++ = 'u'; *d++ = '0'; *d++ = '0';
+            *d++ = hexdigits[c >> 4]; *d++ = hexdigits[c & 15];
+        }
+    }
+    *d++ = '"';
+    o->n = (size_t)(d - o->p);
+}
+
+static const char HEX_LOWER[] = "0123456789abcdef";
+static const char HEX_UPPER[] = "0123456789ABCDEF";
+
+enum { DUMP_JSONL = 0, DUMP_JSON = 1, DUMP_TEXT = 2 };
+enum { BYTES_BASE64 = 0, BYTES_HEX = 1, BYTES_UTF8 = 2 };
+
+typedef struct {
+    int fmt, bytes, offsets, verify_crc;
+    const char *comma, *colon, *pre, *post, *head;
+    Py_ssize_t ncomma, ncolon, npre, npost, nhead;
+} dctx_t;
+
+/* ,"name": with the run's separators */
+static inline void ob_key(ob_t *o, const dctx_t *c, const char *quoted, size_t n) {
+    ob_put(o, c->comma, (size_t)c->ncomma);
+    ob_put(o, quoted, n);
+    ob_put(o, c->colon, (size_t)c->ncolon);
+}
+#define KEY(o, c, name) ob_key((o), (c), "\"" name "\"", sizeof(name) + 1)
+/* "name": (the first key of an object) */
+static inline void ob_key1(ob_t *o, const dctx_t *c, const char *quoted, size_t n) {
+    ob_put(o, quoted, n);
+    ob_put(o, c->colon, (size_t)c->ncolon);
+}
+#define KEY1(o, c, name) ob_key1((o), (c), "\"" name "\"", sizeof(name) + 1)
+
+/* Key, value or header value per --bytes; 0 when utf8 is asked of bytes that are not UTF-8. */
+static int ob_bytes(ob_t *o, const dctx_t *c, const uint8_t *p, int32_t n) {
+    if (!p) { OB_LIT(o, "null"); return 1; }
+    if (c->bytes == BYTES_UTF8) {
+        if (!utf8_ok(p, n)) return 0;
+        ob_jstr(o, p, (size_t)n, HEX_LOWER);
+        return 1;
+    }
+    ob_ch(o, '"');
+    if (c->bytes == BYTES_HEX) ob_hex(o, p, (size_t)n);
+    else ob_b64(o, p, (size_t)n);
+    ob_ch(o, '"');
+    return 1;
+}
+
+/* int16-length string at *pp (checked by offset_commit_key_ok / _value_ok): JSON-escaped. */
+static void ob_str16(ob_t *o, const uint8_t **pp, const char *hexdigits) {
+    int16_t n = be16(*pp);
+    ob_jstr(o, *pp + 2, (size_t)n, hexdigits);
+    *pp += 2 + n;
+}
+
+/* The payload of a plain OffsetCommit record (offset_commit_key_ok, value null or
+ * offset_commit_value_ok): the OffsetsRecord.to_json() object of kgtool.coordinator.records. */
+static void ob_offset_commit(ob_t *o, const dctx_t *c, const uint8_t *k, const uint8_t *v, int32_t vlen) {
+    int16_t type = be16(k);
+    const uint8_t *p = k + 2;
+    OB_LIT(o, "{");
+    KEY1(o, c, "record_type"); ob_i64(o, type);
+    KEY(o, c, "kind");
+    if (type == 0) OB_LIT(o, "\"legacy_offset_commit\""); else OB_LIT(o, "\"offset_commit\"");
+    KEY(o, c, "tombstone"); if (v) OB_LIT(o, "false"); else OB_LIT(o, "true");
+    KEY(o, c, "key"); OB_LIT(o, "{");
+    KEY1(o, c, "group"); ob_str16(o, &p, HEX_LOWER);
+    KEY(o, c, "topic"); ob_str16(o, &p, HEX_LOWER);
+    KEY(o, c, "partition"); ob_i64(o, be32(p));
+    OB_LIT(o, "}");
+    KEY(o, c, "value_version");
+    if (!v) {
+        OB_LIT(o, "null");
+        KEY(o, c, "value"); OB_LIT(o, "null");
+        OB_LIT(o, "}");
+        return;
+    }
+    int16_t version = be16(v);
+    ob_i64(o, version);
+    KEY(o, c, "value"); OB_LIT(o, "{");
+    p = v + 2;
+    KEY1(o, c, "offset"); ob_i64(o, be64(p)); p += 8;
+    if (version >= 3) { KEY(o, c, "leader_epoch"); ob_i64(o, be32(p)); p += 4; }
+    KEY(o, c, "metadata");
+    if (version <= 3) {
+        ob_str16(o, &p, HEX_LOWER);
+    } else {
+        uint32_t len1 = 1;
+        rd_uvarint(&p, v + vlen, &len1);
+        ob_jstr(o, p, len1 - 1, HEX_LOWER);
+        p += len1 - 1;
+    }
+    KEY(o, c, "commit_timestamp"); ob_i64(o, be64(p)); p += 8;
+    if (version == 1) { KEY(o, c, "expire_timestamp"); ob_i64(o, be64(p)); }
+    OB_LIT(o, "}}");
+}
+
+/* kafka-dump-log's OffsetsMessageParser for an OffsetCommit record (type 1): the key as
+ * {"type":"1","data":{...}} and the value as {"version":"N","data":{...}} (the generated
+ * JsonConverters: Kafka's field names, Jackson's escapes), "<DELETE>" for a tombstone. */
+static void txt_offset_commit(ob_t *o, const uint8_t *k, const uint8_t *v, int32_t vlen) {
+    const uint8_t *p = k + 2;
+    OB_LIT(o, " key: {\"type\":\"1\",\"data\":{\"group\":"); ob_str16(o, &p, HEX_UPPER);
+    OB_LIT(o, ",\"topic\":"); ob_str16(o, &p, HEX_UPPER);
+    OB_LIT(o, ",\"partition\":"); ob_i64(o, be32(p));
+    OB_LIT(o, "}} payload: ");
+    if (!v) { OB_LIT(o, "<DELETE>"); return; }
+    int16_t version = be16(v);
+    OB_LIT(o, "{\"version\":\""); ob_i64(o, version); OB_LIT(o, "\",\"data\":{\"offset\":");
+    p = v + 2;
+    ob_i64(o, be64(p)); p += 8;
+    if (version >= 3) { OB_LIT(o, ",\"leaderEpoch\":"); ob_i64(o, be32(p)); p += 4; }
+    OB_LIT(o, ",\"metadata\":");
+    if (version <= 3) {
+        ob_str16(o, &p, HEX_UPPER);
+    } else {
+        uint32_t len1 = 1;
+        rd_uvarint(&p, v + vlen, &len1);
+        ob_jstr(o, p, len1 - 1, HEX_UPPER);
+        p += len1 - 1;
+    }
+    OB_LIT(o, ",\"commitTimestamp\":"); ob_i64(o, be64(p)); p += 8;
+    if (version == 1) { OB_LIT(o, ",\"expireTimestamp\":"); ob_i64(o, be64(p)); }
+    OB_LIT(o, "}}");
+}
+
+typedef struct {
+    int64_t position, base_offset, base_ts, max_ts, pid;
+    int32_t base_seq;
+    int has_lat;
+} vhead_t;
+
+static const char *ts_labels[3] = {" CreateTime: ", " LogAppendTime: ", " NoTimestampType: "};
+
+/* One record line: the record at `offset` with timestamp `ts` (and `seq`), of a batch at
+ * `position` of format `magic` whose timestamp type is ts_labels[label]. 1 written, 0 this
+ * writer cannot print it exactly (o is left as it was), -1 Python error. */
+static int dump_line(ob_t *o, const dctx_t *c, int64_t position, int64_t offset, int64_t ts, int64_t seq,
+                     int magic, int label, const rec_t *r) {
+    size_t mark = o->n;
+    int plain_offsets = 0;
+    if (c->offsets) {
+        /* OffsetsMessageParser / decode_offsets_record: a key is required; plain OffsetCommit only */
+        if (!r->key || !offset_commit_key_ok(r->key, r->klen)) return 0;
+        if (r->value && !offset_commit_value_ok(r->value, r->vlen)) return 0;
+        if (c->fmt == DUMP_TEXT && be16(r->key) != 1) return 0;
+        plain_offsets = 1;
+    }
+    /* room: fixed text, the escaped/encoded key, value and headers (at most 6 bytes per byte),
+     * the payload's strings again */
+    size_t span = (size_t)(r->end - r->headers) + (r->key ? (size_t)r->klen : 0) + (r->value ? (size_t)r->vlen : 0);
+    if (ob_reserve(o, 1024 + 14 * span + 40 * (size_t)r->nheaders)) return -1;
+    if (c->fmt == DUMP_TEXT) {
+        OB_LIT(o, "| offset: "); ob_i64(o, offset);
+        ob_put(o, ts_labels[label], strlen(ts_labels[label]));
+        ob_i64(o, ts);
+        OB_LIT(o, " keySize: "); ob_i64(o, r->key ? r->klen : -1);
+        OB_LIT(o, " valueSize: "); ob_i64(o, r->value ? r->vlen : -1);
+        if (magic >= 2) {
+            OB_LIT(o, " sequence: "); ob_i64(o, seq);
+            OB_LIT(o, " headerKeys: [");
+            const uint8_t *hp = r->headers;
+            for (int32_t i = 0; i < r->nheaders; i++) {
+                int32_t hk = 0, hv = 0;
+                rd_varint(&hp, r->end, &hk);
+                if (!utf8_ok(hp, hk)) { o->n = mark; return 0; }
+                if (i) ob_ch(o, ',');
+                ob_put(o, (const char *)hp, (size_t)hk);
+                hp += hk;
+                rd_varint(&hp, r->end, &hv);
+                if (hv > 0) hp += hv;
+            }
+            ob_ch(o, ']');
+        }
+        if (plain_offsets) {
+            txt_offset_commit(o, r->key, r->value, r->vlen);
+        } else {
+            /* StringDecoder: the bytes as UTF-8 text */
+            if (r->key) {
+                if (!utf8_ok(r->key, r->klen)) { o->n = mark; return 0; }
+                OB_LIT(o, " key: "); ob_put(o, (const char *)r->key, (size_t)r->klen);
+            }
+            if (r->value) {
+                if (!utf8_ok(r->value, r->vlen)) { o->n = mark; return 0; }
+                OB_LIT(o, " payload: "); ob_put(o, (const char *)r->value, (size_t)r->vlen);
+            }
+        }
+        ob_ch(o, '\n');
+        return 1;
+    }
+    ob_put(o, c->pre, (size_t)c->npre);
+    OB_LIT(o, "{"); KEY1(o, c, "type"); OB_LIT(o, "\"record\"");
+    KEY(o, c, "position"); ob_i64(o, position);
+    KEY(o, c, "offset"); ob_i64(o, offset);
+    KEY(o, c, "timestamp"); ob_i64(o, ts);
+    KEY(o, c, "key");
+    if (!ob_bytes(o, c, r->key, r->klen)) { o->n = mark; return 0; }
+    KEY(o, c, "value");
+    if (!ob_bytes(o, c, r->value, r->vlen)) { o->n = mark; return 0; }
+    KEY(o, c, "headers"); ob_ch(o, '[');
+    const uint8_t *hp = r->headers;
+    for (int32_t i = 0; i < r->nheaders; i++) {
+        int32_t hk = 0, hv = 0;
+        rd_varint(&hp, r->end, &hk);
+        if (!utf8_ok(hp, hk)) { o->n = mark; return 0; } /* the Python codec decodes header keys strictly */
+        if (i) ob_put(o, c->comma, (size_t)c->ncomma);
+        OB_LIT(o, "{"); KEY1(o, c, "key"); ob_jstr(o, hp, (size_t)hk, HEX_LOWER);
+        hp += hk;
+        rd_varint(&hp, r->end, &hv);
+        KEY(o, c, "value");
+        if (!ob_bytes(o, c, hv >= 0 ? hp : NULL, hv)) { o->n = mark; return 0; }
+        if (hv > 0) hp += hv;
+        OB_LIT(o, "}");
+    }
+    ob_ch(o, ']');
+    if (plain_offsets) {
+        KEY(o, c, "payload");
+        ob_offset_commit(o, c, r->key, r->value, r->vlen);
+    }
+    ob_ch(o, '}');
+    ob_put(o, c->post, (size_t)c->npost);
+    return 1;
+}
+
+/* A record of a v2 batch (its offset, timestamp and sequence from the batch's bases). */
+static int dump_record(ob_t *o, const dctx_t *c, const vhead_t *h, const rec_t *r) {
+    int64_t offset, ts;
+    /* Python's integers do not wrap: a sum past int64 is the Python writer's */
+    if (__builtin_add_overflow(h->base_offset, (int64_t)r->off_delta, &offset)) return 0;
+    if (h->has_lat) ts = h->max_ts;
+    else if (__builtin_add_overflow(h->base_ts, r->ts_delta, &ts)) return 0;
+    int64_t seq = h->base_seq == -1 ? -1 : increment_sequence(h->base_seq, r->off_delta);
+    return dump_line(o, c, h->position, offset, ts, seq, 2, h->has_lat, r);
+}
+
+static const char *compression_name[5] = {"none", "gzip", "snappy", "lz4", "zstd"};
+
+/* One batch line (v2). */
+static int dump_batch_line(ob_t *o, const dctx_t *c, const uint8_t *h, int64_t position, int64_t size) {
+    if (ob_reserve(o, 2048 + (size_t)c->nhead)) return -1;
+    int16_t attributes = be16(h + 21);
+    int32_t lod = be32(h + 23);
+    int64_t base_offset = be64(h);
+    int32_t base_seq = be32(h + 53);
+    int32_t last_seq = base_seq == -1 ? -1 : increment_sequence(base_seq, lod);
+    int codec = attributes & 0x07;
+    int lat = (attributes & 0x08) != 0;
+    if (c->fmt == DUMP_TEXT) {
+        OB_LIT(o, "baseOffset: "); ob_i64(o, base_offset);
+        OB_LIT(o, " lastOffset: "); ob_i64(o, wrap_add(base_offset, lod));
+        OB_LIT(o, " count: "); ob_i64(o, be32(h + 57));
+        OB_LIT(o, " baseSequence: "); ob_i64(o, base_seq);
+        OB_LIT(o, " lastSequence: "); ob_i64(o, last_seq);
+        OB_LIT(o, " producerId: "); ob_i64(o, be64(h + 43));
+        OB_LIT(o, " producerEpoch: "); ob_i64(o, be16(h + 51));
+        OB_LIT(o, " partitionLeaderEpoch: "); ob_i64(o, be32(h + 12));
+        OB_LIT(o, " isTransactional: "); if (attributes & 0x10) OB_LIT(o, "true"); else OB_LIT(o, "false");
+        OB_LIT(o, " isControl: "); if (attributes & 0x20) OB_LIT(o, "true"); else OB_LIT(o, "false");
+        OB_LIT(o, " deleteHorizonMs: OptionalLong.empty position: "); ob_i64(o, position);
+        if (lat) OB_LIT(o, " LogAppendTime: "); else OB_LIT(o, " CreateTime: ");
+        ob_i64(o, be64(h + 35));
+        OB_LIT(o, " size: "); ob_i64(o, size);
+        OB_LIT(o, " magic: 2 compresscodec: "); ob_put(o, compression_name[codec], strlen(compression_name[codec]));
+        OB_LIT(o, " crc: "); ob_i64(o, (uint32_t)be32(h + 17));
+        OB_LIT(o, " isvalid: "); if (c->verify_crc) OB_LIT(o, "true"); else OB_LIT(o, "unchecked");
+        ob_ch(o, '\n');
+        return 0;
+    }
+    ob_put(o, c->pre, (size_t)c->npre);
+    ob_put(o, c->head, (size_t)c->nhead); /* {"type":"batch","source":...[,"topic":...,"partition":...] */
+    KEY(o, c, "position"); ob_i64(o, position);
+    KEY(o, c, "base_offset"); ob_i64(o, base_offset);
+    KEY(o, c, "last_offset"); ob_i64(o, wrap_add(base_offset, lod));
+    KEY(o, c, "batch_length"); ob_i64(o, be32(h + 8));
+    KEY(o, c, "size_in_bytes"); ob_i64(o, size);
+    KEY(o, c, "partition_leader_epoch"); ob_i64(o, be32(h + 12));
+    KEY(o, c, "magic"); OB_LIT(o, "2");
+    KEY(o, c, "crc"); ob_i64(o, (uint32_t)be32(h + 17));
+    KEY(o, c, "crc_valid"); if (c->verify_crc) OB_LIT(o, "true"); else OB_LIT(o, "null");
+    KEY(o, c, "attributes"); ob_i64(o, attributes);
+    KEY(o, c, "compression"); ob_ch(o, '"');
+    ob_put(o, compression_name[codec], strlen(compression_name[codec])); ob_ch(o, '"');
+    KEY(o, c, "timestamp_type"); if (lat) OB_LIT(o, "\"LOG_APPEND_TIME\""); else OB_LIT(o, "\"CREATE_TIME\"");
+    KEY(o, c, "is_transactional"); if (attributes & 0x10) OB_LIT(o, "true"); else OB_LIT(o, "false");
+    KEY(o, c, "is_control"); if (attributes & 0x20) OB_LIT(o, "true"); else OB_LIT(o, "false");
+    KEY(o, c, "delete_horizon_ms"); OB_LIT(o, "null");
+    KEY(o, c, "last_offset_delta"); ob_i64(o, lod);
+    KEY(o, c, "base_timestamp"); ob_i64(o, be64(h + 27));
+    KEY(o, c, "max_timestamp"); ob_i64(o, be64(h + 35));
+    KEY(o, c, "producer_id"); ob_i64(o, be64(h + 43));
+    KEY(o, c, "producer_epoch"); ob_i64(o, be16(h + 51));
+    KEY(o, c, "base_sequence"); ob_i64(o, base_seq);
+    KEY(o, c, "last_sequence"); ob_i64(o, last_seq);
+    KEY(o, c, "record_count"); ob_i64(o, be32(h + 57));
+    ob_ch(o, '}');
+    ob_put(o, c->post, (size_t)c->npost);
+    return 0;
+}
+
+static int dctx_parse(PyObject *opts, dctx_t *c) {
+    /* (fmt, bytes, offsets, verify_crc, comma, colon, pre, post, head) */
+    return PyArg_ParseTuple(opts, "iiiis#s#s#s#s#", &c->fmt, &c->bytes, &c->offsets, &c->verify_crc, &c->comma,
+                            &c->ncomma, &c->colon, &c->ncolon, &c->pre, &c->npre, &c->post, &c->npost, &c->head,
+                            &c->nhead);
+}
+
+#define DUMP_MAX_RECORDS (1 << 16) /* a bigger batch is the Python writer's (chunk by chunk) */
+
+/* dump_segment(data, i, hi, base_position, opts, decompress, max_out) ->
+ *   (index reached, batches, bytes of them, output bytes)
+ * Walks plain v2 batches from index i while they start before hi and the output is under
+ * max_out bytes; stops before the first batch it cannot print exactly (see the top). */
+static PyObject *py_dump_segment(PyObject *self, PyObject *args) {
+    PyObject *data_obj, *opts, *decompress;
+    Py_ssize_t i, hi, max_out;
+    long long base_position;
+    dctx_t c;
+    if (!PyArg_ParseTuple(args, "OnnLOOn", &data_obj, &i, &hi, &base_position, &opts, &decompress, &max_out))
+        return NULL;
+    if (!dctx_parse(opts, &c)) return NULL;
+    Py_buffer buf;
+    if (PyObject_GetBuffer(data_obj, &buf, PyBUF_SIMPLE)) return NULL;
+    const uint8_t *b = (const uint8_t *)buf.buf;
+    Py_ssize_t n = buf.len;
+    PyObject *mv = NULL;
+    ob_t o = {NULL, 0, 0};
+    long long batches = 0, bytes = 0;
+    if (hi > n) hi = n;
+    while (i < hi && (Py_ssize_t)o.n < max_out) {
+        if (n - i < 61) break;
+        const uint8_t *h = b + i;
+        int64_t size = (int64_t)be32(h + 8) + 12;
+        if (h[16] != 2 || size < 61 || size > n - i) break;
+        int16_t attributes = be16(h + 21);
+        int64_t last_offset;
+        if (__builtin_add_overflow(be64(h), (int64_t)be32(h + 23), &last_offset)) break;
+        if (attributes & 0x60) break;         /* control batch, delete horizon: the Python writer's */
+        if ((attributes & 0x07) > 4) break;
+        int32_t count = be32(h + 57);
+        if (count < 0 || count > DUMP_MAX_RECORDS) break;
+        vbatch_t v;
+        int rc = vbatch_open(&v, data_obj, &mv, b, n, i, base_position, decompress, c.verify_crc);
+        if (rc < 0) goto error;
+        if (rc == 0) break;
+        vhead_t hd = {v.pos, v.base_offset, v.base_ts, v.max_ts, v.pid, be32(h + 53), v.has_lat};
+        size_t mark = o.n;
+        if (dump_batch_line(&o, &c, h, v.pos, size)) { Py_XDECREF(v.plain); goto error; }
+        const uint8_t *p = v.rp;
+        int ok = 1;
+        for (int32_t k = 0; k < count; k++) {
+            rec_t r;
+            rerr_t er;
+            if (parse_record(&p, v.re, &r, &er)) { ok = 0; break; }
+            int w = dump_record(&o, &c, &hd, &r);
+            if (w < 0) { Py_XDECREF(v.plain); goto error; }
+            if (w == 0) { ok = 0; break; }
+        }
+        if (ok && p != v.re) ok = 0; /* bytes after the last record: the Python codec reports them */
+        Py_XDECREF(v.plain);
+        if (!ok) { o.n = mark; break; }
+        batches++;
+        bytes += size;
+        i += (Py_ssize_t)size;
+    }
+    Py_XDECREF(mv);
+    PyBuffer_Release(&buf);
+    PyObject *out = PyBytes_FromStringAndSize(o.p ? o.p : "", (Py_ssize_t)o.n);
+    PyMem_Free(o.p);
+    if (!out) return NULL;
+    return Py_BuildValue("(nLLN)", i, batches, bytes, out);
+error:
+    Py_XDECREF(mv);
+    PyBuffer_Release(&buf);
+    PyMem_Free(o.p);
+    return NULL;
+}
+
+/* dump_records(buf, start, end, count, base_offset, base_ts, log_append_time | None, base_sequence,
+ *              position, opts, max_out)
+ *   -> (output bytes, records printed, index after them, end of the record declined or -1)
+ * The records of one v2 batch (or one chunk of a big one, already checked by the codec) as
+ * record lines; stops after max_out bytes of output or before a record it cannot print
+ * exactly (the Python writer prints that one, then calls again from the index after it). */
+static PyObject *py_dump_records(PyObject *self, PyObject *args) {
+    PyObject *buf_obj, *lat_obj, *opts;
+    Py_ssize_t start, end, count, max_out;
+    long long base_offset, base_ts, position;
+    int base_seq;
+    dctx_t c;
+    if (!PyArg_ParseTuple(args, "OnnnLLOiLOn", &buf_obj, &start, &end, &count, &base_offset, &base_ts, &lat_obj,
+                          &base_seq, &position, &opts, &max_out))
+        return NULL;
+    if (!dctx_parse(opts, &c)) return NULL;
+    vhead_t hd = {position, base_offset, base_ts, 0, 0, base_seq, lat_obj != Py_None};
+    if (hd.has_lat) {
+        hd.max_ts = PyLong_AsLongLong(lat_obj);
+        if (hd.max_ts == -1 && PyErr_Occurred()) return NULL;
+    }
+    Py_buffer buf;
+    if (PyObject_GetBuffer(buf_obj, &buf, PyBUF_SIMPLE)) return NULL;
+    if (end > buf.len) end = buf.len;
+    if (start < 0 || start > end) start = end;
+    const uint8_t *b = (const uint8_t *)buf.buf;
+    const uint8_t *p = b + start, *e = b + end;
+    ob_t o = {NULL, 0, 0};
+    Py_ssize_t done = 0, declined_end = -1;
+    while (done < count && (Py_ssize_t)o.n < max_out) {
+        const uint8_t *q = p;
+        rec_t r;
+        rerr_t er;
+        if (parse_record(&q, e, &r, &er)) break;
+        int w = dump_record(&o, &c, &hd, &r);
+        if (w < 0) { PyBuffer_Release(&buf); PyMem_Free(o.p); return NULL; }
+        if (w == 0) { declined_end = q - b; break; }
+        p = q;
+        done++;
+    }
+    PyBuffer_Release(&buf);
+    PyObject *out = PyBytes_FromStringAndSize(o.p ? o.p : "", (Py_ssize_t)o.n);
+    PyMem_Free(o.p);
+    if (!out) return NULL;
+    return Py_BuildValue("(Nnnn)", out, done, (Py_ssize_t)(p - b), declined_end);
+}
+
+static int tuple_i64(PyObject *o, int64_t *out) {
+    if (!PyLong_Check(o)) return 0;
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (overflow || (v == -1 && PyErr_Occurred())) { PyErr_Clear(); return 0; }
+    *out = v;
+    return 1;
+}
+
+static int tuple_bytes(PyObject *o, const uint8_t **p, int32_t *n) {
+    if (o == Py_None) { *p = NULL; *n = -1; return 1; }
+    if (!PyBytes_Check(o) || PyBytes_GET_SIZE(o) > INT32_MAX) return 0;
+    *p = (const uint8_t *)PyBytes_AS_STRING(o);
+    *n = (int32_t)PyBytes_GET_SIZE(o);
+    return 1;
+}
+
+/* dump_tuples(records, start, position, magic, label, opts, max_out) -> (output bytes, index reached)
+ * Records the codec handed to Python (a list of field tuples (offset, timestamp, sequence, key,
+ * value, headers, ...) of a batch that is not a control batch) as record lines, from index
+ * `start`, until max_out bytes of output; it stops at a record with headers or one it cannot
+ * print exactly, which the Python writer then prints. */
+static PyObject *py_dump_tuples(PyObject *self, PyObject *args) {
+    PyObject *items, *opts;
+    Py_ssize_t k, max_out;
+    long long position;
+    int magic, label;
+    dctx_t c;
+    if (!PyArg_ParseTuple(args, "O!nLiiOn", &PyList_Type, &items, &k, &position, &magic, &label, &opts, &max_out))
+        return NULL;
+    if (!dctx_parse(opts, &c)) return NULL;
+    if (label < 0 || label > 2) label = 2;
+    ob_t o = {NULL, 0, 0};
+    Py_ssize_t n = PyList_GET_SIZE(items);
+    for (; k < n && (Py_ssize_t)o.n < max_out; k++) {
+        PyObject *t = PyList_GET_ITEM(items, k);
+        if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) < 6) break;
+        PyObject *h = PyTuple_GET_ITEM(t, 5);
+        if (!PyList_Check(h) || PyList_GET_SIZE(h) != 0) break;
+        int64_t offset, ts, seq;
+        rec_t r;
+        memset(&r, 0, sizeof r);
+        if (!tuple_i64(PyTuple_GET_ITEM(t, 0), &offset) || !tuple_i64(PyTuple_GET_ITEM(t, 1), &ts) ||
+            !tuple_i64(PyTuple_GET_ITEM(t, 2), &seq) || !tuple_bytes(PyTuple_GET_ITEM(t, 3), &r.key, &r.klen) ||
+            !tuple_bytes(PyTuple_GET_ITEM(t, 4), &r.value, &r.vlen))
+            break;
+        int w = dump_line(&o, &c, position, offset, ts, seq, magic, label, &r);
+        if (w < 0) { PyMem_Free(o.p); return NULL; }
+        if (w == 0) break;
+    }
+    PyObject *out = PyBytes_FromStringAndSize(o.p ? o.p : "", (Py_ssize_t)o.n);
+    PyMem_Free(o.p);
+    if (!out) return NULL;
+    return Py_BuildValue("(Nn)", out, k);
+}
