@@ -10,7 +10,7 @@ import typer
 
 from kgtool.cli import render
 from kgtool.cli.histogram import render_histogram
-from kgtool.cli.render import OutputFormat, json_quote_ascii
+from kgtool.cli.render import OutputFormat, json_quote
 from kgtool.coordinator import idlist
 from kgtool.coordinator.lookup import (
     CoordinatorLookup,
@@ -224,7 +224,7 @@ def _render_lookup(lookup: CoordinatorLookup, fmt: OutputFormat, share: SharePar
         return
     # Fast path: JSON text built directly, in chunks (bounded memory), with only C-level work
     # per item: ids quoted by the C encoder, partitions as cached strings.
-    q = json_quote_ascii
+    q = json_quote
     extra = ""
     if share is not None:
         extra = f', "topic_id": {q(share.topic_id)}, "share_partition": {share.partition}'

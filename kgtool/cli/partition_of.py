@@ -10,7 +10,7 @@ import typer
 
 from kgtool.cli import render
 from kgtool.cli.histogram import Wording, histogram_doc, render_histogram
-from kgtool.cli.render import OutputFormat, json_quote_ascii
+from kgtool.cli.render import OutputFormat, json_quote
 from kgtool.coordinator.lookup import check_histogram_size, leader_warnings, partition_count
 from kgtool.coordinator.topic_description import DEFAULT_MAX_PARTITIONS, TopicDescription, parse_topic_description
 from kgtool.errors import UsageError
@@ -245,7 +245,7 @@ def _render_keys(placements, summary: PlacementSummary, mode: str, description, 
     if fmt is OutputFormat.table:
         _render_table(placements, summary, mode, leader_of)
         return
-    q = json_quote_ascii
+    q = json_quote
     out = render.JsonOut(fmt)
     for pl in placements:
         for lo in range(0, len(pl.kinds), _CHUNK):

@@ -9,7 +9,6 @@ import enum
 import json
 import sys
 from json.encoder import encode_basestring as _encode_basestring
-from json.encoder import encode_basestring_ascii as _encode_basestring_ascii
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -59,13 +58,12 @@ def info(message: str) -> None:
 # --- JSON: the one writer ----------------------------------------------------------------------
 # Two framings, written here only: ``--format json`` is one document (an object, or an array with
 # one item per line: "[\n  a,\n  b\n]\n"), ``--format jsonl`` one compact object per line. Fast
-# paths pass items already encoded (ids quoted by the C encoders below), so that a million rows
+# paths pass items already encoded (ids quoted by the C encoder below), so that a million rows
 # never go through json.dumps(indent=...).
 
-#: JSON string quoting by the json module's C encoder: UTF-8 kept (``json_quote``) or
-#: ``\\uXXXX`` escapes (``json_quote_ascii``).
+#: JSON string quoting by the json module's C encoder, UTF-8 kept as ``JsonOut`` and
+#: ``print_json`` keep it (no ``\\uXXXX`` escapes: every command prints the same text).
 json_quote = _encode_basestring
-json_quote_ascii = _encode_basestring_ascii
 _COMPACT = (",", ":")
 
 

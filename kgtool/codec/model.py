@@ -128,10 +128,18 @@ class ScanProblem:
     source: str | None = None
     context: str | None = None
     base_offset: int | None = None
+    #: The byte ``message`` names when it is not ``position``: the field at fault (a skipped
+    #: batch's CRC, attributes, record...), while ``position``/``length`` cover the whole batch.
+    at: int | None = None
 
     @property
     def end_position(self) -> int:
         return self.position + self.length
+
+    @property
+    def byte(self) -> int:
+        """The byte where it went wrong, as decode-batch names it (``message``, ``context``)."""
+        return self.position if self.at is None else self.at
 
 
 def increment_sequence(sequence: int, increment: int) -> int:

@@ -76,14 +76,26 @@ _RESYNC_WINDOW = 64 * 1024 * 1024
 
 
 def _problem(kind: str, source: str | None, position: int, length: int, reason: str,
-             context: str | None = None, base_offset: int | None = None) -> ScanProblem:
+             context: str | None = None, base_offset: int | None = None, at: int | None = None) -> ScanProblem:
     where = f"{source}: " if source else ""
     ctx = f" ({context})" if context else ""
     return ScanProblem(
         kind=kind, position=position, length=length, reason=reason,
-        message=f"{where}byte {position}{ctx}: {reason}", source=source, context=context,
-        base_offset=base_offset,
+        message=f"{where}byte {position if at is None else at}{ctx}: {reason}", source=source, context=context,
+        base_offset=base_offset, at=at,
     )
+
+
+def skipped_batch(kind: str, exc: DecodeError, source: str | None, position: int, size: int,
+                  base_offset: int | None = None) -> ScanProblem:
+    """A batch at ``position`` (``size`` bytes, its length trusted) skipped for ``exc``: the
+    problem covers the batch and names the byte of the field at fault (``exc.position``; the
+    batch's first byte when the error has none): ``seg.log: byte 96 (batch@79.crc): stored crc
+    ...; batch@79 (70 bytes) skipped``. Every reader of a skipped batch reports it this way."""
+    p = _problem(kind, source, position, size, exc.reason, context=exc.context, base_offset=base_offset,
+                 at=exc.position)
+    p.message += f"; batch@{position} ({size} bytes) skipped"
+    return p
 
 
 def _min_size(magic: int) -> int:
@@ -496,18 +508,9 @@ def scan_segment(
                 batch = decode_legacy_entry(data, i, source=source, base_position=base_position,
                                             verify_crc=verify_crc, decode_records=decode_records,
                                             max_decompressed_size=max_decompressed_size)
-        except CrcMismatch as exc:
-            p = _problem("crc_mismatch", source, position, size, exc.reason, context=exc.context,
-                         base_offset=base_offset)
-            p.message = f"{exc}; batch@{position} ({size} bytes) skipped"
-            yield p
-            i += size
-            continue
-        except DecodeError as exc:
-            p = _problem("malformed", source, position, size, exc.reason, context=exc.context,
-                         base_offset=base_offset)
-            p.message = f"{exc}; batch@{position} ({size} bytes) skipped"
-            yield p
+        except DecodeError as exc:  # CrcMismatch included
+            yield skipped_batch("crc_mismatch" if isinstance(exc, CrcMismatch) else "malformed", exc, source,
+                                position, size, base_offset)
             i += size
             continue
         yield batch

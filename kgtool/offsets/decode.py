@@ -86,7 +86,8 @@ def _problem_text(problem: Any) -> str:
 def _entries_of(item: Any, source: str, log_partition: int, data: Any = None, base_position: int = 0
                 ) -> Iterator[LogEntry]:
     if not hasattr(item, "records"):
-        yield LogEntry(log_partition=log_partition, offset=-1, position=item.position, source=source,
+        # At the byte decode-batch names (ScanProblem.byte: a skipped batch's CRC field, not its start).
+        yield LogEntry(log_partition=log_partition, offset=-1, position=item.byte, source=source,
                        timestamp=-1, kind=PROBLEM, problem=_problem_text(item))
         return
     for r in item.records:

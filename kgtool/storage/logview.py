@@ -27,7 +27,7 @@ from kgtool.codec.batch import (
 )
 from kgtool.codec.primitives import crc32c
 from kgtool.codec.model import RecordBatch, ScanProblem
-from kgtool.codec.segment import PageReleaser, scan_segment
+from kgtool.codec.segment import PageReleaser, scan_segment, skipped_batch
 from kgtool.errors import DecodeError
 
 #: Attribute bits sent to the codec's general path: unused bits 7-15, control batches (their
@@ -85,9 +85,5 @@ def _one_entry(data, source: str | None, i: int, verify_crc: bool) -> Iterator[R
             try:
                 item = decode_batch_v2(data, item.position, source=source, verify_crc=False)
             except (CrcMismatch, DecodeError) as exc:
-                item = ScanProblem(kind="malformed", position=item.position, length=item.size_in_bytes,
-                                   reason=exc.reason if isinstance(exc, DecodeError) else str(exc),
-                                   message=f"{exc}; batch@{item.position} ({item.size_in_bytes} bytes) skipped",
-                                   source=source, context=getattr(exc, "context", None),
-                                   base_offset=item.base_offset)
+                item = skipped_batch("malformed", exc, source, item.position, item.size_in_bytes, item.base_offset)
         yield item

@@ -46,6 +46,36 @@ def test_jsonl(run):
     assert [d["group_id"] for d in lines] == ["x", "y"]
 
 
+def _utf8_rows(result, fmt: str) -> list:
+    """The rows of a json/jsonl output, checked to be UTF-8 as is (no \\u escape)."""
+    assert result.exit_code == 0, result.output
+    raw = result.stdout_bytes
+    assert "café".encode() in raw and "😀".encode() in raw
+    assert b"\\u" not in raw, raw
+    if fmt == "json":
+        return json.loads(raw)
+    return [json.loads(line) for line in raw.splitlines()]
+
+
+@pytest.mark.parametrize("fmt", ["json", "jsonl"])
+def test_non_ascii_ids_printed_as_utf8(run, tmp_path: Path, fmt):
+    # Like every other command (render.JsonOut): "café", not "caf\u00e9".
+    ids = ["café", "😀"]
+    rows = _utf8_rows(run(["coordinator-of", "--format", fmt, *ids]), fmt)
+    assert rows == [{"group_id": i, "partition": partition_for(i)} for i in ids]
+    f = tmp_path / "ids.txt"
+    f.write_text("café\n😀\n", encoding="utf-8")
+    d = tmp_path / "describe.txt"
+    d.write_text(DESCRIBE)
+    rows = _utf8_rows(run(["coordinator-of", "--format", fmt, "-t", d, "-f", f]), fmt)
+    leaders = {0: 1, 1: 2, 2: None, 3: 1}
+    assert rows == [{"group_id": i, "partition": partition_for(i, 4), "coordinator": leaders[partition_for(i, 4)]}
+                    for i in ids]
+    topic_id = "Jb1xuX3kT1ObYvb0vg8q4g"
+    rows = _utf8_rows(run(["coordinator-of", "--share-partition", f"{topic_id}:3", "--format", fmt, *ids]), fmt)
+    assert [r["group_id"] for r in rows] == ids
+
+
 @pytest.mark.parametrize("n", [1, 7, 200, 2**31 - 1])
 def test_partitions_option(run, n):
     doc = as_json(run(["coordinator-of", "-p", str(n), "--format", "json", "orders"]))

@@ -90,6 +90,24 @@ def test_jsonl_and_stdin(run):
     assert rows == [{"key": "x", "partition": java("x", 7)}, {"key": "y", "partition": java("y", 7)}]
 
 
+@pytest.mark.parametrize("fmt", ["json", "jsonl"])
+@pytest.mark.parametrize("mode", [[], ["--from-partitions", "6"], ["--compare"], ["-f", "KEYS"]])
+def test_non_ascii_keys_printed_as_utf8(run, tmp_path: Path, fmt, mode):
+    # Like every other command (render.JsonOut): "café", not "caf\u00e9".
+    ks = ["café", "😀"]
+    f = tmp_path / "keys.txt"
+    f.write_text("café\n😀\n", encoding="utf-8")
+    args = [f if a == "KEYS" else a for a in mode] + ([] if "-f" in mode else ks)
+    result = run(["partition-of", "-p", "12", "--format", fmt, *args])
+    assert result.exit_code == 0, result.output
+    raw = result.stdout_bytes
+    assert "café".encode() in raw and "😀".encode() in raw
+    assert b"\\u" not in raw, raw
+    rows = json.loads(raw) if fmt == "json" else [json.loads(line) for line in raw.splitlines()]
+    assert [r["key"] for r in rows] == ks
+    assert [r["partitions"]["java"] if "--compare" in mode else r["partition"] for r in rows] == [java(k, 12) for k in ks]
+
+
 def test_compare_flags_disagreements(run):
     doc = as_json(run(["partition-of", "-p", "12", "--compare", "--format", "json", "customer-42"]))
     (row,) = doc

@@ -192,6 +192,97 @@ def test_truncated_segment_reports_problem_exit_1(spark, tmp_path):  # noqa: F81
     assert doc["problems"][0]["problem"].startswith("truncated")
 
 
+# Damage to the third batch of scenario 3 (batch@432, 116 bytes), and what decode-batch names:
+# the byte of the field at fault and its path.
+_SCENARIO3 = FIXTURES / "scenario3_transactions_tombstones" / "00000000000000000000.log"
+_BATCH = 432
+
+
+def _resigned(data: bytearray) -> bytearray:
+    """The damaged batch's CRC-32C made right again (the damage then reaches the decoder)."""
+    from kgtool.codec.primitives import crc32c
+
+    size = int.from_bytes(data[_BATCH + 8:_BATCH + 12], "big") + 12
+    data[_BATCH + 17:_BATCH + 21] = crc32c(bytes(data[_BATCH + 21:_BATCH + size])).to_bytes(4, "big")
+    return data
+
+
+def _damaged(kind: str) -> bytes:
+    data = bytearray(_SCENARIO3.read_bytes())
+    if kind == "crc":  # a byte of the last record: byte 449 (batch@432.crc)
+        data[_BATCH + 115] ^= 0x01
+    elif kind == "attributes":  # compression id 7: byte 453 (batch@432.attributes)
+        data[_BATCH + 22] |= 0x07
+        _resigned(data)
+    elif kind == "record_count":  # more records than fit: byte 489 (batch@432.record_count)
+        data[_BATCH + 57:_BATCH + 61] = (1000).to_bytes(4, "big")
+        _resigned(data)
+    elif kind == "record":  # the first record's length past the batch: (batch@432.records[0].length)
+        data[_BATCH + 61] = 0x7E  # zigzag varint 63
+        _resigned(data)
+    elif kind == "length":  # below the minimum: byte 432 (batch@432.batch_length)
+        data[_BATCH + 8:_BATCH + 12] = (5).to_bytes(4, "big")
+    elif kind == "magic":  # byte 432 (batch@432.magic)
+        data[_BATCH + 16] = 7
+    else:  # truncated tail
+        del data[-40:]
+    return bytes(data)
+
+
+_EXPECTED = {"crc": (449, "batch@432.crc"), "attributes": (453, "batch@432.attributes"),
+             "record_count": (489, "batch@432.record_count"), "record": (494, "batch@432.records[0].length"),
+             "length": (432, "batch@432.batch_length"),
+             "magic": (432, "batch@432.magic"), "truncated": (1453, "batch@1453")}
+
+
+def _decode_batch_names(path: Path) -> list[tuple[int, str]]:
+    """(byte, path) of each problem line decode-batch prints."""
+    import re
+
+    result = runner.invoke(app, ["decode-batch", str(path), "--format", "jsonl"])
+    assert result.exit_code in (0, 1), result.output
+    return [(int(m[1]), m[2]) for m in re.finditer(r": byte (\d+) \(([^)]*)\): ", result.stderr)]
+
+
+def _audit_names(problems: list[dict]) -> list[tuple[int, str]]:
+    return [(p["position"], p["problem"].split("(", 1)[1].split(")", 1)[0]) for p in problems]
+
+
+@pytest.mark.parametrize("pure", [True, False])
+@pytest.mark.parametrize("kind", list(_EXPECTED))
+def test_audit_names_a_damaged_batch_at_the_byte_decode_batch_names(tmp_path, kind, pure):
+    # Below Spark: the task function the job runs per partition, on both decoding paths.
+    from kgtool.offsets.options import AuditOptions
+    from kgtool.spark.task import PartitionFiles, audit_partition
+    from tests.twins import have_compiled
+
+    if not pure and not have_compiled("kgtool.codec._speedups"):
+        pytest.skip("KGTOOL_PURE_PYTHON: no C path")
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(_damaged(kind))
+    named = _decode_batch_names(path)
+    assert named == [_EXPECTED[kind]]
+    summary = audit_partition(PartitionFiles(5, [str(path)], [path.stat().st_size]), AuditOptions(), pure=pure)
+    assert summary.problem_count == 1
+    assert _audit_names(summary.problems) == named
+
+
+@pytest.mark.spark
+def test_crc_mismatch_named_at_the_same_byte_by_spark_audit_and_decode_batch(spark, tmp_path):  # noqa: F811
+    d = tmp_path / "__consumer_offsets-5"
+    d.mkdir()
+    path = d / "00000000000000000000.log"
+    path.write_bytes(_damaged("crc"))
+    (named,) = _decode_batch_names(path)
+    assert named == (449, "batch@432.crc")  # the CRC field, not the batch's first byte
+    result = runner.invoke(app, ["spark-audit", str(tmp_path), "--format", "json", "--master", "local[2]"])
+    assert result.exit_code == 1, result.output
+    doc = json.loads(result.stdout)
+    assert doc["problem_count"] == 1 and _audit_names(doc["problems"]) == [named]
+    (line,) = [ln for ln in result.stderr.splitlines() if "crc_mismatch" in ln]
+    assert f"{path}: byte 449: crc_mismatch (batch@432.crc): stored crc 0x" in line, line
+
+
 def test_cli_import_does_not_load_pyspark():
     import subprocess
     import sys
