@@ -32,8 +32,8 @@ after each run), on two segments of --print-mb MiB, both generated once and cach
 For each segment:
 
 - kgtool:        python -m kgtool decode-batch --format jsonl [--decode offsets] FILE > out
-                 (every record with its batch header, CRC verified, key/value/headers as
-                 base64, and with --decode offsets every payload decoded);
+                 (a batch line per batch, a record line per record with key/value/headers
+                 as base64, CRC verified, and with --decode offsets every payload decoded);
 - kgtool-pure:   the same with KGTOOL_PURE_PYTHON=1, for information (unless --skip-pure);
 - kafka-python loop: the loop a Python user writes to dump a segment as JSON lines:
                  MemoryRecords over the file bytes, validate_crc() per batch, per record a dict

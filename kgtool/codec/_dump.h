@@ -5,8 +5,8 @@
  * The objects are kgtool.codec.lines' schema; what is written here equals, byte for byte, what
  * the pure-Python writer (kgtool.cli.dump_log) writes for the same batches: json.dumps with
  * ensure_ascii=False and the run's separators (tests/codec/test_dump_twin.py). Anything this
- * writer does not know how to print exactly (a legacy or control batch, a damaged one, a huge
- * one, a payload the OffsetCommit layout does not cover, bytes that are not UTF-8 where text is
+ * writer does not know how to print exactly (a legacy batch, a control record other than an
+ * ABORT/COMMIT marker, a damaged batch, a huge one, a payload the OffsetCommit layout does not cover, bytes that are not UTF-8 where text is
  * printed) stops the walk at that batch; the Python writer prints it and the walk resumes after.
  */
 
@@ -31,13 +31,32 @@ static inline void ob_put(ob_t *o, const char *s, size_t n) { memcpy(o->p + o->n
 static inline void ob_ch(ob_t *o, char c) { o->p[o->n++] = c; }
 #define OB_LIT(o, lit) ob_put((o), (lit), sizeof(lit) - 1)
 
+static const char digits2[201] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+/* Decimal, two digits per division. */
 static void ob_i64(ob_t *o, int64_t v) {
     char tmp[24];
-    int k = 0;
+    char *e = tmp + sizeof tmp, *q = e;
     uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
-    do { tmp[k++] = (char)('0' + u % 10); u /= 10; } while (u);
-    if (v < 0) tmp[k++] = '-';
-    while (k) o->p[o->n++] = tmp[--k];
+    while (u >= 100) {
+        unsigned k = (unsigned)(u % 100) * 2;
+        u /= 100;
+        *--q = digits2[k + 1];
+        *--q = digits2[k];
+    }
+    if (u >= 10) {
+        unsigned k = (unsigned)u * 2;
+        *--q = digits2[k + 1];
+        *--q = digits2[k];
+    } else {
+        *--q = (char)('0' + u);
+    }
+    if (v < 0) *--q = '-';
+    memcpy(o->p + o->n, q, (size_t)(e - q));
+    o->n += (size_t)(e - q);
 }
 
 static const char b64_alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -73,9 +92,8 @@ static void ob_hex(ob_t *o, const uint8_t *p, size_t n) {
 
 /* A JSON string of valid UTF-8, escaped as json.dumps(ensure_ascii=False) escapes it ("\u001f",
  * lowercase; hexdigits "0123456789ABCDEF" gives Jackson's, for the text layout). At most 6n+2. */
-static void ob_jstr(ob_t *o, const uint8_t *p, size_t n, const char *hexdigits) {
+static void ob_jstr_body(ob_t *o, const uint8_t *p, size_t n, const char *hexdigits) {
     char *d = o->p + o->n;
-    *d++ = '"';
     for (size_t i = 0; i < n; i++) {
         uint8_t c = p[i];
         if (c >= 0x20 && c != '"' && c != '\\') { *d++ = (char)c; continue; }
@@ -93,8 +111,13 @@ static void ob_jstr(ob_t *o, const uint8_t *p, size_t n, const char *hexdigits) 
             *d++ = hexdigits[c >> 4]; *d++ = hexdigits[c & 15];
         }
     }
-    *d++ = '"';
     o->n = (size_t)(d - o->p);
+}
+
+static void ob_jstr(ob_t *o, const uint8_t *p, size_t n, const char *hexdigits) {
+    ob_ch(o, '"');
+    ob_jstr_body(o, p, n, hexdigits);
+    ob_ch(o, '"');
 }
 
 static const char HEX_LOWER[] = "0123456789abcdef";
@@ -103,32 +126,159 @@ static const char HEX_UPPER[] = "0123456789ABCDEF";
 enum { DUMP_JSONL = 0, DUMP_JSON = 1, DUMP_TEXT = 2 };
 enum { BYTES_BASE64 = 0, BYTES_HEX = 1, BYTES_UTF8 = 2 };
 
+/* Every key the writer prints (kgtool.codec.lines' names, the payload's, the control's). */
+#define DUMP_KEYS(X) \
+    X(attributes) \
+    X(base_offset) \
+    X(base_sequence) \
+    X(base_timestamp) \
+    X(batch_length) \
+    X(commit_timestamp) \
+    X(compression) \
+    X(control) \
+    X(coordinator_epoch) \
+    X(crc) \
+    X(crc_valid) \
+    X(delete_horizon_ms) \
+    X(expire_timestamp) \
+    X(group) \
+    X(headers) \
+    X(is_control) \
+    X(is_transactional) \
+    X(key) \
+    X(kind) \
+    X(last_offset) \
+    X(last_offset_delta) \
+    X(last_sequence) \
+    X(leader_epoch) \
+    X(magic) \
+    X(max_timestamp) \
+    X(metadata) \
+    X(offset) \
+    X(partition) \
+    X(partition_leader_epoch) \
+    X(payload) \
+    X(position) \
+    X(producer_epoch) \
+    X(producer_id) \
+    X(record_count) \
+    X(record_type) \
+    X(size_in_bytes) \
+    X(timestamp) \
+    X(timestamp_type) \
+    X(tombstone) \
+    X(topic) \
+    X(type) \
+    X(type_name) \
+    X(value) \
+    X(value_version) \
+    X(version)
+
+enum {
+#define X(n) DK_##n,
+    DUMP_KEYS(X)
+#undef X
+    DK_COUNT
+};
+
+static const char *const key_names[DK_COUNT] = {
+#define X(n) #n,
+    DUMP_KEYS(X)
+#undef X
+};
+
+#define FRAG 32
+
 typedef struct {
     int fmt, bytes, offsets, verify_crc;
     const char *comma, *colon, *pre, *post, *head;
     Py_ssize_t ncomma, ncolon, npre, npost, nhead;
+    /* ,"name": with the run's separators, built once per call: at most FRAG bytes (a name of
+     * at most 22, separators of at most 4), copied FRAG at a time (the reserve has room) */
+    char frag[DK_COUNT][FRAG + 8];
+    uint8_t nfrag[DK_COUNT];
 } dctx_t;
 
-/* ,"name": with the run's separators */
-static inline void ob_key(ob_t *o, const dctx_t *c, const char *quoted, size_t n) {
-    ob_put(o, c->comma, (size_t)c->ncomma);
-    ob_put(o, quoted, n);
-    ob_put(o, c->colon, (size_t)c->ncolon);
+static inline void ob_frag(ob_t *o, const char *f, size_t n) {
+    memcpy(o->p + o->n, f, FRAG);
+    o->n += n;
 }
-#define KEY(o, c, name) ob_key((o), (c), "\"" name "\"", sizeof(name) + 1)
+#define KEY(o, c, name) ob_frag((o), (c)->frag[DK_##name], (c)->nfrag[DK_##name])
 /* "name": (the first key of an object) */
-static inline void ob_key1(ob_t *o, const dctx_t *c, const char *quoted, size_t n) {
-    ob_put(o, quoted, n);
-    ob_put(o, c->colon, (size_t)c->ncolon);
-}
-#define KEY1(o, c, name) ob_key1((o), (c), "\"" name "\"", sizeof(name) + 1)
+#define KEY1(o, c, name) ob_frag((o), (c)->frag[DK_##name] + (c)->ncomma, (size_t)((c)->nfrag[DK_##name] - (c)->ncomma))
 
-/* Key, value or header value per --bytes; 0 when utf8 is asked of bytes that are not UTF-8. */
+/* Length of the well-formed UTF-8 sequence at p[0..n), 0 when it is not one. */
+static inline int utf8_seq(const uint8_t *p, size_t n) {
+    uint8_t c = p[0];
+    if (c < 0x80) return 1;
+    if (c >= 0xC2 && c <= 0xDF) return n >= 2 && (p[1] & 0xC0) == 0x80 ? 2 : 0;
+    uint8_t lo = 0x80, hi = 0xBF;
+    int len;
+    if (c >= 0xE0 && c <= 0xEF) {
+        len = 3;
+        if (c == 0xE0) lo = 0xA0;
+        if (c == 0xED) hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        len = 4;
+        if (c == 0xF0) lo = 0x90;
+        if (c == 0xF4) hi = 0x8F;
+    } else {
+        return 0;
+    }
+    if (n < (size_t)len || p[1] < lo || p[1] > hi) return 0;
+    for (int k = 2; k < len; k++)
+        if ((p[k] & 0xC0) != 0x80) return 0;
+    return len;
+}
+
+/* How many bytes one U+FFFD replaces at p (bytes.decode("utf-8", "replace"): the maximal
+ * subpart of an ill-formed sequence, at least one byte). */
+static inline size_t utf8_bad(const uint8_t *p, size_t n) {
+    uint8_t c = p[0];
+    uint8_t lo = 0x80, hi = 0xBF;
+    size_t len;
+    if (c >= 0xC2 && c <= 0xDF) len = 2;
+    else if (c >= 0xE0 && c <= 0xEF) { len = 3; if (c == 0xE0) lo = 0xA0; if (c == 0xED) hi = 0x9F; }
+    else if (c >= 0xF0 && c <= 0xF4) { len = 4; if (c == 0xF0) lo = 0x90; if (c == 0xF4) hi = 0x8F; }
+    else return 1;
+    size_t k = 1;
+    if (k < n && p[k] >= lo && p[k] <= hi) {
+        k++;
+        while (k < len && k < n && (p[k] & 0xC0) == 0x80) k++;
+    }
+    return k;
+}
+
+/* Bytes as text, invalid sequences as U+FFFD (bytes.decode("utf-8", "replace")): JSON-escaped
+ * (json) or as they are (kafka-dump-log's StringDecoder). At most 6n+2. */
+static void ob_utf8(ob_t *o, const uint8_t *p, size_t n, int json) {
+    if (json) ob_ch(o, '"');
+    size_t i = 0;
+    while (i < n) {
+        size_t j = i;
+        while (j < n) { /* the longest valid run */
+            int k = utf8_seq(p + j, n - j);
+            if (!k) break;
+            j += (size_t)k;
+        }
+        if (j > i) {
+            if (json) ob_jstr_body(o, p + i, j - i, HEX_LOWER);
+            else ob_put(o, (const char *)p + i, j - i);
+            i = j;
+        }
+        if (i < n) {
+            OB_LIT(o, "\xef\xbf\xbd");
+            i += utf8_bad(p + i, n - i);
+        }
+    }
+    if (json) ob_ch(o, '"');
+}
+
+/* Key, value or header value per --bytes (utf8: invalid sequences as U+FFFD). */
 static int ob_bytes(ob_t *o, const dctx_t *c, const uint8_t *p, int32_t n) {
     if (!p) { OB_LIT(o, "null"); return 1; }
     if (c->bytes == BYTES_UTF8) {
-        if (!utf8_ok(p, n)) return 0;
-        ob_jstr(o, p, (size_t)n, HEX_LOWER);
+        ob_utf8(o, p, (size_t)n, 1);
         return 1;
     }
     ob_ch(o, '"');
@@ -151,29 +301,29 @@ static void ob_offset_commit(ob_t *o, const dctx_t *c, const uint8_t *k, const u
     int16_t type = be16(k);
     const uint8_t *p = k + 2;
     OB_LIT(o, "{");
-    KEY1(o, c, "record_type"); ob_i64(o, type);
-    KEY(o, c, "kind");
+    KEY1(o, c, record_type); ob_i64(o, type);
+    KEY(o, c, kind);
     if (type == 0) OB_LIT(o, "\"legacy_offset_commit\""); else OB_LIT(o, "\"offset_commit\"");
-    KEY(o, c, "tombstone"); if (v) OB_LIT(o, "false"); else OB_LIT(o, "true");
-    KEY(o, c, "key"); OB_LIT(o, "{");
-    KEY1(o, c, "group"); ob_str16(o, &p, HEX_LOWER);
-    KEY(o, c, "topic"); ob_str16(o, &p, HEX_LOWER);
-    KEY(o, c, "partition"); ob_i64(o, be32(p));
+    KEY(o, c, tombstone); if (v) OB_LIT(o, "false"); else OB_LIT(o, "true");
+    KEY(o, c, key); OB_LIT(o, "{");
+    KEY1(o, c, group); ob_str16(o, &p, HEX_LOWER);
+    KEY(o, c, topic); ob_str16(o, &p, HEX_LOWER);
+    KEY(o, c, partition); ob_i64(o, be32(p));
     OB_LIT(o, "}");
-    KEY(o, c, "value_version");
+    KEY(o, c, value_version);
     if (!v) {
         OB_LIT(o, "null");
-        KEY(o, c, "value"); OB_LIT(o, "null");
+        KEY(o, c, value); OB_LIT(o, "null");
         OB_LIT(o, "}");
         return;
     }
     int16_t version = be16(v);
     ob_i64(o, version);
-    KEY(o, c, "value"); OB_LIT(o, "{");
+    KEY(o, c, value); OB_LIT(o, "{");
     p = v + 2;
-    KEY1(o, c, "offset"); ob_i64(o, be64(p)); p += 8;
-    if (version >= 3) { KEY(o, c, "leader_epoch"); ob_i64(o, be32(p)); p += 4; }
-    KEY(o, c, "metadata");
+    KEY1(o, c, offset); ob_i64(o, be64(p)); p += 8;
+    if (version >= 3) { KEY(o, c, leader_epoch); ob_i64(o, be32(p)); p += 4; }
+    KEY(o, c, metadata);
     if (version <= 3) {
         ob_str16(o, &p, HEX_LOWER);
     } else {
@@ -182,8 +332,8 @@ static void ob_offset_commit(ob_t *o, const dctx_t *c, const uint8_t *k, const u
         ob_jstr(o, p, len1 - 1, HEX_LOWER);
         p += len1 - 1;
     }
-    KEY(o, c, "commit_timestamp"); ob_i64(o, be64(p)); p += 8;
-    if (version == 1) { KEY(o, c, "expire_timestamp"); ob_i64(o, be64(p)); }
+    KEY(o, c, commit_timestamp); ob_i64(o, be64(p)); p += 8;
+    if (version == 1) { KEY(o, c, expire_timestamp); ob_i64(o, be64(p)); }
     OB_LIT(o, "}}");
 }
 
@@ -219,7 +369,7 @@ static void txt_offset_commit(ob_t *o, const uint8_t *k, const uint8_t *v, int32
 typedef struct {
     int64_t position, base_offset, base_ts, max_ts, pid;
     int32_t base_seq;
-    int has_lat;
+    int has_lat, control;
 } vhead_t;
 
 static const char *ts_labels[3] = {" CreateTime: ", " LogAppendTime: ", " NoTimestampType: "};
@@ -228,10 +378,22 @@ static const char *ts_labels[3] = {" CreateTime: ", " LogAppendTime: ", " NoTime
  * `position` of format `magic` whose timestamp type is ts_labels[label]. 1 written, 0 this
  * writer cannot print it exactly (o is left as it was), -1 Python error. */
 static int dump_line(ob_t *o, const dctx_t *c, int64_t position, int64_t offset, int64_t ts, int64_t seq,
-                     int magic, int label, const rec_t *r) {
+                     int magic, int label, int control, const rec_t *r) {
     size_t mark = o->n;
+    int16_t ctype = 0, cversion = 0;
+    int32_t cepoch = 0;
+    if (control) {
+        /* ControlRecordType.parse + EndTransactionMarker (batch.parse_control_record): only
+         * ABORT and COMMIT markers are printed here */
+        if (!r->key || r->klen < 4 || be16(r->key) < 0) return 0;
+        cversion = be16(r->key);
+        ctype = be16(r->key + 2);
+        if (ctype != 0 && ctype != 1) return 0;
+        if (!r->value || r->vlen < 6 || be16(r->value) < 0) return 0;
+        cepoch = be32(r->value + 2);
+    }
     int plain_offsets = 0;
-    if (c->offsets) {
+    if (c->offsets && !control) {
         /* OffsetsMessageParser / decode_offsets_record: a key is required; plain OffsetCommit only */
         if (!r->key || !offset_commit_key_ok(r->key, r->klen)) return 0;
         if (r->value && !offset_commit_value_ok(r->value, r->vlen)) return 0;
@@ -264,49 +426,55 @@ static int dump_line(ob_t *o, const dctx_t *c, int64_t position, int64_t offset,
             }
             ob_ch(o, ']');
         }
-        if (plain_offsets) {
+        if (control) {
+            if (ctype == 1) OB_LIT(o, " endTxnMarker: COMMIT coordinatorEpoch: ");
+            else OB_LIT(o, " endTxnMarker: ABORT coordinatorEpoch: ");
+            ob_i64(o, cepoch);
+        } else if (plain_offsets) {
             txt_offset_commit(o, r->key, r->value, r->vlen);
         } else {
             /* StringDecoder: the bytes as UTF-8 text */
-            if (r->key) {
-                if (!utf8_ok(r->key, r->klen)) { o->n = mark; return 0; }
-                OB_LIT(o, " key: "); ob_put(o, (const char *)r->key, (size_t)r->klen);
-            }
-            if (r->value) {
-                if (!utf8_ok(r->value, r->vlen)) { o->n = mark; return 0; }
-                OB_LIT(o, " payload: "); ob_put(o, (const char *)r->value, (size_t)r->vlen);
-            }
+            if (r->key) { OB_LIT(o, " key: "); ob_utf8(o, r->key, (size_t)r->klen, 0); }
+            if (r->value) { OB_LIT(o, " payload: "); ob_utf8(o, r->value, (size_t)r->vlen, 0); }
         }
         ob_ch(o, '\n');
         return 1;
     }
     ob_put(o, c->pre, (size_t)c->npre);
-    OB_LIT(o, "{"); KEY1(o, c, "type"); OB_LIT(o, "\"record\"");
-    KEY(o, c, "position"); ob_i64(o, position);
-    KEY(o, c, "offset"); ob_i64(o, offset);
-    KEY(o, c, "timestamp"); ob_i64(o, ts);
-    KEY(o, c, "key");
+    OB_LIT(o, "{"); KEY1(o, c, type); OB_LIT(o, "\"record\"");
+    KEY(o, c, position); ob_i64(o, position);
+    KEY(o, c, offset); ob_i64(o, offset);
+    KEY(o, c, timestamp); ob_i64(o, ts);
+    KEY(o, c, key);
     if (!ob_bytes(o, c, r->key, r->klen)) { o->n = mark; return 0; }
-    KEY(o, c, "value");
+    KEY(o, c, value);
     if (!ob_bytes(o, c, r->value, r->vlen)) { o->n = mark; return 0; }
-    KEY(o, c, "headers"); ob_ch(o, '[');
+    KEY(o, c, headers); ob_ch(o, '[');
     const uint8_t *hp = r->headers;
     for (int32_t i = 0; i < r->nheaders; i++) {
         int32_t hk = 0, hv = 0;
         rd_varint(&hp, r->end, &hk);
         if (!utf8_ok(hp, hk)) { o->n = mark; return 0; } /* the Python codec decodes header keys strictly */
         if (i) ob_put(o, c->comma, (size_t)c->ncomma);
-        OB_LIT(o, "{"); KEY1(o, c, "key"); ob_jstr(o, hp, (size_t)hk, HEX_LOWER);
+        OB_LIT(o, "{"); KEY1(o, c, key); ob_jstr(o, hp, (size_t)hk, HEX_LOWER);
         hp += hk;
         rd_varint(&hp, r->end, &hv);
-        KEY(o, c, "value");
+        KEY(o, c, value);
         if (!ob_bytes(o, c, hv >= 0 ? hp : NULL, hv)) { o->n = mark; return 0; }
         if (hv > 0) hp += hv;
         OB_LIT(o, "}");
     }
     ob_ch(o, ']');
+    if (control) {
+        KEY(o, c, control); OB_LIT(o, "{");
+        KEY1(o, c, type); ob_i64(o, ctype);
+        KEY(o, c, type_name); if (ctype == 1) OB_LIT(o, "\"COMMIT\""); else OB_LIT(o, "\"ABORT\"");
+        KEY(o, c, version); ob_i64(o, cversion);
+        KEY(o, c, coordinator_epoch); ob_i64(o, cepoch);
+        OB_LIT(o, "}");
+    }
     if (plain_offsets) {
-        KEY(o, c, "payload");
+        KEY(o, c, payload);
         ob_offset_commit(o, c, r->key, r->value, r->vlen);
     }
     ob_ch(o, '}');
@@ -322,7 +490,7 @@ static int dump_record(ob_t *o, const dctx_t *c, const vhead_t *h, const rec_t *
     if (h->has_lat) ts = h->max_ts;
     else if (__builtin_add_overflow(h->base_ts, r->ts_delta, &ts)) return 0;
     int64_t seq = h->base_seq == -1 ? -1 : increment_sequence(h->base_seq, r->off_delta);
-    return dump_line(o, c, h->position, offset, ts, seq, 2, h->has_lat, r);
+    return dump_line(o, c, h->position, offset, ts, seq, 2, h->has_lat, h->control, r);
 }
 
 static const char *compression_name[5] = {"none", "gzip", "snappy", "lz4", "zstd"};
@@ -360,30 +528,30 @@ static int dump_batch_line(ob_t *o, const dctx_t *c, const uint8_t *h, int64_t p
     }
     ob_put(o, c->pre, (size_t)c->npre);
     ob_put(o, c->head, (size_t)c->nhead); /* {"type":"batch","source":...[,"topic":...,"partition":...] */
-    KEY(o, c, "position"); ob_i64(o, position);
-    KEY(o, c, "base_offset"); ob_i64(o, base_offset);
-    KEY(o, c, "last_offset"); ob_i64(o, wrap_add(base_offset, lod));
-    KEY(o, c, "batch_length"); ob_i64(o, be32(h + 8));
-    KEY(o, c, "size_in_bytes"); ob_i64(o, size);
-    KEY(o, c, "partition_leader_epoch"); ob_i64(o, be32(h + 12));
-    KEY(o, c, "magic"); OB_LIT(o, "2");
-    KEY(o, c, "crc"); ob_i64(o, (uint32_t)be32(h + 17));
-    KEY(o, c, "crc_valid"); if (c->verify_crc) OB_LIT(o, "true"); else OB_LIT(o, "null");
-    KEY(o, c, "attributes"); ob_i64(o, attributes);
-    KEY(o, c, "compression"); ob_ch(o, '"');
+    KEY(o, c, position); ob_i64(o, position);
+    KEY(o, c, base_offset); ob_i64(o, base_offset);
+    KEY(o, c, last_offset); ob_i64(o, wrap_add(base_offset, lod));
+    KEY(o, c, batch_length); ob_i64(o, be32(h + 8));
+    KEY(o, c, size_in_bytes); ob_i64(o, size);
+    KEY(o, c, partition_leader_epoch); ob_i64(o, be32(h + 12));
+    KEY(o, c, magic); OB_LIT(o, "2");
+    KEY(o, c, crc); ob_i64(o, (uint32_t)be32(h + 17));
+    KEY(o, c, crc_valid); if (c->verify_crc) OB_LIT(o, "true"); else OB_LIT(o, "null");
+    KEY(o, c, attributes); ob_i64(o, attributes);
+    KEY(o, c, compression); ob_ch(o, '"');
     ob_put(o, compression_name[codec], strlen(compression_name[codec])); ob_ch(o, '"');
-    KEY(o, c, "timestamp_type"); if (lat) OB_LIT(o, "\"LOG_APPEND_TIME\""); else OB_LIT(o, "\"CREATE_TIME\"");
-    KEY(o, c, "is_transactional"); if (attributes & 0x10) OB_LIT(o, "true"); else OB_LIT(o, "false");
-    KEY(o, c, "is_control"); if (attributes & 0x20) OB_LIT(o, "true"); else OB_LIT(o, "false");
-    KEY(o, c, "delete_horizon_ms"); OB_LIT(o, "null");
-    KEY(o, c, "last_offset_delta"); ob_i64(o, lod);
-    KEY(o, c, "base_timestamp"); ob_i64(o, be64(h + 27));
-    KEY(o, c, "max_timestamp"); ob_i64(o, be64(h + 35));
-    KEY(o, c, "producer_id"); ob_i64(o, be64(h + 43));
-    KEY(o, c, "producer_epoch"); ob_i64(o, be16(h + 51));
-    KEY(o, c, "base_sequence"); ob_i64(o, base_seq);
-    KEY(o, c, "last_sequence"); ob_i64(o, last_seq);
-    KEY(o, c, "record_count"); ob_i64(o, be32(h + 57));
+    KEY(o, c, timestamp_type); if (lat) OB_LIT(o, "\"LOG_APPEND_TIME\""); else OB_LIT(o, "\"CREATE_TIME\"");
+    KEY(o, c, is_transactional); if (attributes & 0x10) OB_LIT(o, "true"); else OB_LIT(o, "false");
+    KEY(o, c, is_control); if (attributes & 0x20) OB_LIT(o, "true"); else OB_LIT(o, "false");
+    KEY(o, c, delete_horizon_ms); OB_LIT(o, "null");
+    KEY(o, c, last_offset_delta); ob_i64(o, lod);
+    KEY(o, c, base_timestamp); ob_i64(o, be64(h + 27));
+    KEY(o, c, max_timestamp); ob_i64(o, be64(h + 35));
+    KEY(o, c, producer_id); ob_i64(o, be64(h + 43));
+    KEY(o, c, producer_epoch); ob_i64(o, be16(h + 51));
+    KEY(o, c, base_sequence); ob_i64(o, base_seq);
+    KEY(o, c, last_sequence); ob_i64(o, last_seq);
+    KEY(o, c, record_count); ob_i64(o, be32(h + 57));
     ob_ch(o, '}');
     ob_put(o, c->post, (size_t)c->npost);
     return 0;
@@ -391,9 +559,29 @@ static int dump_batch_line(ob_t *o, const dctx_t *c, const uint8_t *h, int64_t p
 
 static int dctx_parse(PyObject *opts, dctx_t *c) {
     /* (fmt, bytes, offsets, verify_crc, comma, colon, pre, post, head) */
-    return PyArg_ParseTuple(opts, "iiiis#s#s#s#s#", &c->fmt, &c->bytes, &c->offsets, &c->verify_crc, &c->comma,
-                            &c->ncomma, &c->colon, &c->ncolon, &c->pre, &c->npre, &c->post, &c->npost, &c->head,
-                            &c->nhead);
+    if (!PyArg_ParseTuple(opts, "iiiis#s#s#s#s#", &c->fmt, &c->bytes, &c->offsets, &c->verify_crc, &c->comma,
+                          &c->ncomma, &c->colon, &c->ncolon, &c->pre, &c->npre, &c->post, &c->npost, &c->head,
+                          &c->nhead))
+        return 0;
+    if (c->ncomma > 4 || c->ncolon > 4) {
+        PyErr_SetString(PyExc_ValueError, "separators of at most 4 bytes");
+        return 0;
+    }
+    memset(c->frag, 0, sizeof c->frag);
+    for (int k = 0; k < DK_COUNT; k++) {
+        size_t n = strlen(key_names[k]); /* at most 22: partition_leader_epoch */
+        char *f = c->frag[k];
+        memcpy(f, c->comma, (size_t)c->ncomma);
+        f += c->ncomma;
+        *f++ = '"';
+        memcpy(f, key_names[k], n);
+        f += n;
+        *f++ = '"';
+        memcpy(f, c->colon, (size_t)c->ncolon);
+        f += c->ncolon;
+        c->nfrag[k] = (uint8_t)(f - c->frag[k]);
+    }
+    return 1;
 }
 
 #define DUMP_MAX_RECORDS (1 << 16) /* a bigger batch is the Python writer's (chunk by chunk) */
@@ -426,7 +614,7 @@ static PyObject *py_dump_segment(PyObject *self, PyObject *args) {
         int16_t attributes = be16(h + 21);
         int64_t last_offset;
         if (__builtin_add_overflow(be64(h), (int64_t)be32(h + 23), &last_offset)) break;
-        if (attributes & 0x60) break;         /* control batch, delete horizon: the Python writer's */
+        if (attributes & 0x40) break;         /* a delete horizon: the Python writer's */
         if ((attributes & 0x07) > 4) break;
         int32_t count = be32(h + 57);
         if (count < 0 || count > DUMP_MAX_RECORDS) break;
@@ -434,7 +622,7 @@ static PyObject *py_dump_segment(PyObject *self, PyObject *args) {
         int rc = vbatch_open(&v, data_obj, &mv, b, n, i, base_position, decompress, c.verify_crc);
         if (rc < 0) goto error;
         if (rc == 0) break;
-        vhead_t hd = {v.pos, v.base_offset, v.base_ts, v.max_ts, v.pid, be32(h + 53), v.has_lat};
+        vhead_t hd = {v.pos, v.base_offset, v.base_ts, v.max_ts, v.pid, be32(h + 53), v.has_lat, v.control};
         size_t mark = o.n;
         if (dump_batch_line(&o, &c, h, v.pos, size)) { Py_XDECREF(v.plain); goto error; }
         const uint8_t *p = v.rp;
@@ -483,7 +671,7 @@ static PyObject *py_dump_records(PyObject *self, PyObject *args) {
                           &base_seq, &position, &opts, &max_out))
         return NULL;
     if (!dctx_parse(opts, &c)) return NULL;
-    vhead_t hd = {position, base_offset, base_ts, 0, 0, base_seq, lat_obj != Py_None};
+    vhead_t hd = {position, base_offset, base_ts, 0, 0, base_seq, lat_obj != Py_None, 0};
     if (hd.has_lat) {
         hd.max_ts = PyLong_AsLongLong(lat_obj);
         if (hd.max_ts == -1 && PyErr_Occurred()) return NULL;
@@ -560,7 +748,7 @@ static PyObject *py_dump_tuples(PyObject *self, PyObject *args) {
             !tuple_i64(PyTuple_GET_ITEM(t, 2), &seq) || !tuple_bytes(PyTuple_GET_ITEM(t, 3), &r.key, &r.klen) ||
             !tuple_bytes(PyTuple_GET_ITEM(t, 4), &r.value, &r.vlen))
             break;
-        int w = dump_line(&o, &c, position, offset, ts, seq, magic, label, &r);
+        int w = dump_line(&o, &c, position, offset, ts, seq, magic, label, 0, &r);
         if (w < 0) { PyMem_Free(o.p); return NULL; }
         if (w == 0) break;
     }

@@ -194,3 +194,19 @@ def test_legacy_message_sets_print_the_same(tmp_path, monkeypatch, magic, ts_typ
             fast, slow = _both(tmp_path, data, "--format", fmt, "--decode", decode, monkeypatch=monkeypatch)
             assert fast.exit_code == slow.exit_code
             assert fast.stdout_bytes == slow.stdout_bytes, (fmt, decode)
+
+
+TRICKY_UTF8 = [b"\xc3", b"\xc3(", b"\xe0\x80\x80", b"\xe0\xa0", b"\xed\xa0\x80", b"\xed\x9f\xbf", b"\xf0\x8f\xbf\xbf",
+               b"\xf0\x90\x80", b"\xf4\x90\x80\x80", b"\xf4\x8f\xbf\xbf", b"\xf5\x80", b"\xc0\xaf", b"\xff\xfe\xfd",
+               b"a\xe2\x82", b"\xe2\x82\xac\xe2\x82", b"\xf0\x9f\x98", b"\x80\x80", b"\xf1\x80\x80\xc3\xa9",
+               b"\x00\x1f\"\\ \x7f"]
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "text"])
+def test_invalid_utf8_is_replaced_as_python_replaces_it(tmp_path, monkeypatch, fmt):
+    # bytes.decode("utf-8", "replace"): one U+FFFD per maximal subpart of an ill-formed sequence
+    recs = [(v, v + b"|" + v, [("h", v)]) for v in TRICKY_UTF8]
+    data = encode_batch_v2(recs)
+    fast, slow = _both(tmp_path, data, "--format", fmt, "--bytes", "utf8", monkeypatch=monkeypatch)
+    assert fast.stdout_bytes == slow.stdout_bytes
+    assert "\ufffd".encode() in fast.stdout_bytes
