@@ -295,6 +295,36 @@ static void ob_str16(ob_t *o, const uint8_t **pp, const char *hexdigits) {
     *pp += 2 + n;
 }
 
+/* A plain OffsetCommitValue (offset_commit_value_ok): its fields, read once for either dialect. */
+typedef struct {
+    int16_t version;
+    int64_t offset, commit, expire;
+    int32_t epoch;
+    const uint8_t *metadata;
+    size_t nmetadata;
+} ocv_t;
+
+static void ocv_read(const uint8_t *v, int32_t vlen, ocv_t *x) {
+    const uint8_t *p = v + 2;
+    x->version = be16(v);
+    x->offset = be64(p);
+    p += 8;
+    if (x->version >= 3) { x->epoch = be32(p); p += 4; }
+    if (x->version <= 3) {
+        x->nmetadata = (size_t)be16(p);
+        p += 2;
+    } else {
+        uint32_t len1 = 1; /* compact string: length + 1 */
+        rd_uvarint(&p, v + vlen, &len1);
+        x->nmetadata = len1 - 1;
+    }
+    x->metadata = p;
+    p += x->nmetadata;
+    x->commit = be64(p);
+    p += 8;
+    if (x->version == 1) x->expire = be64(p);
+}
+
 /* The payload of a plain OffsetCommit record (offset_commit_key_ok, value null or
  * offset_commit_value_ok): the OffsetsRecord.to_json() object of kgtool.coordinator.records. */
 static void ob_offset_commit(ob_t *o, const dctx_t *c, const uint8_t *k, const uint8_t *v, int32_t vlen) {
@@ -317,23 +347,15 @@ static void ob_offset_commit(ob_t *o, const dctx_t *c, const uint8_t *k, const u
         OB_LIT(o, "}");
         return;
     }
-    int16_t version = be16(v);
-    ob_i64(o, version);
+    ocv_t x;
+    ocv_read(v, vlen, &x);
+    ob_i64(o, x.version);
     KEY(o, c, value); OB_LIT(o, "{");
-    p = v + 2;
-    KEY1(o, c, offset); ob_i64(o, be64(p)); p += 8;
-    if (version >= 3) { KEY(o, c, leader_epoch); ob_i64(o, be32(p)); p += 4; }
-    KEY(o, c, metadata);
-    if (version <= 3) {
-        ob_str16(o, &p, HEX_LOWER);
-    } else {
-        uint32_t len1 = 1;
-        rd_uvarint(&p, v + vlen, &len1);
-        ob_jstr(o, p, len1 - 1, HEX_LOWER);
-        p += len1 - 1;
-    }
-    KEY(o, c, commit_timestamp); ob_i64(o, be64(p)); p += 8;
-    if (version == 1) { KEY(o, c, expire_timestamp); ob_i64(o, be64(p)); }
+    KEY1(o, c, offset); ob_i64(o, x.offset);
+    if (x.version >= 3) { KEY(o, c, leader_epoch); ob_i64(o, x.epoch); }
+    KEY(o, c, metadata); ob_jstr(o, x.metadata, x.nmetadata, HEX_LOWER);
+    KEY(o, c, commit_timestamp); ob_i64(o, x.commit);
+    if (x.version == 1) { KEY(o, c, expire_timestamp); ob_i64(o, x.expire); }
     OB_LIT(o, "}}");
 }
 
@@ -347,22 +369,13 @@ static void txt_offset_commit(ob_t *o, const uint8_t *k, const uint8_t *v, int32
     OB_LIT(o, ",\"partition\":"); ob_i64(o, be32(p));
     OB_LIT(o, "}} payload: ");
     if (!v) { OB_LIT(o, "<DELETE>"); return; }
-    int16_t version = be16(v);
-    OB_LIT(o, "{\"version\":\""); ob_i64(o, version); OB_LIT(o, "\",\"data\":{\"offset\":");
-    p = v + 2;
-    ob_i64(o, be64(p)); p += 8;
-    if (version >= 3) { OB_LIT(o, ",\"leaderEpoch\":"); ob_i64(o, be32(p)); p += 4; }
-    OB_LIT(o, ",\"metadata\":");
-    if (version <= 3) {
-        ob_str16(o, &p, HEX_UPPER);
-    } else {
-        uint32_t len1 = 1;
-        rd_uvarint(&p, v + vlen, &len1);
-        ob_jstr(o, p, len1 - 1, HEX_UPPER);
-        p += len1 - 1;
-    }
-    OB_LIT(o, ",\"commitTimestamp\":"); ob_i64(o, be64(p)); p += 8;
-    if (version == 1) { OB_LIT(o, ",\"expireTimestamp\":"); ob_i64(o, be64(p)); }
+    ocv_t x;
+    ocv_read(v, vlen, &x);
+    OB_LIT(o, "{\"version\":\""); ob_i64(o, x.version); OB_LIT(o, "\",\"data\":{\"offset\":"); ob_i64(o, x.offset);
+    if (x.version >= 3) { OB_LIT(o, ",\"leaderEpoch\":"); ob_i64(o, x.epoch); }
+    OB_LIT(o, ",\"metadata\":"); ob_jstr(o, x.metadata, x.nmetadata, HEX_UPPER);
+    OB_LIT(o, ",\"commitTimestamp\":"); ob_i64(o, x.commit);
+    if (x.version == 1) { OB_LIT(o, ",\"expireTimestamp\":"); ob_i64(o, x.expire); }
     OB_LIT(o, "}}");
 }
 

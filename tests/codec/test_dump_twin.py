@@ -20,6 +20,7 @@ from typer.testing import CliRunner
 from kgtool.cli.main import app
 from kgtool.codec import encode_batch_v2, encode_end_txn_marker, speedups_enabled
 from kgtool.codec import printer
+from kgtool.codec.primitives import write_unsigned_varint
 
 pytestmark = pytest.mark.skipif(not speedups_enabled(), reason="the C extension is not built")
 
@@ -39,21 +40,12 @@ def commit_key(group, topic, partition: int, record_type: int = 1) -> bytes:
 def commit_value(version: int, offset: int, metadata, commit_ts: int, epoch: int = 5, expire: int = 9) -> bytes:
     m = metadata.encode() if isinstance(metadata, str) else metadata
     if version == 4:
-        return struct.pack(">hqi", 4, offset, epoch) + _uvarint(len(m) + 1) + m + struct.pack(">q", commit_ts) + b"\0"
+        return struct.pack(">hqi", 4, offset, epoch) + write_unsigned_varint(len(m) + 1) + m + struct.pack(">q", commit_ts) + b"\0"
     if version == 3:
         return struct.pack(">hqi", 3, offset, epoch) + _s(m) + struct.pack(">q", commit_ts)
     if version == 1:
         return struct.pack(">hq", 1, offset) + _s(m) + struct.pack(">qq", commit_ts, expire)
     return struct.pack(">hq", version, offset) + _s(m) + struct.pack(">q", commit_ts)
-
-
-def _uvarint(n: int) -> bytes:
-    out = bytearray()
-    while n >= 0x80:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
 
 
 TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=12) | st.sampled_from(
