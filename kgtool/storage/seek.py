@@ -194,22 +194,29 @@ def seek_time(segments: list[SegmentFiles], target: int) -> SeekResult:
         seg = _Segment(files)
         if seg.largest_timestamp(out.notes) < target:
             continue
-        start = 0
-        ti = seg.index(FileKind.time_index, out.notes)
-        if ti is not None and seg.index(FileKind.offset_index, out.notes) is not None:
-            slot = ti.largest_lower_bound(target)
-            if slot >= 0:
-                ts, off = ti.timestamp_offset(slot)
-                if seg._holder_max(off, out.notes) == ts:
-                    start = seg.position_for(off, out.notes)
-                else:
-                    out.notes.append(f"{ti.path}: entry {slot} ({ts}, offset {off}) does not match the log: "
-                                     "scanning the segment from its start")
-        found = _first_at_or_after(seg, start, target)
+        found = seek_time_in(seg, target, out.notes)
         if found is not None:
             out.segment, out.position, out.offset = k, found[0], found[1]
             return out
     return out
+
+
+def seek_time_in(seg: _Segment, target: int, notes: list[str]) -> tuple[int, int] | None:
+    """In one segment: (position of the batch, offset) of the first record whose timestamp is at
+    least ``target`` (``LogSegment.findOffsetByTimestamp``: ``TimeIndex.lookup``, the offset
+    index at that entry's offset, then ``FileRecords.searchForTimestamp``), or None."""
+    start = 0
+    ti = seg.index(FileKind.time_index, notes)
+    if ti is not None and seg.index(FileKind.offset_index, notes) is not None:
+        slot = ti.largest_lower_bound(target)
+        if slot >= 0:
+            ts, off = ti.timestamp_offset(slot)
+            if seg._holder_max(off, notes) == ts:
+                start = seg.position_for(off, notes)
+            else:
+                notes.append(f"{ti.path}: entry {slot} ({ts}, offset {off}) does not match the log: "
+                             "scanning the segment from its start")
+    return _first_at_or_after(seg, start, target)
 
 
 def _first_at_or_after(seg: _Segment, start: int, target: int) -> tuple[int, int] | None:

@@ -1,0 +1,103 @@
+"""ListOffsets offline (kgtool.storage.list_offsets): end(T) against a plain scan of every record,
+at every instant that matters, with and without indexes; the timestamp at an offset; copies."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+from kgtool.codec import scan_file
+from kgtool.storage.files import list_segments
+from kgtool.storage.list_offsets import PartitionLog, choose_copy
+from tests.storage.dirs import TS, busy_partition
+
+
+def _records(d):
+    """(offset, timestamp) of every record, control markers too (FileRecords.searchForTimestamp
+    reads control batches like any other)."""
+    return [(r.offset, r.timestamp) for seg in list_segments(d) for b in scan_file(seg.log) for r in b.records]
+
+
+def _scan_end(records, leo, t):
+    """The definition: the first offset (in offset order) whose record timestamp is >= t."""
+    for off, ts in records:
+        if ts is not None and ts >= t:
+            return off
+    return leo
+
+
+@pytest.fixture(scope="module")
+def partition(tmp_path_factory):
+    d = str(tmp_path_factory.mktemp("p") / "orders-3")
+    busy_partition(d).close()
+    return d
+
+
+def test_end_at_every_instant_equals_a_scan(partition):
+    log = PartitionLog(partition)
+    recs = _records(partition)
+    leo = max(o for o, _ in recs) + 1
+    assert log.log_end_offset == leo
+    stamps = sorted({ts for _, ts in recs if ts is not None})
+    instants = {TS - 10_000, stamps[-1] + 1} | set(stamps) | {t - 1 for t in stamps} | {t + 1 for t in stamps}
+    for t in sorted(instants):
+        assert log.end_at(t) == _scan_end(recs, leo, t), t
+    assert not log.notes  # the indexes were used, and they are sound
+
+
+def test_without_indexes_the_segments_are_scanned_with_a_note(partition, tmp_path):
+    d = str(tmp_path / "orders-3")
+    shutil.copytree(partition, d)
+    for name in os.listdir(d):
+        if name.endswith((".index", ".timeindex")):
+            os.remove(os.path.join(d, name))
+    log, ref = PartitionLog(d), PartitionLog(partition)
+    for t in range(TS - 5000, TS + 250_000, 3333):
+        assert log.end_at(t) == ref.end_at(t)
+    assert any("no time index" in n or "no offset index" in n for n in log.notes)
+
+
+def test_timestamp_at_an_offset_is_the_next_record_read(partition):
+    log = PartitionLog(partition)
+    data = [(r.offset, r.timestamp) for seg in list_segments(partition) for b in scan_file(seg.log)
+            if not b.is_control for r in b.records]
+    for off in range(0, log.log_end_offset + 1):
+        want = next((ts for o, ts in data if o >= off), None)  # markers are not read by consumers
+        assert log.timestamp_at(off) == want, off
+
+
+def test_the_longest_copy_is_read_and_the_others_are_behind(partition, tmp_path):
+    leader = str(tmp_path / "b1" / "orders-3")
+    follower = str(tmp_path / "b2" / "orders-3")
+    shutil.copytree(partition, leader)
+    shutil.copytree(partition, follower)
+    segs = list_segments(follower)
+    last = segs[-1].log
+    data = open(last, "rb").read()
+    b = [x for x in scan_file(last)][-3]  # the follower misses the last two batches
+    with open(last, "wb") as fh:
+        fh.write(data[:b.position + b.size_in_bytes])
+    choice = choose_copy([follower, leader])
+    assert choice.chosen.directory == leader
+    ((d, behind),) = choice.behind
+    assert d == follower and behind == PartitionLog(leader).log_end_offset - (b.last_offset + 1) > 0
+    assert choice.problems == []
+
+
+def test_copies_that_disagree_are_a_problem_naming_both(partition, tmp_path):
+    a = str(tmp_path / "b1" / "orders-3")
+    c = str(tmp_path / "b2" / "orders-3")
+    shutil.copytree(partition, a)
+    shutil.copytree(partition, c)
+    last = list_segments(c)[-1].log
+    b = [x for x in scan_file(last)][-1]
+    data = bytearray(open(last, "rb").read())
+    data[b.position + 17] ^= 0xFF  # another CRC: another batch at that offset
+    with open(last, "wb") as fh:
+        fh.write(data)
+    choice = choose_copy([a, c])
+    assert choice.chosen.directory == a and choice.behind == [(c, 0)]
+    (p,) = choice.problems
+    assert a in p and c in p and f"offset {b.base_offset}" in p
