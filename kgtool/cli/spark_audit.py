@@ -45,6 +45,9 @@ RULE_MEANINGS = {
     "pending-txn": "transactional commit without a marker that would be the latest",
     "rebalance-storm": "at least N rebalances of a group within a window W (--storm N/W)",
     "slow-revocation": "consumer-group member fenced after holding partitions pending revocation too long",
+    "lag-stall": "Burrow's STALL: commits go on, the offset does not move, data keeps arriving",
+    "consumer-stopped": "Burrow's STOP: no commit while the lag grows",
+    "lag-growing": "Burrow's WARN (the lag never went down) for longer than --lag-warn",
 }
 
 MAN_SECTIONS = {
@@ -127,6 +130,18 @@ MAN_SECTIONS = {
         "rebalance timeout after its last assignment record. Not: a member leaving on its own "
         "sooner, a session timeout of a member with nothing to revoke, a classic-protocol member. "
         "The finding names the member, client id and host, the partitions and how long."
+        "\n\nlag-stall, consumer-stopped, lag-growing (with data partition directories among the inputs: "
+        "TOPIC-N directories given, or in broker log directories; several brokers' copies of a partition are read "
+        "from the longest): Burrow's partition status (linkedin/Burrow caching.go, calculatePartitionStatus) over "
+        "the partition's last 10 commits, each with its lag at commit time, commits under a second apart merged "
+        "(inmemory.go); STALL (commits go on, the offset does not move, data keeps arriving) fires lag-stall, STOP "
+        "(no commit for longer than the window spans while there is lag, unless the consumer was caught up at "
+        "one of the last 10 broker offsets, 10 s apart) fires consumer-stopped, WARN (no lag of the window is "
+        "zero and it never went down) lasting longer than --lag-warn fires lag-growing; one finding per group "
+        "and episode (the overlapping episodes of its partitions with that status), naming the owners. The lag "
+        "at an instant T is end(T) - the committed offset, end(T) being what ListOffsets by timestamp T answers "
+        "(the first offset whose record is stamped at or after T, else the log end offset): exact append time "
+        "with message.timestamp.type=LogAppendTime, the producers' clocks with CreateTime."
     ),
     "OUTPUT": (
         "With --out DIR, the tables generations, members, commits, findings, coverage, offsets and rebalances "
@@ -426,7 +441,7 @@ def command(
     out: Optional[str] = typer.Option(
         None, "--out", "-o", metavar="DIR",
         help="Write the tables generations, members, commits, findings, coverage, offsets, rebalances, groups, "
-        "group_members under DIR "
+        "group_members (and lag, lag_episodes with data partition dirs) under DIR "
         "(Parquet; JSON Lines with --format jsonl), atomically.",
         show_default=False,
     ),
@@ -481,6 +496,16 @@ def command(
         "5/10m", "--storm", metavar="N/WINDOW",
         help="rebalance-storm rule: at least N rebalances of a group within WINDOW (e.g. 5/10m, 3/90s, 10/1h).",
     ),
+    lag_step: str = typer.Option(
+        "1m", "--lag-step", metavar="DURATION",
+        help="With data partition dirs among the inputs: the lag table has a row at each commit and every "
+        "DURATION between a partition's first and last commit (e.g. 1m, 30s, 5m).",
+    ),
+    lag_warn: str = typer.Option(
+        "5m", "--lag-warn", metavar="DURATION",
+        help="lag-growing rule: Burrow's WARN (the lag did not go down over its last 10 commits) lasting longer "
+        "than DURATION.",
+    ),
 ) -> None:
     from kgtool.offsets import reset_plan as plans
     from kgtool.offsets.audit import AuditOptions
@@ -511,6 +536,8 @@ def command(
         retention_ms=parse_duration_ms(retention, "--retention"),
         storm_count=storm_count,
         storm_window_ms=storm_window_ms,
+        lag_step_ms=parse_duration_ms(lag_step, "--lag-step"),
+        lag_warn_ms=parse_duration_ms(lag_warn, "--lag-warn"),
     )
     split_bytes = parse_size(split_size, "--split-size")
     spark_conf = parse_conf(list(conf or []))
@@ -547,6 +574,10 @@ def command(
                 _topic_names_found(topics, show.say)
                 if topics.names:
                     options = dataclasses.replace(options, topic_names=topics.pairs())
+                if topics.partitions:
+                    options = dataclasses.replace(options, lag_partitions=tuple(
+                        (tp, tuple(dirs)) for tp, dirs in sorted(topics.partitions.items())))
+                    show.say(f"lag of {render.count(len(topics.partitions))} data partition(s)")
                 sink = render.write_json_lines if output_format is OutputFormat.jsonl else None
                 summary = job.run_audit(spark, files, options, out=out, fmt=fmt, split_bytes=split_bytes,
                                         progress=show.say, findings_sink=sink, empty_partitions=tuple(sorted(empty)),
@@ -768,6 +799,8 @@ def _render_summary(s: Any) -> None:
         _fold(worst, 0)
         c.print(worst)
     _render_rebalances(s)
+    if s.lag:
+        _render_lag(c, s.lag, s.options.get("group") is not None)
     if s.findings:
         title = "findings" + (f" (first {n(len(s.findings))} of {n(s.finding_count)})"
                               if s.finding_count > len(s.findings) else "")
@@ -780,6 +813,42 @@ def _render_summary(s: Any) -> None:
         from kgtool.cli.describe import print_views
 
         print_views(s.describe, until, total=s.describe_total)
+
+
+def _render_lag(c: Any, lag: dict[str, Any], described: bool) -> None:
+    """Lag at the end (or --until): the data partitions read (the copy, the others behind, what
+    their files said), the groups by worst status and peak lag, and with --group the
+    kafka-consumer-groups.sh --describe table with LAG-MS, STATUS and a sparkline of the lag."""
+    n = render.count
+    for p in lag["partitions"]:
+        tp = f"{p['topic']}-{p['partition']}"
+        behind = "; ".join(f"{render.display_text(d)} {n(k)} offset(s) behind" for d, k in p["behind"])
+        c.print(f"lag of {render.display_text(tp)}: read from {render.display_text(p['copy'])} (log end offset "
+                f"{p['log_end_offset']})" + (f"; {behind}" if behind else ""))
+        for line in p["problems"] + p["notes"]:
+            render.warn(f"{tp}: {line}")
+    if lag.get("without_data"):
+        c.print(f"{n(lag['without_data'])} committed partition(s) have no data partition directory among the "
+                "inputs: their lag columns are null")
+    if lag["groups"]:
+        c.print(render.table(
+            ["group", "status", ("peak lag", "right"), ("peak lag ms", "right")],
+            [[render.display_text(g["group"]), g["status"], n(g["lag"]), n(g["lag_ms"])] for g in lag["groups"][:20]],
+            title="lag at " + render.iso_ms(lag["at"]) + " (Burrow's status; groups by worst status, then peak lag)",
+        ))
+    if described and lag["describe"]:
+        cols = ["GROUP", "TOPIC", ("PARTITION", "right"), ("CURRENT-OFFSET", "right"), ("LOG-END-OFFSET", "right"),
+                ("LAG", "right"), ("LAG-MS", "right"), "STATUS", "CONSUMER-ID", "HOST", "CLIENT-ID", "LAG OVER TIME"]
+        rows = []
+        for o in lag["describe"]:
+            line = lag["sparklines"].get(f"{o['group']}|{o['topic']}-{o['partition']}", "")
+            rows.append([render.display_text(o["group"]), render.display_text(o["topic"]), str(o["partition"]),
+                         str(o["offset"]), render.MISSING if o["log_end_offset"] is None else str(o["log_end_offset"]),
+                         render.MISSING if o["lag"] is None else str(o["lag"]),
+                         render.MISSING if o["lag_ms"] is None else str(o["lag_ms"]),
+                         o["lag_status"] or render.MISSING, o["consumer_id"] or render.MISSING,
+                         o["host"] or render.MISSING, o["client_id"] or render.MISSING, line])
+        c.print(render.table(cols, rows, title="lag (kafka-consumer-groups.sh --describe) at " + render.iso_ms(lag["at"])))
 
 
 def _render_unknown(c: Any, coverage: list[dict[str, Any]]) -> None:
@@ -804,9 +873,14 @@ def _render_finding(c: Any, f: dict[str, Any]) -> None:
     what = ""
     if f["topic"] is not None:  # else a group-level finding (rebalance-storm)
         prev = "" if f["previous_offset"] is None else f" (previous {f['previous_offset']})"
-        what = f" {render.display_text(f['topic'] + '-' + str(f['partition']))} offset {f['offset']}{prev}"
+        at = "" if f["offset"] is None else f" offset {f['offset']}"  # a lag finding names a partition only
+        what = f" {render.display_text(f['topic'] + '-' + str(f['partition']))}{at}{prev}"
     _hanging(c, f"{render.iso_ms(f['timestamp'])} [red]{f['rule']}[/red] {render.display_text(f['group'])}{what}{gen}")
     _indented(c, f["message"])
+    if f["record_offset"] is None:  # a lag finding: the data partition read, no record of the offsets log
+        if f["source"] is not None:
+            _indented(c, f"data at {render.path_tail(f['source'], c.width - _INDENT - len('data at '))}")
+        return
     partition = f"__consumer_offsets-{f['log_partition']}"
     where = f": offset {f['record_offset']}, byte {f['position']}"
     source = render.path_tail(f["source"], c.width - _INDENT - len("at ") - len(where))

@@ -12,7 +12,7 @@ import numpy as np
 
 from kgtool.offsets.entries import NO_PRODUCER_ID
 from kgtool.offsets.store import K, NOTES, NULL, PROTOCOLS, STATES
-from kgtool.offsets.tables import COMMITS, OFFSETS
+from kgtool.offsets.tables import COMMITS, OFFSET_LAG_COLUMNS, OFFSETS
 
 COMMIT_NAMES = [n for n, _t in COMMITS]
 _DICTIONARY_COLUMNS = ("group", "source", "topic", "metadata", "txn_result", "protocol", "group_state", "note")
@@ -218,6 +218,8 @@ class ArrowOutput:
             "record_offset": pa.array(column("st_record")),
             "expired": pa.array(np.isin(ks, np.fromiter(expired, np.int64, len(expired)))),
         }
+        for name in OFFSET_LAG_COLUMNS:  # the lag phase's (kgtool.spark.lag_task)
+            arrays[name] = pa.nulls(len(ks), schema.field(name).type)
         return pa.Table.from_arrays([arrays[n] for n, _t in OFFSETS], schema=schema)
 
 

@@ -8,7 +8,8 @@ state of T: the offset committed at or before T, the log end ``end(T)`` (the fir
 record is stamped at or after T), ``lag = end(T) - offset``, ``lag_ms = T -`` the timestamp of the
 next record the group would read (0 when caught up), Burrow's verdict (:mod:`kgtool.offsets.burrow`)
 and the owner at T. Rows come at each commit and every ``step`` between the partition's first and
-last commit (and at ``until``).
+last commit; the state at the audit's end (or ``--until``) is computed the same way, for the
+offsets table, and closes the episodes (a consumer that stopped for good is STOP there).
 
 Episodes are the stretches of consecutive rows with the same status other than OK; the rules
 turn them into findings, one per group and episode (the overlapping episodes of its partitions
@@ -102,8 +103,7 @@ class LogView:
 
 
 def instants(effective: Sequence[Effective], step_ms: int, until: int | None) -> list[int]:
-    """Each commit's instant and every ``step_ms`` between the first and the last (and ``until``),
-    up to ``until``."""
+    """Each commit's instant and every ``step_ms`` between the first and the last, up to ``until``."""
     if not effective:
         return []
     first, last = effective[0].timestamp, effective[-1].timestamp
@@ -112,8 +112,6 @@ def instants(effective: Sequence[Effective], step_ms: int, until: int | None) ->
         out.update(range(first + step_ms, last, step_ms))
     if until is not None:
         out = {t for t in out if t <= until}
-        if until >= first:
-            out.add(until)
     return sorted(out)
 
 
@@ -124,14 +122,18 @@ def owner_at(owners: Sequence[tuple[int, Owner | None]], t: int) -> Owner | None
 
 
 def lag_rows(effective: Sequence[Effective], owners: Sequence[tuple[int, Owner | None]], log: LogView, *,
-             step_ms: int = DEFAULT_STEP_MS, until: int | None = None, intervals: int = INTERVALS,
-             refresh_ms: int = OFFSET_REFRESH_MS) -> list[LagRow]:
-    """The rows of one (group, topic, partition), in time order (``effective`` in log order)."""
+             step_ms: int = DEFAULT_STEP_MS, until: int | None = None, end: int | None = None,
+             intervals: int = INTERVALS, refresh_ms: int = OFFSET_REFRESH_MS) -> tuple[list[LagRow], LagRow | None]:
+    """The rows of one (group, topic, partition), in time order (``effective`` in log order), up
+    to ``until``; and the state at ``end`` (the audit's end or ``--until``: the offsets table's
+    lag, and the last point of the episodes), None without a committed offset then."""
     rows: list[LagRow] = []
     window = CommitWindow(intervals)
     k = 0
     committed: int | None = None
-    for t in instants(effective, step_ms, until):
+
+    def advance(t: int) -> None:
+        nonlocal k, committed, window
         while k < len(effective) and effective[k].timestamp <= t:
             e = effective[k]
             committed = e.offset
@@ -140,17 +142,27 @@ def lag_rows(effective: Sequence[Effective], owners: Sequence[tuple[int, Owner |
             else:
                 window.add(e.offset, e.timestamp, log.end(e.timestamp))
             k += 1
-        if committed is None:
-            continue
-        end = log.end(t)
-        status, _current = window.status(end, t, _Polls(log, t, intervals, refresh_ms))
-        lag = end - committed
+
+    def row(t: int) -> LagRow:
+        end_t = log.end(t)
+        status, _current = window.status(end_t, t, _Polls(log, t, intervals, refresh_ms))
+        lag = end_t - committed
         lag_ms = 0
         if lag > 0:
             ts = log.stamp(committed)
             lag_ms = max(0, t - ts) if ts is not None else 0
-        rows.append(LagRow(t, committed, end, lag, lag_ms, status.name, owner_at(owners, t)))
-    return rows
+        return LagRow(t, committed, end_t, lag, lag_ms, status.name, owner_at(owners, t))
+
+    for t in instants(effective, step_ms, until):
+        advance(t)
+        if committed is not None:
+            rows.append(row(t))
+    last: LagRow | None = None
+    if end is not None:
+        advance(end)
+        if committed is not None:
+            last = rows[-1] if rows and rows[-1].timestamp == end else row(end)
+    return rows, last
 
 
 class _Polls(Sequence):

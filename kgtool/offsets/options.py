@@ -8,6 +8,8 @@ from dataclasses import dataclass
 DEFAULT_RETENTION_MS = 7 * 24 * 3600 * 1000  # offsets.retention.minutes default (10080)
 DEFAULT_STORM_COUNT = 5  # rebalance-storm: at least this many rebalances ...
 DEFAULT_STORM_WINDOW_MS = 10 * 60 * 1000  # ... within this window (--storm 5/10m)
+DEFAULT_LAG_STEP_MS = 60_000  # --lag-step 1m
+DEFAULT_LAG_WARN_MS = 300_000  # --lag-warn 5m
 
 
 @dataclass(frozen=True)
@@ -25,6 +27,15 @@ class AuditOptions:
     #: directories given as input (kgtool.spark.files.TopicIds): names for the ids of KIP-848
     #: records where no ConsumerGroupPartitionMetadata record names them (which wins)
     topic_names: tuple[tuple[str, str], ...] = ()
+    #: the data partitions given (or found in broker log dirs): ((topic, partition), (directory, ...))
+    #: in (topic, partition) order, each with its copies; their committed offsets get lag
+    lag_partitions: tuple[tuple[tuple[str, int], tuple[str, ...]], ...] = ()
+    lag_step_ms: int = DEFAULT_LAG_STEP_MS  # --lag-step: lag rows between commits this far apart
+    lag_warn_ms: int = DEFAULT_LAG_WARN_MS  # --lag-warn: lag-growing when WARN lasts longer
+
+    def lag_index(self) -> dict[tuple[str, int], int]:
+        """(topic, partition) -> its index in :attr:`lag_partitions` (the lag phase's task)."""
+        return {tp: k for k, (tp, _dirs) in enumerate(self.lag_partitions)}
 
     def group_matches(self, group: str | None) -> bool:
         if group is None or self.group_pattern is None:

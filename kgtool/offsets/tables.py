@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 TABLE_NAMES = ("generations", "members", "commits", "findings", "coverage", "offsets", "rebalances", "groups",
-               "group_members")
+               "group_members", "lag", "lag_episodes")
 
 GENERATIONS = [
     ("group", "string"),
@@ -162,6 +162,49 @@ OFFSETS = [
     ("expire_timestamp", "int64"),  # null unless OffsetCommitValue v1 carried one
     ("record_offset", "int64"),  # the commit record that set it (for a transactional one: not its marker)
     ("expired", "bool"),  # past the retention at that instant: the expiring rule holds for it
+    # lag at that instant (kgtool.offsets.lag), when the data partition's directory was given; else null
+    ("log_end_offset", "int64"),  # end(T): ListOffsets by timestamp T, the log end offset when none
+    ("lag", "int64"),  # log_end_offset - offset
+    ("lag_ms", "int64"),  # T - the timestamp of the next record the group reads; 0 caught up
+    ("lag_status", "string"),  # Burrow's partition status: OK, WARN, STOP, STALL, REWIND
+    ("consumer_id", "string"),  # the owner at T, as kafka-consumer-groups.sh --describe shows it
+    ("host", "string"),
+    ("client_id", "string"),
+]
+
+#: The lag columns of OFFSETS (null when the partition's data directory was not given).
+OFFSET_LAG_COLUMNS = ("log_end_offset", "lag", "lag_ms", "lag_status", "consumer_id", "host", "client_id")
+
+# Lag through time (kgtool.offsets.lag): one row per (group, topic, partition) at each commit of it,
+# every --lag-step between its first and last, and at the end (or --until); the state of that instant.
+LAG = [
+    ("group", "string"),
+    ("log_partition", "int32"),
+    ("topic", "string"),
+    ("partition", "int32"),
+    ("timestamp", "int64"),
+    ("committed_offset", "int64"),
+    ("log_end_offset", "int64"),
+    ("lag", "int64"),
+    ("lag_ms", "int64"),
+    ("lag_status", "string"),
+    ("consumer_id", "string"),
+    ("host", "string"),
+    ("client_id", "string"),
+]
+
+# Each stretch where a partition was not OK (Burrow's status held from row to row).
+LAG_EPISODES = [
+    ("group", "string"),
+    ("log_partition", "int32"),
+    ("topic", "string"),
+    ("partition", "int32"),
+    ("status", "string"),
+    ("start", "int64"),
+    ("end", "int64"),  # the first row after it with another status; null: still open at the end
+    ("peak_lag", "int64"),
+    ("peak_lag_ms", "int64"),
+    ("owners", "list<string>"),  # consumer ids during it
 ]
 
 # One row per change of a group's generation (kgtool.offsets.rebalances): a classic
@@ -274,10 +317,16 @@ TABLES: dict[str, list[tuple[str, str]]] = {
     "rebalances": REBALANCES,
     "groups": GROUPS,
     "group_members": GROUP_MEMBERS,
+    "lag": LAG,
+    "lag_episodes": LAG_EPISODES,
 }
 
-RULES = ("rewind", "zombie", "orphan", "epoch-regression", "expiring", "aborted-txn", "pending-txn",
-         "rebalance-storm", "slow-revocation")
+#: The rules of the lag phase (they need data partition directories among the inputs).
+LAG_RULES = ("lag-stall", "consumer-stopped", "lag-growing")
+#: The rules of the offsets log alone.
+LOG_RULES = ("rewind", "zombie", "orphan", "epoch-regression", "expiring", "aborted-txn", "pending-txn",
+             "rebalance-storm", "slow-revocation")
+RULES = LOG_RULES + LAG_RULES
 
 
 def arrow_type(t: str) -> Any:

@@ -64,6 +64,8 @@ class TopicIds:
     names: dict[str, str] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
     directories: int = 0  # data partition directories found
+    #: (topic, partition) -> its live local directories (copies from several brokers): lag's inputs
+    partitions: dict[tuple[str, int], list[str]] = field(default_factory=dict)
 
     def pairs(self) -> tuple[tuple[str, str], ...]:
         """The names as sorted (id, name) pairs (:attr:`AuditOptions.topic_names`)."""
@@ -291,6 +293,13 @@ def resolve_inputs(paths: list[str], spark: Any = None, empty: set[int] | None =
                 raise UsageError(f"{p}: a remote path needs a Spark session")
             stat, listdir = _hadoop_fs(spark, p)
             files.extend(_resolve(p, stat, listdir, empty, data_dirs))
+    if topics is not None:
+        for d in data_dirs:
+            tp = topic_partition_of_dir(d.path.rstrip("/").rsplit("/", 1)[-1])
+            if d.live and tp is not None and is_local(d.path):
+                copies = topics.partitions.setdefault(tp, [])
+                if local_path(d.path) not in copies:
+                    copies.append(local_path(d.path))
     if topics is not None and data_dirs:
         storage = storage_options(spark) if any(is_s3(d.path) for d in data_dirs) else {}
         found = read_topic_ids(data_dirs, lambda f: _read_small(f, storage))

@@ -20,6 +20,7 @@ driver and the executors: ``pip install`` it there, or ship it with ``--py-files
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -75,6 +76,8 @@ class AuditSummary:
     # --group: per group, its row of the groups table ("group") and of group_members ("members")
     describe: dict[str, dict[str, Any]] = field(default_factory=dict)
     describe_total: int = 0  # the groups --group matched: more than described when a partition has many
+    #: lag (data partitions given): the copies read, groups by worst status, --group's describe rows
+    lag: dict[str, Any] = field(default_factory=dict)
 
     @property
     def finding_count(self) -> int:
@@ -122,23 +125,51 @@ def _task(options: AuditOptions, out_root: str | None, fmt: str, storage: dict[s
 # ---- driver side -----------------------------------------------------------------------------------
 def audit_partitions(spark: Any, parts: list[PartitionFiles], options: AuditOptions, *, out_root: str | None,
                      fmt: str, storage: dict[str, str], split_bytes: int,
-                     keep_findings: bool, keep_offsets: bool = False) -> list[PartitionSummary]:
-    """The one Spark job: a task per log partition (largest first); their summaries."""
+                     keep_findings: bool, keep_offsets: bool = False
+                     ) -> tuple[list[PartitionSummary], list[dict[str, Any]], int | None]:
+    """The offsets-log tasks (one per log partition, largest first), then, when data partitions
+    were given, the lag phase (one task per data partition, fed by the first tasks' lag inputs
+    without passing through the driver): their summaries, and the lag tasks' and the instant
+    lag is judged at (``--until``, else the log's last record)."""
     from kgtool.spark.schemas import spark_schema
 
     if not parts:
-        return []
+        return [], [], None
     ordered = sorted(parts, key=lambda p: (-sum(p.sizes), p.log_partition))
     rows = [(p.log_partition, p.paths, p.sizes) for p in ordered]
     rdd = spark.sparkContext.parallelize(rows, len(rows))
     df = spark.createDataFrame(rdd, spark_schema(PARTITION_COLUMNS))
     result = df.mapInArrow(_task(options, out_root, fmt, storage, split_bytes, keep_findings, keep_offsets),
                            spark_schema(RESULT_COLUMNS))
-    return summary_from_rows([(r["kind"], r["log_partition"], r["json"]) for r in result.collect()])
+    if not options.lag_partitions:
+        return summary_from_rows([(r["kind"], r["log_partition"], r["json"]) for r in result.collect()]), [], None
+    from pyspark import StorageLevel
+
+    from kgtool.spark import lag_task
+
+    result = result.persist(StorageLevel.MEMORY_AND_DISK)  # the lag inputs stay in the executors
+    try:
+        summaries = summary_from_rows([(r["kind"], r["log_partition"], r["json"])
+                                       for r in result.filter(result.kind != "lag").collect()])
+        ends = [s.last_timestamp for s in summaries if s.last_timestamp is not None]
+        end_instant = options.until if options.until is not None else (max(ends) if ends else None)
+        inputs = result.filter(result.kind == "lag").select("log_partition", "json").rdd.map(tuple)
+        n = len(options.lag_partitions)
+        texts = inputs.partitionBy(n, _identity).mapPartitionsWithIndex(
+            lag_task.task(options, end_instant, out_root, fmt, storage)).collect()
+    finally:
+        result.unpersist()
+    return summaries, sorted((json.loads(t) for t in texts), key=lambda r: r["index"]), end_instant
+
+
+def _identity(k: int) -> int:
+    """The lag inputs' partitioner: the key is the data partition's task."""
+    return k
 
 
 def combine(summaries: list[PartitionSummary], parts: list[PartitionFiles], out: str | None,
-            options: AuditOptions) -> AuditSummary:
+            options: AuditOptions, lag_findings: list[dict[str, Any]] | None = None,
+            lag: dict[str, Any] | None = None) -> AuditSummary:
     counts = Counter()
     by_rule: Counter = Counter()
     per_group: dict[str, Counter] = {}
@@ -151,6 +182,11 @@ def combine(summaries: list[PartitionSummary], parts: list[PartitionFiles], out:
             per_group.setdefault(g, Counter()).update(c)
         findings.extend(s.findings)
         problems.extend(s.problems)
+    for f in lag_findings or ():
+        counts["findings"] += 1
+        by_rule[f["rule"]] += 1
+        per_group.setdefault(f["group"], Counter())[f["rule"]] += 1
+        findings.append(f)
     worst = sorted(per_group.items(), key=lambda gc: (-sum(gc[1].values()), gc[0]))[:10]
     return AuditSummary(
         out=out,
@@ -174,10 +210,11 @@ def combine(summaries: list[PartitionSummary], parts: list[PartitionFiles], out:
             "storm_count": options.storm_count,
             "storm_window_ms": options.storm_window_ms,
         },
-        all_findings=[f for s in summaries for f in s.all_findings],
+        all_findings=[f for s in summaries for f in s.all_findings] + list(lag_findings or ()),
         offsets=[o for s in summaries for o in s.offsets],
         describe=dict(sorted(((g, d) for s in summaries for g, d in s.describe.items()), key=lambda gd: gd[0])),
         describe_total=sum(s.describe_total for s in summaries),
+        lag=lag or {},
         **combine_rebalances(summaries),
     )
 
@@ -244,10 +281,24 @@ def run_audit(
         output.prepare(tmp, storage)
     try:
         say(f"auditing {len(parts)} partition(s), {sum(len(p.paths) for p in parts)} segment file(s)")
-        summaries = audit_partitions(spark, parts, options, out_root=tmp, fmt=fmt, storage=storage,
-                                     split_bytes=split_bytes, keep_findings=findings_sink is not None,
-                                     keep_offsets=keep_offsets)
-        summary = combine(summaries, parts, out, options)
+        summaries, lag_results, end_instant = audit_partitions(
+            spark, parts, options, out_root=tmp, fmt=fmt, storage=storage, split_bytes=split_bytes,
+            keep_findings=findings_sink is not None, keep_offsets=keep_offsets)
+        lag_findings, lag = None, None
+        if options.lag_partitions:
+            from kgtool.spark import lag_task
+
+            lag_findings, lag = lag_task.combine(lag_results, options, end_instant,
+                                                 sum(s.lag_missing for s in summaries))
+        if tmp is not None:
+            from kgtool.spark.lag_task import PART_BASE
+
+            # the lag rules' findings; the lag tables always exist (empty without data partitions)
+            for name, rows in (("findings", lag_findings or []), ("lag", []), ("lag_episodes", [])):
+                w = output.TableWriter(tmp, name, PART_BASE - 1, arrow_schema(TABLES[name]), fmt, storage)
+                w.write(rows)
+                w.close()
+        summary = combine(summaries, parts, out, options, lag_findings, lag)
         if tmp is not None and out is not None:
             say(f"writing tables to {out}")
             cov = output.TableWriter(tmp, "coverage", 0, arrow_schema(TABLES["coverage"]), fmt, storage)
@@ -282,6 +333,7 @@ def summary_json(summary: AuditSummary) -> dict[str, Any]:
         "timeline": summary.timeline,
         "describe": summary.describe,
         "describe_total": summary.describe_total,
+        "lag": summary.lag,
     }
 
 

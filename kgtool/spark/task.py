@@ -30,6 +30,7 @@ from typing import Any
 from kgtool.errors import SparkFailure
 from kgtool.offsets.entries import CONTROL, END_TXN_TYPES, NO_PRODUCER_ID
 from kgtool.offsets.options import AuditOptions
+from kgtool.offsets.lag_input import LagInputs
 from kgtool.offsets.partition import PartitionReplay, sort_key
 from kgtool.offsets.tables import TABLES, member_dicts
 from kgtool.spark.files import RangeReader
@@ -90,6 +91,12 @@ class PartitionSummary:
     # the first DESCRIBE_GROUPS of describe_total
     describe: dict[str, dict[str, Any]] = field(default_factory=dict)
     describe_total: int = 0
+    #: the lag phase's inputs: (data partition index, payload) per (group, topic, partition)
+    lag: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
+    #: the partition's last record timestamp (the audit's end instant is the latest of them)
+    last_timestamp: int | None = None
+    #: committed partitions (offsets rows) whose data partition was not given: no lag for them
+    lag_missing: int = 0
 
 
 def _ranges(rd: RangeReader, path: str, size: int, split_bytes: int,
@@ -110,11 +117,13 @@ def _decoder() -> tuple[Callable[..., Any], Callable[..., Any], Any]:
 
 
 def last_markers(files: PartitionFiles, options: AuditOptions, split_bytes: int,
-                 storage: dict[str, str] | None, keep: dict[str, RangeReader] | None = None) -> dict[int, int]:
+                 storage: dict[str, str] | None, keep: dict[str, RangeReader] | None = None,
+                 times: dict[int, int] | None = None) -> dict[int, int]:
     """Each producer's last transaction marker in the partition (record offset). ``keep``: the
     first memory-mapped (local) files, up to :data:`KEEP_MAPPED_BYTES`, are left open there for
     the main pass to read through the same mappings (their pages are faulted in once, not twice;
-    the others are mapped again)."""
+    the others are mapped again). ``times``: filled with every marker's timestamp by record offset
+    (when a transaction's offsets took effect, for lag)."""
     _decode, markers, _keys = _decoder()
     last: dict[int, int] = {}
     until = options.until
@@ -130,6 +139,8 @@ def last_markers(files: PartitionFiles, options: AuditOptions, split_bytes: int,
                         continue
                     if until is not None and m.offset >= 0 and m.timestamp >= until:
                         continue
+                    if times is not None:
+                        times[m.offset] = m.timestamp
                     if m.offset > last.get(m.producer_id, -1):
                         last[m.producer_id] = m.offset
         finally:
@@ -201,7 +212,12 @@ def audit_partition(
         for name in TASK_TABLES:
             writers[name] = TableWriter(out_root, name, part, arrow_schema(TABLES[name]), fmt, storage)
 
+    lag = LagInputs(options.lag_index(), files.log_partition) if options.lag_partitions else None
+    marker_times: dict[int, int] | None = {} if lag is not None else None
+
     def commits(table: Any) -> None:
+        if lag is not None:
+            lag.commits_table(table)
         if "commits" in writers:
             writers["commits"].write(table)
         if sink is not None:
@@ -218,10 +234,18 @@ def audit_partition(
 
     def rows(name: str, batch: Any) -> None:  # dict rows; the offsets table as an Arrow table
         counts[name] += len(batch)
+        written = batch
+        if lag is not None:
+            if name == "offsets":
+                written = lag.offsets_table(batch)  # the lag phase writes the others, with their lag
+            elif name == "generations":
+                lag.generations(batch)
+            elif name == "members":
+                lag.members(member_dicts(batch))
         if name in writers:
-            writers[name].write(batch)
+            writers[name].write(written)
         if sink is not None:
-            sink(name, member_dicts(batch) if name == "members" else batch)
+            sink(name, member_dicts(written) if name == "members" else written)
         if name == "offsets" and keep_offsets:  # an Arrow table
             plan.extend(map(list, zip(*(batch.column(c).to_pylist()
                                         for c in ("group", "topic", "partition", "offset", "expired")))))
@@ -249,7 +273,8 @@ def audit_partition(
         mapped: dict[str, RangeReader] = {}
         try:
             rp = PartitionReplay(part, options, sink=commits, pure=pure, rows_sink=rows,
-                                 last_markers=last_markers(files, options, split_bytes, storage, keep=mapped))
+                                 last_markers=last_markers(files, options, split_bytes, storage, keep=mapped,
+                                                           times=marker_times))
         except BaseException:
             for rd in mapped.values():
                 rd.close()
@@ -300,6 +325,10 @@ def audit_partition(
         offsets=plan,
         describe=describe,
         describe_total=counts["groups"] if options.group_pattern is not None else 0,
+        lag=list(lag.payloads(marker_times or {})) if lag is not None else [],
+        lag_missing=lag.missing if lag is not None else 0,
+        last_timestamp=rp.cover.last_timestamp if rp.cover.last_timestamp is not None and
+        rp.cover.last_timestamp >= 0 else None,
         **rebalances.result(rp, per_group),
     )
 
@@ -385,8 +414,10 @@ RESULT_COLUMNS: list[tuple[str, str]] = [("kind", "string"), ("log_partition", "
 
 
 def summary_rows(s: PartitionSummary) -> list[tuple[str, int, str]]:
-    head = {k: v for k, v in s.__dict__.items() if k not in ("all_findings", "offsets")}
+    head = {k: v for k, v in s.__dict__.items() if k not in ("all_findings", "offsets", "lag")}
     rows = [("summary", s.log_partition, json.dumps(head, separators=(",", ":")))]
+    # the lag phase's inputs, keyed by its task (the data partition), not by this partition
+    rows += [("lag", index, json.dumps(payload, separators=(",", ":"))) for index, payload in s.lag]
     rows += [("finding", s.log_partition, json.dumps(f, separators=(",", ":"))) for f in s.all_findings]
     rows += [("offset", s.log_partition, json.dumps(o, separators=(",", ":"))) for o in s.offsets]
     return rows
@@ -401,6 +432,8 @@ def summary_from_rows(rows: list[tuple[str, int, str]]) -> list[PartitionSummary
             summaries[part] = PartitionSummary(**json.loads(text))
         elif kind == "offset":
             offsets.setdefault(part, []).append(json.loads(text))
+        elif kind == "lag":
+            continue  # the lag phase's (kgtool.spark.lag_task), not the driver's
         else:
             findings.setdefault(part, []).append(json.loads(text))
     for part, fs in findings.items():

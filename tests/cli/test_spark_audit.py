@@ -49,7 +49,7 @@ def test_sample_jsonl_findings_and_tables(spark, tmp_path):  # noqa: F811
     lines = [json.loads(x) for x in result.stdout.splitlines() if x.strip()]
     assert _tuples(lines) == SAMPLE_FINDINGS
     assert sorted(os.listdir(out)) == ["commits", "coverage", "findings", "generations", "group_members", "groups",
-                                      "members", "offsets", "rebalances"]
+                                      "lag", "lag_episodes", "members", "offsets", "rebalances"]
     written = [json.loads(x) for p in sorted((out / "findings").glob("part-*.json")) for x in p.read_text().splitlines()]
     assert _tuples(written) == SAMPLE_FINDINGS
     assert all(f["message"] for f in written)

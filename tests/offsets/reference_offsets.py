@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from kgtool.offsets.tables import OFFSET_LAG_COLUMNS
 from kgtool.offsets.entries import LogEntry
 
 _COMMIT_KINDS = ("offset_commit", "legacy_offset_commit")
@@ -82,5 +83,7 @@ def offsets_rows(entries: Iterable[LogEntry], log_partition: int, expired: set[K
             rows.append({"group": key[0], "log_partition": log_partition, "topic": key[1], "partition": key[2],
                          **{c: v[c] for c in ("offset", "leader_epoch", "metadata", "commit_timestamp",
                                               "expire_timestamp", "record_offset")},
-                         "expired": key in expired})
+                         "expired": key in expired,
+                         # lag: no data partition in these logs (kgtool.offsets.tables.OFFSET_LAG_COLUMNS)
+                         **dict.fromkeys(OFFSET_LAG_COLUMNS)})
     return rows

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kgtool.offsets.tables import OFFSET_LAG_COLUMNS
 from kgtool.offsets.audit import audit_entries
 from kgtool.offsets.options import AuditOptions
 from kgtool.offsets.partition import PartitionReplay, until_cut
@@ -101,7 +102,7 @@ def columnar(entries, opts: AuditOptions, pure: bool, max_rows: int) -> list[dic
 def without_expired(rows: list[dict]) -> dict:
     return {(r["group"], r["topic"], r["partition"]): {c: v for c, v in r.items()
                                                       if c not in ("group", "topic", "partition", "log_partition",
-                                                                   "expired")}
+                                                                   "expired", *OFFSET_LAG_COLUMNS)}
             for r in rows}
 
 

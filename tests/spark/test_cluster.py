@@ -27,13 +27,14 @@ from pathlib import Path
 import pytest
 
 from kgtool.data import sample_path
-from kgtool.offsets.tables import RULES
+from kgtool.offsets.tables import LOG_RULES
 from tests.offsets.golden import FIXTURES, SCENARIOS
 from tests.spark.cluster import JVM_OPTS, REPO, Cluster, executor_jvm_of, jvm_arg, spark_home, tail
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
-TABLES = ["generations", "members", "commits", "findings", "coverage", "offsets", "rebalances", "groups", "group_members"]
+TABLES = ["generations", "members", "commits", "findings", "coverage", "offsets", "rebalances", "groups", "group_members",
+          "lag", "lag_episodes"]
 SPLIT_SIZE = "256KiB"
 GENERATED_PARTITIONS = (30, 31, 32)
 # What a cluster run is given besides the master: no driver web UI (ports are shared on this
@@ -41,7 +42,7 @@ GENERATED_PARTITIONS = (30, 31, 32)
 # would be 200 Python tasks per shuffle for 2 one-core executors).
 CLUSTER_CONF = ["--conf", "spark.ui.enabled=false", "--conf", "spark.sql.shuffle.partitions=4"]
 RUN_TIMEOUT = 300
-SAMPLE_RULES = list(RULES)  # the shipped sample fires every rule once
+SAMPLE_RULES = list(LOG_RULES)  # the shipped sample fires every rule of the log alone once (no data partitions)
 
 
 # ---- inputs and the local reference --------------------------------------------------------

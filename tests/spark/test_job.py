@@ -13,7 +13,7 @@ from kgtool.data import sample_path
 from kgtool.offsets.audit import AuditOptions
 from kgtool.offsets.coverage import SegmentFile
 from kgtool.offsets.decode import entries_from_file
-from kgtool.offsets.tables import RULES, TABLE_NAMES
+from kgtool.offsets.tables import LOG_RULES, TABLE_NAMES
 from kgtool.spark import job
 from kgtool.spark.files import resolve_inputs
 from tests.offsets.golden import FIXTURES
@@ -121,7 +121,7 @@ def test_empty_partition_and_no_out(spark, tmp_path):
     summary = job.run_audit(spark, files, AuditOptions(), empty_partitions=(3,))
     cov = {c["log_partition"]: c for c in summary.coverage}
     assert cov[3]["records"] == 0 and cov[3]["segments"] == 0 and cov[3]["first_offset"] is None
-    assert summary.finding_count == len(RULES)  # the sample: every rule once
+    assert summary.finding_count == len(LOG_RULES)  # the sample: every rule of the log alone once
 
 
 def test_whole_audit_is_one_spark_job(spark, tmp_path):
