@@ -825,8 +825,8 @@ def _render_lag(c: Any, lag: dict[str, Any], described: bool) -> None:
         behind = "; ".join(f"{render.display_text(d)} {n(k)} offset(s) behind" for d, k in p["behind"])
         c.print(f"lag of {render.display_text(tp)}: read from {render.display_text(p['copy'])} (log end offset "
                 f"{p['log_end_offset']})" + (f"; {behind}" if behind else ""))
-        for line in p["problems"] + p["notes"]:
-            render.warn(f"{tp}: {line}")
+        for line in p["notes"]:  # not damage (its problems are the summary's: warned about with the others)
+            render.info(f"note: {tp}: {line}")
     if lag.get("without_data"):
         c.print(f"{n(lag['without_data'])} committed partition(s) have no data partition directory among the "
                 "inputs: their lag columns are null")

@@ -299,6 +299,10 @@ def run_audit(
                 w.write(rows)
                 w.close()
         summary = combine(summaries, parts, out, options, lag_findings, lag)
+        for r in lag_results:  # copies of a data partition that disagree: problems, as decode problems are
+            for file, position, text in r["problems"]:
+                summary.problems.append({"source": file, "position": position, "log_partition": -1, "problem": text})
+                summary.problem_count += 1
         if tmp is not None and out is not None:
             say(f"writing tables to {out}")
             cov = output.TableWriter(tmp, "coverage", 0, arrow_schema(TABLES["coverage"]), fmt, storage)

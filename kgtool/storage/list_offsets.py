@@ -40,6 +40,7 @@ class PartitionLog:
         self._running_max: list[int] | None = None
         self._leo: int | None = None
         self._last_batch: RecordBatch | None = None
+        self.last_file: str | None = None  # the segment holding the last batch
 
     def _seg(self, k: int) -> _Segment:
         seg = self._open.get(k)
@@ -67,6 +68,7 @@ class PartitionLog:
                 last = self._last_batch_of(k)
                 if last is not None:
                     self._last_batch = last
+                    self.last_file = self.segments[k].log
                     if k == len(self.segments) - 1:
                         self._leo = last.last_offset + 1
                     break
@@ -133,7 +135,8 @@ class CopyChoice:
 
     chosen: PartitionLog
     behind: list[tuple[str, int]] = field(default_factory=list)  # (directory, offsets behind)
-    problems: list[str] = field(default_factory=list)
+    #: (segment file of the shorter copy, byte position of its batch, what differs)
+    problems: list[tuple[str, int, str]] = field(default_factory=list)
 
 
 def choose_copy(directories: list[str]) -> CopyChoice:
@@ -154,10 +157,10 @@ def choose_copy(directories: list[str]) -> CopyChoice:
         if theirs is None or (theirs.base_offset, theirs.last_offset, theirs.crc) != (
                 mine.base_offset, mine.last_offset, mine.crc):
             what = "no batch" if theirs is None else f"offsets {theirs.base_offset}..{theirs.last_offset} crc {theirs.crc:#010x}"
-            out.problems.append(
-                f"copies disagree at offset {mine.base_offset}: {log.directory} has offsets "
-                f"{mine.base_offset}..{mine.last_offset} crc {mine.crc:#010x} (batch@{mine.position}), "
-                f"{out.chosen.directory} has {what}")
+            out.problems.append((log.last_file or log.directory, mine.position,
+                                 f"copies disagree at offset {mine.base_offset}: {log.directory} has offsets "
+                                 f"{mine.base_offset}..{mine.last_offset} crc {mine.crc:#010x} (batch@{mine.position}), "
+                                 f"{out.chosen.directory} has {what}"))
     return out
 
 

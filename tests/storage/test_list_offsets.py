@@ -99,5 +99,6 @@ def test_copies_that_disagree_are_a_problem_naming_both(partition, tmp_path):
         fh.write(data)
     choice = choose_copy([a, c])
     assert choice.chosen.directory == a and choice.behind == [(c, 0)]
-    (p,) = choice.problems
+    ((file, position, p),) = choice.problems
     assert a in p and c in p and f"offset {b.base_offset}" in p
+    assert file == last and position == b.position
