@@ -22,8 +22,6 @@ from bisect import bisect_left
 from dataclasses import dataclass, field
 
 from kgtool.codec.model import RecordBatch
-from kgtool.codec.segment import scan_segment
-from kgtool.errors import DecodeError
 from kgtool.storage.files import FileKind, list_segments
 from kgtool.storage.logview import batch_headers
 from kgtool.storage.seek import _floor, _Segment, seek_time_in
@@ -116,16 +114,9 @@ class PartitionLog:
             for b in batch_headers(seg.data, source=seg.files.log, start=start, verify_crc=False):
                 if not isinstance(b, RecordBatch) or b.last_offset < offset or b.is_control:
                     continue
-                full = next(scan_segment(seg.data, source=seg.files.log, start=b.position, chain_from=b.position),
-                            None)
-                if not isinstance(full, RecordBatch):
-                    continue
-                try:
-                    for r in full.records:
-                        if r.offset >= offset:
-                            return r.timestamp
-                except DecodeError:
-                    continue
+                for off, ts in seg.records_at(b.position) or ():
+                    if off >= offset:
+                        return ts
         return None
 
 

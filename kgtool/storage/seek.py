@@ -25,6 +25,7 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
 
+from kgtool.codec.batch import _decode_records
 from kgtool.codec.model import RecordBatch
 from kgtool.codec.segment import open_segment, scan_segment
 from kgtool.errors import DecodeError, UsageError
@@ -34,6 +35,7 @@ from kgtool.storage.logview import batch_headers
 
 
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+_RECORDS_CACHED = 64
 
 
 @dataclass
@@ -74,6 +76,37 @@ class _Segment:
         self.files = files
         self.data, self.size = open_segment(files.log)
         self._oi = self._ti = None
+        #: the (offset, timestamp) of the records of the last batches decoded, by position (a
+        #: partition asked about many nearby instants decodes each batch once)
+        self._records: dict[int, list[tuple[int, int]] | None] = {}
+
+    def records_at(self, position: int) -> list[tuple[int, int]] | None:
+        """(offset, timestamp) of each record of the batch at ``position``; None when it does not
+        decode."""
+        if position in self._records:
+            return self._records[position]
+        got: list[tuple[int, int]] = []
+
+        def sink(buf, rstart, rend, count, base_offset, base_ts, lat, b) -> bool:
+            # the codec's field tuples straight from its record walk: no Record built
+            tuples, err = _decode_records(buf, rstart, rend, count, base_offset, base_ts, b.base_sequence, lat)
+            if err is not None:
+                return False  # the codec then reports what is wrong
+            got.extend((t[0], t[1]) for t in tuples)
+            return True
+
+        full = next(scan_segment(self.data, source=self.files.log, start=position, chain_from=position,
+                                 record_sink=sink), None)
+        out = None
+        if isinstance(full, RecordBatch):
+            try:
+                out = got if got else [(r.offset, r.timestamp) for r in full.records]
+            except DecodeError:
+                out = None
+        if len(self._records) >= _RECORDS_CACHED:
+            self._records.pop(next(iter(self._records)))
+        self._records[position] = out
+        return out
 
     def index(self, kind: FileKind, notes: list[str] | None = None) -> SparseIndex | None:
         """The segment's offset or time index; None when absent or when it fails the sanity
@@ -223,15 +256,9 @@ def _first_at_or_after(seg: _Segment, start: int, target: int) -> tuple[int, int
     for b in batch_headers(seg.data, source=seg.files.log, start=start, verify_crc=False):
         if not isinstance(b, RecordBatch) or b.max_timestamp < target:
             continue
-        full = next(scan_segment(seg.data, source=seg.files.log, start=b.position, chain_from=b.position), None)
-        if not isinstance(full, RecordBatch):
-            continue
-        try:
-            for r in full.records:
-                if r.timestamp >= target:
-                    return b.position, r.offset
-        except DecodeError:
-            continue
+        for offset, ts in seg.records_at(b.position) or ():
+            if ts >= target:
+                return b.position, offset
     return None
 
 
