@@ -115,9 +115,10 @@ def instants(effective: Sequence[Effective], step_ms: int, until: int | None) ->
     return sorted(out)
 
 
-def owner_at(owners: Sequence[tuple[int, Owner | None]], t: int) -> Owner | None:
-    """The owner at ``t``: the last change at or before it (``owners`` by time)."""
-    k = bisect_right([ts for ts, _ in owners], t) - 1
+def owner_at(owners: Sequence[tuple[int, Owner | None]], t: int, times: Sequence[int] | None = None) -> Owner | None:
+    """The owner at ``t``: the last change at or before it (``owners`` by time; ``times``: their
+    timestamps, when the caller keeps them)."""
+    k = bisect_right(times if times is not None else [ts for ts, _ in owners], t) - 1
     return owners[k][1] if k >= 0 else None
 
 
@@ -131,6 +132,7 @@ def lag_rows(effective: Sequence[Effective], owners: Sequence[tuple[int, Owner |
     window = CommitWindow(intervals)
     k = 0
     committed: int | None = None
+    owner_times = [ts for ts, _ in owners]
 
     def advance(t: int) -> None:
         nonlocal k, committed, window
@@ -151,7 +153,7 @@ def lag_rows(effective: Sequence[Effective], owners: Sequence[tuple[int, Owner |
         if lag > 0:
             ts = log.stamp(committed)
             lag_ms = max(0, t - ts) if ts is not None else 0
-        return LagRow(t, committed, end_t, lag, lag_ms, status.name, owner_at(owners, t))
+        return LagRow(t, committed, end_t, lag, lag_ms, status.name, owner_at(owners, t, owner_times))
 
     for t in instants(effective, step_ms, until):
         advance(t)
