@@ -167,7 +167,8 @@ class PartitionEncoder:
         self.ids = group_ids(log_partition, groups)
         self._crc32c = crc32c
         self._compress = compression.compress
-        self.keys = [[_key(gid, topic, p) for p in range(self.tps)] for gid, topic in self.ids]
+        self.keys = [[_key(gid, *self.data_tp(g, topic, p)) for p in range(self.tps)]
+                     for g, (gid, topic) in enumerate(self.ids)]
         self.member_ids = [
             [f"consumer-{gid}-{m + 1}-{uuid.uuid5(uuid.NAMESPACE_URL, f'kgtool-bench/{gid}/{m}')}"
              for m in range(members)]
@@ -191,6 +192,15 @@ class PartitionEncoder:
                     args += [prefix, 3, 0, 1, 0, 0]
                 dest.append((struct.Struct("".join(fmt)), args))
 
+    def data_tp(self, g: int, topic: str, p: int) -> tuple[str, int]:
+        """The (topic, partition) of group ``g``'s ``p``-th partition (:class:`LagEncoder`: the data topic's)."""
+        return topic, p
+
+    def commit_offsets(self, g: int, rnd: int, first: int, count: int) -> Any:
+        """The offsets group ``g`` commits in round ``rnd`` on its partitions 0..count-1
+        (``first``: round * 100, minus a rewind): ``first + p``."""
+        return range(first, first + count)
+
     _AFTER_CRC = struct.Struct(">hiqqqhii")
     _HEAD = struct.Struct(">qiibI")
 
@@ -203,9 +213,10 @@ class PartitionEncoder:
         return self._HEAD.pack(base_offset, 9 + len(after), 0, 2, self._crc32c(after)) + after
 
     @staticmethod
-    def _records(st: tuple[struct.Struct, list[Any]], first_value: int, count: int, ts: int) -> bytes:
+    def _records(st: tuple[struct.Struct, list[Any]], first_value: int, count: int, ts: int,
+                 values: Any = None) -> bytes:
         s, args = st
-        args[2::6] = range(first_value, first_value + count)
+        args[2::6] = range(first_value, first_value + count) if values is None else values
         args[5::6] = [ts] * count
         return s.pack(*args)
 
@@ -227,7 +238,7 @@ class PartitionEncoder:
         shift = gen % self.members
         mids = self.member_ids[g]
         ppm = self.ppm
-        assignment = {mids[(m + shift) % self.members]: [(topic, p) for p in range(m * ppm, (m + 1) * ppm)]
+        assignment = {mids[(m + shift) % self.members]: [self.data_tp(g, topic, p) for p in range(m * ppm, (m + 1) * ppm)]
                       for m in range(self.members)}
         s = Script(log_partition=self.log_partition, start_ms=START_MS)
         s.generation(gid, gen, assignment, at=ts - START_MS)
@@ -276,7 +287,7 @@ class PartitionEncoder:
                 offset += 1
             if g % 50 == 7 and rnd % 3 == 1:  # a transactional commit of one member, then its marker
                 pid = 10_000 + self.log_partition * 1000 + g
-                body = self._records(self._txn[g], rnd * 100, ppm, ts)
+                body = self._records(self._txn[g], 0, ppm, ts, self.commit_offsets(g, rnd, rnd * 100, ppm))
                 out.append(self._batch(body, ppm, offset, ts, 0, pid, 0, True))
                 offset += ppm
                 out.append(encode_end_txn_marker(commit=rnd % 2 == 1, producer_id=pid, producer_epoch=0,
@@ -284,7 +295,7 @@ class PartitionEncoder:
                 offset += 1
             else:
                 rewind = 150 if (g == 3 and rnd % 97 == 96) else 0  # below the previous round (+100)
-                body = self._records(self._plain[g], rnd * 100 - rewind, tps, ts)
+                body = self._records(self._plain[g], 0, tps, ts, self.commit_offsets(g, rnd, rnd * 100 - rewind, tps))
                 out.append(self._batch(body, tps, offset, ts, codec, -1, -1, False))
                 offset += tps
         return out, offset
@@ -302,7 +313,8 @@ class PartitionEncoder:
                 offset += 1
             if g % 50 == 7 and rnd % 3 == 1:
                 pid = 10_000 + self.log_partition * 1000 + g
-                recs = [(self.keys[g][p], _value(rnd * 100 + p, 1, ts), [], ts) for p in range(self.ppm)]
+                vals = self.commit_offsets(g, rnd, rnd * 100, self.ppm)
+                recs = [(self.keys[g][p], _value(vals[p], 1, ts), [], ts) for p in range(self.ppm)]
                 out.append(encode_batch_v2(recs, base_offset=offset, producer_id=pid, producer_epoch=0,
                                            base_sequence=0, is_transactional=True, partition_leader_epoch=0))
                 offset += len(recs)
@@ -311,7 +323,8 @@ class PartitionEncoder:
                 offset += 1
             else:
                 rewind = 150 if (g == 3 and rnd % 97 == 96) else 0
-                recs = [(self.keys[g][p], _value(rnd * 100 + p - rewind, 1, ts), [], ts) for p in range(self.tps)]
+                vals = self.commit_offsets(g, rnd, rnd * 100 - rewind, self.tps)
+                recs = [(self.keys[g][p], _value(vals[p], 1, ts), [], ts) for p in range(self.tps)]
                 out.append(encode_batch_v2(recs, base_offset=offset, compression=comp, producer_id=-1,
                                            base_sequence=0, partition_leader_epoch=0))
                 offset += len(recs)
@@ -530,11 +543,46 @@ class MemberEncoder(PartitionEncoder):
         return out, offset
 
 
+class LagEncoder(PartitionEncoder):
+    """The balanced log (:class:`PartitionEncoder`) whose groups all consume one data topic (the
+    lag case): group ``g`` of log partition ``lp`` commits the 24 consecutive partitions
+    ``(24 (g + 200 lp) + p) % partitions`` of ``topic`` (its GroupMetadata assigns the same),
+    at offsets that follow that topic's log as :func:`generate_data_topic` writes it: ``rate``
+    records a second on every partition from START_MS, so the log end at round ``r`` (its
+    commits are stamped START_MS + r s) is ``r * rate``. A commit is at or a little below it
+    (0-19 records, by group and partition), except: groups ``g % 50 == 11`` stall (they go on
+    committing one offset for 300 rounds from round 600, then catch up), groups ``g % 50 ==
+    17`` fall behind by up to 300 s of data every 900 rounds and catch up, group 3 rewinds by
+    150 records every 97 rounds (as in the balanced log). Bytes per round are the balanced
+    log's but for the topic name."""
+
+    STALL_FROM, STALL_ROUNDS, BEHIND_PERIOD = 600, 300, 900
+
+    def __init__(self, log_partition: int, groups: int, topic: str, partitions: int, rate: int):
+        self.topic, self.data_partitions, self.rate = topic, partitions, rate
+        super().__init__(log_partition, groups)
+
+    def data_tp(self, g: int, topic: str, p: int) -> tuple[str, int]:
+        return self.topic, (24 * (g + 200 * self.log_partition) + p) % self.data_partitions
+
+    def commit_offsets(self, g: int, rnd: int, first: int, count: int) -> list[int]:
+        rewind = rnd * 100 - first
+        at = rnd
+        if g % 50 == 11 and self.STALL_FROM <= rnd < self.STALL_FROM + self.STALL_ROUNDS:
+            at = self.STALL_FROM
+        behind = (rnd % self.BEHIND_PERIOD) * self.rate // 3 if g % 50 == 17 else 0
+        end = at * self.rate - behind - rewind
+        return [max(0, end - (7 * g + 3 * p) % 20) for p in range(count)]
+
+
 def encoder(shape: str, log_partition: int, groups: int) -> PartitionEncoder:
-    """The encoder of one partition of a log of ``shape`` (SHAPES): in the realistic log,
-    partition 0 is the gzip-compressed one."""
+    """The encoder of one partition of a log of ``shape`` (SHAPES, or ``lag:TOPIC:PARTITIONS:RATE``,
+    :class:`LagEncoder`): in the realistic log, partition 0 is the gzip-compressed one."""
     if shape == "classic":
         return PartitionEncoder(log_partition, groups)
+    if shape.startswith("lag:"):
+        _l, topic, partitions, rate = shape.split(":")
+        return LagEncoder(log_partition, groups, topic, int(partitions), int(rate))
     return MemberEncoder(log_partition, groups, compress=shape == "realistic" and log_partition == 0,
                          kip848=shape == "kip848")
 
@@ -684,6 +732,170 @@ def generate_partition(path: str, log_partition: int, target_bytes: int, segment
                                                                                   segment_bytes)]
     with ProcessPoolExecutor(max_workers=jobs or os.cpu_count() or 1) as pool:
         return sum(s["records"] for s in pool.map(_write_segment, tasks))
+
+
+# ---- the lag case: a data topic beside the offsets log ----------------------------------------------
+LAG_TOPIC = "page-views"
+LAG_TOPIC_ID = uuid.uuid5(uuid.NAMESPACE_URL, f"kgtool-bench/topic/{LAG_TOPIC}").bytes
+DATA_VALUE_BYTES = 100
+#: Bumped whenever the data topic's bytes change.
+DATA_GENERATOR_VERSION = 1
+
+
+def _data_second(rate: int, second: int) -> bytes:
+    """The batch of second ``second`` of a data partition (one leader append a second): records
+    ``second * rate + i`` stamped ``START_MS + 1000 second + 1000 i // rate``, keys
+    ``user-NNNNNNNN``, values of DATA_VALUE_BYTES bytes (the same every second):
+    :func:`kgtool.codec.batch.encode_batch_v2`."""
+    from kgtool.codec.batch import encode_batch_v2
+
+    t0 = START_MS + 1000 * second
+    value = b'{"page":"/p/0000","ms":'.ljust(DATA_VALUE_BYTES - 1, b" ") + b"}"
+    recs = [(b"user-%08d" % ((i * 7919) % 10**8), value, [], t0 + 1000 * i // rate) for i in range(rate)]
+    return encode_batch_v2(recs, base_offset=second * rate, partition_leader_epoch=0)
+
+
+class _DataBatches:
+    """:func:`_data_second` fast: the records section (timestamp and offset deltas) is the same
+    every second, so the batch of second 0 serves as a template whose base offset, timestamps
+    and CRC are patched; checked byte for byte against :func:`_data_second`."""
+
+    def __init__(self, rate: int):
+        from kgtool.codec.batch import encode_batch_v2
+        from kgtool.codec.primitives import crc32c
+
+        self.rate = rate
+        self._crc32c = crc32c
+        value = b'{"page":"/p/0000","ms":'.ljust(DATA_VALUE_BYTES - 1, b" ") + b"}"
+        recs = [(b"user-%08d" % ((i * 7919) % 10**8), value, [], START_MS + 1000 * i // rate) for i in range(rate)]
+        self.template = bytearray(encode_batch_v2(recs, base_offset=0, partition_leader_epoch=0))
+        self.max_delta = 1000 * (rate - 1) // rate
+
+    def batch(self, second: int) -> bytes:
+        b = self.template
+        t0 = START_MS + 1000 * second
+        struct.pack_into(">q", b, 0, second * self.rate)
+        struct.pack_into(">qq", b, 27, t0, t0 + self.max_delta)  # base timestamp, max timestamp
+        struct.pack_into(">I", b, 17, self._crc32c(memoryview(b)[21:]))
+        return bytes(b)
+
+
+def _write_data_partition(task: tuple) -> dict[str, Any]:
+    """One data partition directory (a worker process): ``seconds`` leader appends of ``rate``
+    records through :class:`tests.storage.writer.PartitionWriter` (indexes and time index as the
+    broker writes them), fsynced and dropped from the page cache."""
+    from tests.storage.writer import PartitionWriter
+
+    directory, rate, seconds, segment_bytes = task
+    tmp = directory + ".partial"
+    if os.path.exists(tmp):
+        shutil.rmtree(tmp)
+    gen = _DataBatches(rate)
+    w = PartitionWriter(tmp, segment_bytes=segment_bytes, topic_id=LAG_TOPIC_ID)
+    for s in range(seconds):
+        w.append(gen.batch(s))
+    w.close()
+    size = 0
+    for f in os.listdir(tmp):
+        path = os.path.join(tmp, f)
+        size += os.path.getsize(path)
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(fd)
+    os.replace(tmp, directory)
+    return {"path": directory, "bytes": size, "records": rate * seconds}
+
+
+def data_rate(lag_mb: float, partitions: int, rounds: int) -> int:
+    """Records a second per data partition so that ``rounds`` seconds of ``partitions`` partitions
+    take about ``lag_mb`` MiB."""
+    probe = _DataBatches(100).template
+    per_record = (len(probe) - 61) / 100
+    per_second = lag_mb * MIB / partitions / max(rounds, 1)
+    return max(1, int((per_second - 61) / per_record))
+
+
+def generate_data_topic(root: str, partitions: int, rate: int, seconds: int, segment_bytes: int,
+                        jobs: int | None = None, say=print) -> dict:
+    """The data topic LAG_TOPIC under ``root`` (``page-views-N``, with ``partition.metadata``);
+    reused when ``root/bench.json`` says it has the same parameters."""
+    params = {"version": DATA_GENERATOR_VERSION, "partitions": partitions, "rate": rate, "seconds": seconds,
+              "segment_bytes": segment_bytes}
+    meta_path = os.path.join(root, "bench.json")
+    if os.path.exists(meta_path):
+        try:
+            meta = json.load(open(meta_path))
+        except ValueError:
+            meta = {}
+        if meta.get("params") == params and all(os.path.isdir(d) for d in meta.get("dirs", [])):
+            meta["cached"] = True
+            return meta
+    if os.path.isdir(root):
+        shutil.rmtree(root)
+    os.makedirs(root)
+    gen = _DataBatches(rate)  # the fast batches are kgtool's encoder's
+    for sec in (0, 1, 7, seconds - 1):
+        assert gen.batch(sec) == _data_second(rate, sec), "the data topic's fast batches differ from encode_batch_v2"
+    t = time.perf_counter()
+    dirs = [os.path.join(root, f"{LAG_TOPIC}-{p}") for p in range(partitions)]
+    say(f"generating {root}: {partitions} partition(s) of {rate} records/s for {seconds} s, "
+        f"{jobs or os.cpu_count()} process(es)")
+    with ProcessPoolExecutor(max_workers=jobs or os.cpu_count() or 1) as pool:
+        done = list(pool.map(_write_data_partition, [(d, rate, seconds, segment_bytes) for d in dirs]))
+    meta = {"params": params, "path": root, "dirs": dirs, "topic": LAG_TOPIC, "partitions": partitions,
+            "rate": rate, "seconds": seconds, "bytes": sum(d["bytes"] for d in done),
+            "records": sum(d["records"] for d in done), "generate_s": round(time.perf_counter() - t, 1),
+            "cached": False}
+    with open(meta_path + ".partial", "w") as fh:
+        json.dump(meta, fh)
+    os.replace(meta_path + ".partial", meta_path)
+    return meta
+
+
+def data_files(meta: dict) -> list[str]:
+    return sorted(os.path.join(d, f) for d in meta["dirs"] for f in os.listdir(d))
+
+
+def evict(paths: list[str]) -> None:
+    """Drop the files' pages from the page cache (POSIX_FADV_DONTNEED; they are clean)."""
+    for path in paths:
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(fd)
+
+
+def resident_bytes(path: str) -> tuple[int, int]:
+    """(bytes of ``path`` in the page cache, its size): mincore(2) over a mapping of it."""
+    size = os.path.getsize(path)
+    if not size:
+        return 0, 0
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+    libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+    libc.mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p]
+    page = os.sysconf("SC_PAGE_SIZE")
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        addr = libc.mmap(None, size, 1, 1, fd, 0)  # PROT_READ, MAP_SHARED
+        if addr in (None, ctypes.c_void_p(-1).value):
+            raise OSError(ctypes.get_errno(), f"mmap {path}")
+        try:
+            n = (size + page - 1) // page
+            vec = ctypes.create_string_buffer(n)
+            if libc.mincore(ctypes.c_void_p(addr), size, vec) != 0:
+                raise OSError(ctypes.get_errno(), f"mincore {path}")
+            pages = sum(1 for b in vec.raw if b & 1)
+        finally:
+            libc.munmap(ctypes.c_void_p(addr), size)
+    finally:
+        os.close(fd)
+    return min(pages * page, size), size
 
 
 def partition_dirs(root: str) -> list[str]:
@@ -996,6 +1208,8 @@ class Bench:
         self.planned: list[tuple] = []  # (key, figure, runs, ok exit codes, out dir, record parser)
         self.expected: dict[str, int] = {}
         self.task_seconds: dict[str, list[float]] = {}  # per-task figures: audit_partition's own timing
+        self.before: dict[str, Any] = {}  # key -> called before each run of it
+        self.after: dict[str, Any] = {}  # key -> called with each run's Measure (after parse)
 
     def say(self, msg: str) -> None:
         print(msg, flush=True)
@@ -1025,11 +1239,15 @@ class Bench:
                 if out_dir is not None and os.path.exists(out_dir):
                     shutil.rmtree(out_dir)
                 self.say(f"  run {fig.label} ({i + 1}/{n}) ...")
+                if key in self.before:
+                    self.before[key]()
                 m = measure(f"{key}.{i + 1}", fig.command, self.env, self.logdir, ok_codes=ok,
                             poll_s=self.a.poll_ms / 1000, cwd=self.a.dir)
                 if parse is not None:
                     fig.records = parse(m)
                 fig.runs.append(m)
+                if key in self.after:
+                    self.after[key](m)
                 self.say(f"    {m.wall_s:.1f} s wall, {m.cpu_s:.1f} s CPU, exit {m.rc}")
                 if out_dir is not None and os.path.exists(out_dir) and not self.a.keep_out and i == n - 1:
                     shutil.rmtree(out_dir)
@@ -1183,6 +1401,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--realistic-partitions", type=int, default=4, help="partitions of the realistic log")
     ap.add_argument("--kip848-mb", type=float, default=256, help="size of the KIP-848-heavy log; 0: none")
     ap.add_argument("--kip848-partitions", type=int, default=2, help="partitions of the KIP-848-heavy log")
+    ap.add_argument("--lag-mb", type=float, default=4096,
+                    help="the lag case: size of the data topic (MiB) beside a twin of the balanced log whose groups "
+                         "all commit on it; 0: no lag case")
+    ap.add_argument("--lag-partitions", type=int, default=64, help="partitions of the data topic")
+    ap.add_argument("--lag-segment-mb", type=float, default=1024,
+                    help="segment roll size of the data topic (MiB; the broker's log.segment.bytes: 1 GiB)")
+    ap.add_argument("--lag-only", action="store_true", help="run the lag case only")
     ap.add_argument("--json", metavar="FILE", help="write every figure as JSON")
     ap.add_argument("--poll-ms", type=int, default=100, help="/proc polling interval")
     ap.add_argument("--keep-out", action="store_true", help="keep the tables spark-audit wrote (under DIR/out)")
@@ -1204,6 +1429,8 @@ def main(argv: list[str] | None = None) -> int:
             a.realistic_mb = 16
         if not any(x.startswith("--kip848-mb") for x in given):
             a.kip848_mb = 16
+        if not any(x.startswith("--lag-mb") for x in given):
+            a.lag_mb = 16
         if not any(x.startswith("--memory-sizes") for x in given):
             a.memory_sizes = "8,16"
         if not any(x.startswith("--repeat-small") for x in given):
@@ -1220,7 +1447,143 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
 
+def plan_lag(b: Bench) -> dict[str, Any] | None:
+    """The lag case (issue 27): the balanced log's twin whose groups all consume the data topic
+    (:class:`LagEncoder`), the data topic (:func:`generate_data_topic`), and two audits of the
+    same offsets log, local[2], tables written: alone, and with the data topic's partition
+    directories as more PATHs. The data files are dropped from the page cache before the second
+    and what it brought back in is counted after it (mincore)."""
+    a = b.a
+    if not a.lag_mb:
+        return None
+    if a.lag_partitions < 1:
+        raise BenchError("--lag-partitions must be at least 1")
+    probe_shape = f"lag:{LAG_TOPIC}:{a.lag_partitions}:1"  # bytes per round do not depend on the rate
+    target = int(a.size_mb * MIB)
+    plan = _plan(0, a.groups, -(-target // a.partitions), max(1, int(a.segment_mb * MIB)), shape=probe_shape)
+    rate = data_rate(a.lag_mb, a.lag_partitions, plan[-1][2])
+    shape = f"lag:{LAG_TOPIC}:{a.lag_partitions}:{rate}"
+    name = f"balanced-lag {a.lag_partitions}p"
+    root = os.path.join(a.dir, f"balanced-lag-{a.size_mb:g}mb-{a.partitions}p-seg{a.segment_mb:g}"
+                        + (f"-g{a.groups}" if a.groups != 200 else "") + f"-{LAG_TOPIC}-{a.lag_partitions}x{rate}")
+    log = generate(root, a.size_mb, a.partitions, a.segment_mb, a.groups, a.jobs, say=b.say, shape=shape)
+    b.say(f"  {name}: {log['bytes'] / MIB:,.1f} MiB, {log['records']:,} records, {a.partitions} partition(s), "
+          f"{len(log['segments'])} segment(s) "
+          + ("(cached)" if log.get("cached") else f"(generated in {log['generate_s']} s)"))
+    seconds = max(seg["rounds"][1] for seg in log["segments"])
+    data_root = os.path.join(a.dir, f"data-{LAG_TOPIC}-{a.lag_mb:g}mb-{a.lag_partitions}p-seg{a.lag_segment_mb:g}")
+    data = generate_data_topic(data_root, a.lag_partitions, rate, seconds, max(1, int(a.lag_segment_mb * MIB)),
+                               a.jobs, say=b.say)
+    b.say(f"  data topic {LAG_TOPIC}: {data['bytes'] / MIB:,.1f} MiB, {data['records']:,} records, "
+          f"{a.lag_partitions} partition(s) of {rate} records/s for {seconds} s "
+          + ("(cached)" if data.get("cached") else f"(generated in {data['generate_s']} s)"))
+    b.expected[name] = log["records"]
+    files = data_files(data)
+    out = {"log": log, "data": data, "rate": rate, "seconds": seconds, "name": name, "files": files,
+           "read": [], "rows": [], "lag_partitions": []}
+    off = b.audit("lag.off", name, root, "local[2]", a.repeat)
+    on = b.audit("lag.on", name, root, "local[2]", a.repeat)
+    i = on.command.index(root)
+    on.command[i + 1:i + 1] = data["dirs"]
+    on.label = f"spark-audit local[2] {name} + {LAG_TOPIC} ({a.lag_partitions} dirs)"
+    off.label = f"spark-audit local[2] {name} alone"
+    out["off"], out["on"] = off, on
+    offsets_files = [os.path.join(d, f) for d in partition_dirs(root) for f in os.listdir(d)]
+
+    def warm() -> None:  # the offsets log in the page cache for both runs (this machine has the RAM)
+        for path in offsets_files:
+            with open(path, "rb", buffering=0) as fh:
+                while fh.read(8 * MIB):
+                    pass
+
+    def before_on() -> None:
+        warm()
+        evict(files)
+        left = sum(resident_bytes(f)[0] for f in files)
+        if left:
+            b.say(f"    ({left / MIB:.1f} MiB of the data topic still cached after eviction)")
+
+    def after_on(m: Measure) -> None:
+        doc = b._json(m)
+        parts = (doc.get("lag") or {}).get("partitions") or []
+        out["rows"].append(sum(int(p.get("rows") or 0) for p in parts))
+        out["lag_partitions"].append(len(parts))
+        read = sum(resident_bytes(f)[0] for f in files)
+        out["read"].append(read)
+        b.say(f"    lag rows {out['rows'][-1]:,} over {len(parts)} data partition(s); data topic read "
+              f"{read / MIB:,.1f} MiB")
+
+    b.before["lag.off"] = warm
+    b.before["lag.on"] = before_on
+    b.after["lag.on"] = after_on
+    return out
+
+
+def report_lag(lag: dict[str, Any]) -> dict[str, Any]:
+    """The lag case's lines; its figures as JSON."""
+    off, on, data = lag["off"], lag["on"], lag["data"]
+    w_off, w_on = off.med("wall_s"), on.med("wall_s")
+    overhead = (w_on - w_off) / w_off * 100
+    read = statistics.median(lag["read"]) if lag["read"] else 0
+    rows = statistics.median(lag["rows"]) if lag["rows"] else 0
+    nparts = max(lag["lag_partitions"], default=0)
+    total = sum(os.path.getsize(f) for f in lag["files"])
+    share = read / total * 100 if total else 0
+    print(f"lag (issue 27): {lag['name']} ({lag['log']['bytes'] / MIB:,.1f} MiB, {lag['log']['records']:,} records; "
+          f"every commit on {LAG_TOPIC}) beside {LAG_TOPIC} ({data['bytes'] / MIB:,.1f} MiB, {data['records']:,} records, "
+          f"{data['partitions']} partitions, {lag['rate']} records/s each for {lag['seconds']} s)")
+    print(f"  offsets log alone          wall {off.span('wall_s')} s  CPU {off.med('cpu_s'):.1f} s")
+    print(f"  with the data topic (lag)  wall {on.span('wall_s')} s  CPU {on.med('cpu_s'):.1f} s")
+    print(f"  lag rows: {rows:,.0f} over {nparts} data partition(s) ({rows / max(nparts, 1):,.0f} per partition)")
+    print(f"lag overhead: {overhead:.0f}% of the audit's wall time (target <= 25%): "
+          f"{'met' if overhead <= 25 else 'NOT met'}")
+    print(f"data topic read: {read / MIB:,.1f} MiB of {total / MIB:,.1f} MiB ({share:.1f}%) "
+          f"(page cache after the run, the data files dropped from it before; target: never the whole topic: "
+          f"{'met' if share < 50 else 'NOT met'})")
+    return {"log": {k: lag["log"][k] for k in ("path", "bytes", "records", "partitions", "generate_s", "cached")},
+            "data": {k: data[k] for k in ("path", "bytes", "records", "partitions", "rate", "seconds", "generate_s",
+                                          "cached")},
+            "wall_s_alone": w_off, "wall_s_lag": w_on, "overhead_pct": overhead, "target_pct": 25,
+            "lag_rows": lag["rows"], "lag_partitions": nparts, "data_read_bytes": lag["read"],
+            "data_bytes": total, "data_read_pct": share}
+
+
+def run_lag_only(a: argparse.Namespace) -> int:
+    """``--lag-only``: the lag case and nothing else."""
+    b = Bench(a)
+    t_start = time.perf_counter()
+    subreaper = _set_subreaper()
+    b.say(f"kgtool {REPO}; python {sys.executable}; {os.cpu_count()} CPUs; load average "
+          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    b.say("logs")
+    lag = plan_lag(b)
+    if lag is None:
+        raise BenchError("--lag-only with --lag-mb 0: nothing to run")
+    b.execute()
+    total_s = time.perf_counter() - t_start
+    print()
+    print("=" * 100)
+    print("commands (PYTHONPATH=" + b.env["PYTHONPATH"] + ", cwd " + a.dir + ")")
+    for key, fig in b.figures.items():
+        cmd = fig.command
+        if key == "lag.on":
+            i = cmd.index(lag["data"]["dirs"][0])
+            cmd = cmd[:i] + [os.path.join(lag["data"]["path"], f"{LAG_TOPIC}-{{0..{a.lag_partitions - 1}}}")] \
+                + cmd[i + len(lag["data"]["dirs"]):]
+        print(f"  {key:22s} {shlex.join(cmd)}")
+    doc = report_lag(lag)
+    print(f"benchmark time: {total_s:.0f} s (generation included)")
+    if a.json:
+        with open(a.json, "w") as fh:
+            json.dump({"options": vars(a), "subreaper": subreaper, "runs": {k: f.as_json() for k, f in b.figures.items()},
+                       "lag": doc, "benchmark_s": total_s}, fh, indent=2, default=str)
+        print(f"figures written to {a.json}")
+    return 0
+
+
 def run(a: argparse.Namespace, mem_sizes: list[float]) -> int:
+    if a.lag_only:
+        return run_lag_only(a)
     b = Bench(a)
     say = b.say
     t_start = time.perf_counter()
@@ -1266,6 +1629,7 @@ def run(a: argparse.Namespace, mem_sizes: list[float]) -> int:
             mem[s] = big["balanced"]["local2"]
         else:
             mem[s] = b.audit(f"memory.{s:g}mb.local2", f"balanced {s:g} MiB", meta["path"], "local[2]", rb)
+    lag = plan_lag(b)
     b.execute()
     total_s = time.perf_counter() - t_start
 
@@ -1345,6 +1709,7 @@ def run(a: argparse.Namespace, mem_sizes: list[float]) -> int:
         for s, f in mem.items():
             print(f"  {s:6g} {f.records:12,d} {f.med('wall_s'):8.1f} {f.peak('jvm'):7,.0f} {f.peak('driver'):7,.0f} "
                   f"{f.peak('workers_pss'):8,.0f} {f.peak('worker_max'):11,.0f}")
+    lag_doc = report_lag(lag) if lag is not None else None
     print(f"benchmark time: {total_s:.0f} s (generation included)")
     if a.json:
         doc = {
@@ -1369,6 +1734,7 @@ def run(a: argparse.Namespace, mem_sizes: list[float]) -> int:
                                         **{k: f.peak(k) for k in ("jvm", "driver", "workers_pss", "workers_rss",
                                                                   "worker_max", "tree")}}
                                for s, f in mem.items()},
+            "lag": lag_doc,
             "benchmark_s": total_s,
         }
         with open(a.json, "w") as fh:
