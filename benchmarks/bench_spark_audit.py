@@ -657,6 +657,21 @@ def _plan(log_partition: int, groups: int, target_bytes: int, segment_bytes: int
     return tasks
 
 
+def _cached(meta_path: str, params: dict, present) -> dict | None:
+    """The generated data's ``bench.json`` when it was made with ``params`` and ``present(meta)``
+    (its files are still there), marked cached; else None (generate it again)."""
+    if not os.path.exists(meta_path):
+        return None
+    try:
+        meta = json.load(open(meta_path))
+    except ValueError:
+        return None
+    if meta.get("params") != params or not present(meta):
+        return None
+    meta["cached"] = True
+    return meta
+
+
 def generate(root: str, size_mb: float, partitions: int, segment_mb: float, groups: int = 200,
              jobs: int | None = None, say=print, shape: str = "classic") -> dict:
     """A log of ``size_mb`` MiB (at least) over ``partitions`` partitions under ``root``, of
@@ -666,14 +681,9 @@ def generate(root: str, size_mb: float, partitions: int, segment_mb: float, grou
     if shape != "classic":  # (the classic logs cached before shapes keep their parameters)
         params["shape"] = shape
     meta_path = os.path.join(root, "bench.json")
-    if os.path.exists(meta_path):
-        try:
-            meta = json.load(open(meta_path))
-        except ValueError:
-            meta = {}
-        if meta.get("params") == params and all(os.path.exists(s["path"]) for s in meta.get("segments", [])):
-            meta["cached"] = True
-            return meta
+    meta = _cached(meta_path, params, lambda m: all(os.path.exists(s["path"]) for s in m.get("segments", [])))
+    if meta is not None:
+        return meta
     if os.path.isdir(root):  # only what this script writes there
         for d in os.listdir(root):
             if d.startswith("__consumer_offsets-"):
@@ -825,14 +835,9 @@ def generate_data_topic(root: str, partitions: int, rate: int, seconds: int, seg
     params = {"version": DATA_GENERATOR_VERSION, "partitions": partitions, "rate": rate, "seconds": seconds,
               "segment_bytes": segment_bytes}
     meta_path = os.path.join(root, "bench.json")
-    if os.path.exists(meta_path):
-        try:
-            meta = json.load(open(meta_path))
-        except ValueError:
-            meta = {}
-        if meta.get("params") == params and all(os.path.isdir(d) for d in meta.get("dirs", [])):
-            meta["cached"] = True
-            return meta
+    meta = _cached(meta_path, params, lambda m: all(os.path.isdir(d) for d in m.get("dirs", [])))
+    if meta is not None:
+        return meta
     if os.path.isdir(root):
         shutil.rmtree(root)
     os.makedirs(root)

@@ -136,27 +136,21 @@ def task(options: AuditOptions, end_instant: int | None, out_root: str | None, f
         payloads = [json.loads(text) for _k, text in items]
         if not payloads or index >= len(options.lag_partitions):
             return
-        writers: dict[str, Any] = {}
+        from kgtool.spark.output import table_writers
 
-        def write(name: str, part: int, rows: list[dict[str, Any]]) -> None:
-            if out_root is None:
-                return
-            from kgtool.offsets.tables import TABLES, arrow_schema
-            from kgtool.spark.output import TableWriter
+        with table_writers() as writers:
+            def write(name: str, part: int, rows: list[dict[str, Any]]) -> None:
+                if out_root is None:
+                    return
+                from kgtool.offsets.tables import TABLES, arrow_schema
+                from kgtool.spark.output import TableWriter
 
-            if name not in writers:
-                writers[name] = TableWriter(out_root, name, part, arrow_schema(TABLES[name]), fmt, storage)
-            if rows:
-                writers[name].write(rows)
+                if name not in writers:
+                    writers[name] = TableWriter(out_root, name, part, arrow_schema(TABLES[name]), fmt, storage)
+                if rows:
+                    writers[name].write(rows)
 
-        try:
             summary = lag_partition(index, payloads, options, end_instant, write)
-            for w in writers.values():
-                w.close()
-        except BaseException:
-            for w in writers.values():
-                w.abort()
-            raise
         yield json.dumps(summary, separators=(",", ":"))
 
     return run

@@ -16,10 +16,12 @@ of the output directory is not atomic there.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import uuid
+from collections.abc import Iterator
 from operator import itemgetter
 from typing import Any
 
@@ -304,3 +306,18 @@ def publish(tmp: str, out: str, tables: tuple[str, ...], storage: dict[str, str]
         d.rename(d.path, target.path)
     except OSError as exc:
         raise InputError(f"{out}: cannot rename the new output into place: {exc}") from None
+
+
+@contextlib.contextmanager
+def table_writers() -> Iterator[dict[str, TableWriter]]:
+    """Table writers opened as a task needs them: all closed (published) when the block ends,
+    all aborted (their temporary files removed) when it fails."""
+    writers: dict[str, TableWriter] = {}
+    try:
+        yield writers
+    except BaseException:
+        for w in writers.values():
+            w.abort()
+        raise
+    for w in writers.values():
+        w.close()
