@@ -618,9 +618,12 @@ def _nothing_to_audit(topics: Any) -> str:
 
 
 def _topic_names_found(topics: Any, say: Any) -> None:
-    """The partition.metadata files read: their problems as warnings (the ids stay ids)."""
+    """The partition.metadata files read: their problems as warnings (the ids stay ids); the
+    copies of __consumer_offsets partitions not read (several brokers' log dirs) as notes."""
     for p in topics.problems:
         render.warn(f"{p}: its topic's id is shown as the id")
+    for line in topics.copies:
+        render.info(f"note: {line}")
     if topics.directories:
         say(f"{render.count(len(topics.names))} topic name(s) from the partition.metadata files of "
             f"{render.count(topics.directories)} data partition director(y/ies)")

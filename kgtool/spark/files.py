@@ -66,6 +66,9 @@ class TopicIds:
     directories: int = 0  # data partition directories found
     #: (topic, partition) -> its live local directories (copies from several brokers): lag's inputs
     partitions: dict[tuple[str, int], list[str]] = field(default_factory=dict)
+    #: one line per __consumer_offsets partition found in several directories (several brokers'
+    #: log dirs): the copy read and how much shorter the others are
+    copies: list[str] = field(default_factory=list)
 
     def pairs(self) -> tuple[tuple[str, str], ...]:
         """The names as sorted (id, name) pairs (:attr:`AuditOptions.topic_names`)."""
@@ -309,7 +312,8 @@ def resolve_inputs(paths: list[str], spark: Any = None, empty: set[int] | None =
     seen: dict[str, SegmentFile] = {}
     for f in files:
         seen.setdefault(f.path, f)
-    files = sorted(seen.values(), key=lambda f: (f.log_partition, f.path))
+    files = longest_copies(list(seen.values()), topics.copies if topics is not None else None)
+    files = sorted(files, key=lambda f: (f.log_partition, f.path))
     unknown_dirs = {f.path.rsplit("/", 1)[0] for f in files if f.log_partition == UNKNOWN_PARTITION}
     if len(unknown_dirs) > 1:
         raise UsageError(
@@ -318,6 +322,35 @@ def resolve_inputs(paths: list[str], spark: Any = None, empty: set[int] | None =
             "named __consumer_offsets-N"
         )
     return files
+
+
+def longest_copies(files: list[SegmentFile], notes: list[str] | None = None) -> list[SegmentFile]:
+    """One copy of each ``__consumer_offsets`` partition: a partition whose segments come from
+    several directories holding segments of the same base offsets (the leader's and its
+    followers' copies, from several brokers' log dirs) is read from the directory holding the most
+    bytes (the first named on a tie), the others said in ``notes``: replaying two copies would
+    replay every record twice. Directories whose segments do not overlap (an archive of old
+    segments beside the live ones) are all read."""
+    by_part: dict[int, dict[str, list[SegmentFile]]] = {}
+    for f in files:
+        by_part.setdefault(f.log_partition, {}).setdefault(f.path.rsplit("/", 1)[0], []).append(f)
+    out: list[SegmentFile] = []
+    for part, dirs in by_part.items():
+        names = [{f.path.rsplit("/", 1)[1] for f in fs} for fs in dirs.values()]
+        overlap = any(names[i] & names[j] for i in range(len(names)) for j in range(i + 1, len(names)))
+        if part == UNKNOWN_PARTITION or len(dirs) == 1 or not overlap:
+            # one directory, or segments split between directories (an archive and the live log)
+            for fs in dirs.values():
+                out.extend(fs)
+            continue
+        sizes = {d: sum(f.size for f in fs) for d, fs in dirs.items()}
+        best = max(dirs, key=lambda d: (sizes[d], -list(dirs).index(d)))
+        out.extend(dirs[best])
+        if notes is not None:
+            others = ", ".join(f"{d} ({sizes[best] - sizes[d]:,} bytes shorter)" for d in dirs if d != best)
+            notes.append(f"__consumer_offsets-{part}: {len(dirs)} copies, read from {best} ({sizes[best]:,} bytes); "
+                         f"not read: {others}")
+    return out
 
 
 def read_topic_ids(dirs: list[DataDir], read: Callable[[str], bytes | None]) -> TopicIds:

@@ -136,3 +136,24 @@ def test_spark_audit_with_data_partitions(broker, tmp_path):
     assert set(pq.read_table(out / "findings").column("rule").to_pylist()) >= {"lag-stall", "consumer-stopped"}
     table = runner.invoke(app, ["spark-audit", broker["root"], "--group", "stopper"], env={"COLUMNS": "200"})
     assert "LAG-MS" in table.stdout and "client-stopper" in table.stdout and "STOP" in table.stdout
+
+
+def test_copies_of_an_offsets_partition_are_read_once(broker, tmp_path):
+    """Two brokers' log dirs both hold __consumer_offsets-0: the longer copy is read, once."""
+    import shutil
+
+    from kgtool.spark.files import TopicIds, resolve_inputs
+
+    follower = os.path.join(broker["brokers"][1], "__consumer_offsets-0")
+    if not os.path.exists(follower):
+        shutil.copytree(os.path.join(broker["root"], "__consumer_offsets-0"), follower)
+        seg = os.path.join(follower, "00000000000000000000.log")
+        with open(seg, "r+b") as fh:
+            fh.truncate(os.path.getsize(seg) // 2)
+    topics = TopicIds()
+    files = resolve_inputs(broker["brokers"], topics=topics)
+    assert [f.path for f in files] == [os.path.join(broker["root"], "__consumer_offsets-0", "00000000000000000000.log")]
+    (note,) = topics.copies
+    assert "__consumer_offsets-0: 2 copies, read from" in note and follower in note
+    assert sorted(topics.partitions) == [("orders", 0), ("orders", 1)]
+    assert all(len(d) == 2 for d in topics.partitions.values())
