@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from kgtool.offsets.lag import Effective, Owner
+from kgtool.offsets.tables import member_dicts
 
 
 def _tp(text: str) -> tuple[str, int] | None:
@@ -71,6 +72,13 @@ class LagInputs:
                 continue
             buf = self.commits.setdefault((g, t, p), array("q"))
             buf.extend((ts_, -1 if off is None else off, rec, -1 if eff is None or eff == rec else eff))
+
+    def history_rows(self, name: str, rows: list[Any]) -> None:
+        """Rows of the generations table (dicts) or the members table (tuples, ``MEMBER``)."""
+        if name == "generations":
+            self.generations(rows)
+        else:
+            self.members(member_dicts(rows))
 
     def generations(self, rows: list[dict[str, Any]]) -> None:
         for r in rows:

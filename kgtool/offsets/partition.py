@@ -147,8 +147,14 @@ class PartitionReplay:
     def __init__(self, log_partition: int, options: AuditOptions | None = None, *,
                  sink: Callable[[Any], None] | None = None, last_markers: dict[int, int] | None = None,
                  pure: bool | None = None, keep_problems: int = SHOWN_PROBLEMS,
-                 rows_sink: Callable[[str, list[dict[str, Any]]], None] | None = None) -> None:
+                 rows_sink: Callable[[str, list[dict[str, Any]]], None] | None = None,
+                 history_sink: Callable[[Any], None] | None = None,
+                 history_rows: Callable[[str, list[Any]], None] | None = None) -> None:
         self.log_partition = log_partition
+        #: every chunk of the commits table, and the generations and members rows, before --since
+        #: hides rows (lag needs the whole history)
+        self.history_sink = history_sink
+        self.history_rows = history_rows
         # With rows_sink, final rows of the small tables leave in batches as the log goes on
         # (memory stays bounded however often the groups rebalance); without, they stay in
         # the lists below, sorted at the end.
@@ -502,6 +508,8 @@ class PartitionReplay:
 
                 table = table.unify_dictionaries().combine_chunks()
                 table = table.take(pc.sort_indices(table, [("record_offset", "ascending")]))
+            if self.history_sink is not None and table.num_rows:
+                self.history_sink(table)
             if self.options.since is not None and table.num_rows:
                 import pyarrow.compute as pc
 
@@ -566,6 +574,8 @@ class PartitionReplay:
         self.findings.clear()
         self.rebalances.clear()
         for name, rows in ready.items():
+            if self.history_rows is not None and name in ("generations", "members") and rows:
+                self.history_rows(name, rows)
             if since is not None:
                 rows = _since(rows, name, since)
             sort_rows(rows, name)

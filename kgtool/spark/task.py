@@ -216,8 +216,6 @@ def audit_partition(
     marker_times: dict[int, int] | None = {} if lag is not None else None
 
     def commits(table: Any) -> None:
-        if lag is not None:
-            lag.commits_table(table)
         if "commits" in writers:
             writers["commits"].write(table)
         if sink is not None:
@@ -235,13 +233,8 @@ def audit_partition(
     def rows(name: str, batch: Any) -> None:  # dict rows; the offsets table as an Arrow table
         counts[name] += len(batch)
         written = batch
-        if lag is not None:
-            if name == "offsets":
-                written = lag.offsets_table(batch)  # the lag phase writes the others, with their lag
-            elif name == "generations":
-                lag.generations(batch)
-            elif name == "members":
-                lag.members(member_dicts(batch))
+        if lag is not None and name == "offsets":
+            written = lag.offsets_table(batch)  # the lag phase writes the others, with their lag
         if name in writers:
             writers[name].write(written)
         if sink is not None:
@@ -273,6 +266,8 @@ def audit_partition(
         mapped: dict[str, RangeReader] = {}
         try:
             rp = PartitionReplay(part, options, sink=commits, pure=pure, rows_sink=rows,
+                                 history_sink=lag.commits_table if lag is not None else None,
+                                 history_rows=lag.history_rows if lag is not None else None,
                                  last_markers=last_markers(files, options, split_bytes, storage, keep=mapped,
                                                            times=marker_times))
         except BaseException:

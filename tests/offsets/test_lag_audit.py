@@ -157,3 +157,12 @@ def test_copies_of_an_offsets_partition_are_read_once(broker, tmp_path):
     assert "__consumer_offsets-0: 2 copies, read from" in note and follower in note
     assert sorted(topics.partitions) == [("orders", 0), ("orders", 1)]
     assert all(len(d) == 2 for d in topics.partitions.values())
+
+
+def test_since_hides_rows_but_the_verdicts_use_the_whole_history(broker):
+    """--since hides the lag rows before it; Burrow's window still holds the commits before it."""
+    since = S.T0 + 600_000
+    _s, _r, tables, _e = _in_process(broker, since=since)
+    _s, _r, full, _e = _in_process(broker)
+    want = [r for r in full["lag"] if r["timestamp"] >= since]
+    assert tables["lag"] == want and len(want) < len(full["lag"])
