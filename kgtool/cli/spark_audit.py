@@ -835,9 +835,11 @@ def _render_lag(c: Any, lag: dict[str, Any], described: bool) -> None:
                 "inputs: their lag columns are null")
     if lag["groups"]:
         c.print(render.table(
-            ["group", "status", ("peak lag", "right"), ("peak lag ms", "right")],
-            [[render.display_text(g["group"]), g["status"], n(g["lag"]), n(g["lag_ms"])] for g in lag["groups"][:20]],
-            title="lag at " + render.iso_ms(lag["at"]) + " (Burrow's status; groups by worst status, then peak lag)",
+            ["group", "worst", ("peak lag", "right"), ("peak lag ms", "right"), "at the end"],
+            [[render.display_text(g["group"]), g["worst"], n(g["peak_lag"]), n(g["peak_lag_ms"]), g["status"]]
+             for g in lag["groups"][:20]],
+            title="lag (Burrow's statuses): groups by worst status, then peak lag; status at "
+            + render.iso_ms(lag["at"]),
         ))
     if described and lag["describe"]:
         cols = ["GROUP", "TOPIC", ("PARTITION", "right"), ("CURRENT-OFFSET", "right"), ("LOG-END-OFFSET", "right"),

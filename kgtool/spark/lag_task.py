@@ -17,6 +17,7 @@ import json
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from kgtool.offsets.burrow import Status
 from kgtool.offsets.lag import LogView, episodes, lag_rows
 from kgtool.offsets.lag_input import effective_of, owners_of
 from kgtool.offsets.options import AuditOptions
@@ -69,6 +70,7 @@ def lag_partition(index: int, payloads: Iterable[dict[str, Any]], options: Audit
     offsets: list[dict[str, Any]] = []
     found: list[dict[str, Any]] = []
     lines: dict[str, str] = {}
+    peaks: dict[str, list[Any]] = {}  # group -> [peak lag, peak lag ms, worst status] over the span
     rows_written = 0
     part = PART_BASE + index
     since = options.since
@@ -88,6 +90,13 @@ def lag_partition(index: int, payloads: Iterable[dict[str, Any]], options: Audit
             episode_rows.append(d)
             found.append({**d, "last": e.last, "owner_details": [[o.consumer_id, o.host, o.client_id]
                                                                  for o in e.owners]})
+        if points:
+            peak = peaks.setdefault(group, [0, 0, "OK"])
+            peak[0] = max(peak[0], max(r.lag for r in points))
+            peak[1] = max(peak[1], max(r.lag_ms for r in points))
+            worst = max((Status[r.lag_status] for r in points), default=Status.OK)
+            if worst > Status[peak[2]]:
+                peak[2] = worst.name
         if options.group_matches(group) and points:
             lines[group] = sparkline(_lag_over_time(points, view))
         row = p.get("offset_row")
@@ -113,6 +122,7 @@ def lag_partition(index: int, payloads: Iterable[dict[str, Any]], options: Audit
                                         "lag_status", "consumer_id", "host", "client_id")} for o in offsets
                     if options.group_matches(o["group"])],
         "sparklines": lines,
+        "peaks": peaks,
     }
 
 
@@ -216,20 +226,24 @@ def combine(results: list[dict[str, Any]], options: AuditOptions, end_instant: i
                                 previous_generation_id=None, message=message)
             row["topic"], row["partition"] = (tp[0], tp[1]) if len(ge.partitions) == 1 else (None, None)
             findings.append(row)
-    # groups by worst status, then peak lag (the console's summary)
+    # groups by worst status over the span, then peak lag (the console's summary); their
+    # status at the end (or --until) as Burrow gives a group's
     worst: dict[str, dict[str, Any]] = {}
     for r in results:
+        for g, (lag, lag_ms, status) in r["peaks"].items():
+            w = worst.setdefault(g, {"group": g, "worst": "OK", "peak_lag": 0, "peak_lag_ms": 0, "statuses": []})
+            w["peak_lag"] = max(w["peak_lag"], lag)
+            w["peak_lag_ms"] = max(w["peak_lag_ms"], lag_ms)
+            if Status[status] > Status[w["worst"]]:
+                w["worst"] = status
         for o in r["offsets"]:
-            w = worst.setdefault(o["group"], {"group": o["group"], "statuses": [], "lag": 0, "lag_ms": 0})
-            if o["lag_status"] is not None:
-                w["statuses"].append(Status[o["lag_status"]])
-            w["lag"] = max(w["lag"], o["lag"] or 0)
-            w["lag_ms"] = max(w["lag_ms"], o["lag_ms"] or 0)
+            if o["lag_status"] is not None and o["group"] in worst:
+                worst[o["group"]]["statuses"].append(Status[o["lag_status"]])
     groups = []
     for w in worst.values():
-        s = group_status(w.pop("statuses"))
-        groups.append({**w, "status": s.name, "rank": int(s)})
-    groups.sort(key=lambda g: (-g.pop("rank"), -g["lag"], g["group"]))
+        status = group_status(w.pop("statuses")).name
+        groups.append({**w, "status": status})
+    groups.sort(key=lambda g: (-int(Status[g["worst"]]), -g["peak_lag"], g["group"]))
     section = {
         "at": end_instant,
         "partitions": [{k: r[k] for k in ("topic", "partition", "copy", "log_end_offset", "behind", "problems",

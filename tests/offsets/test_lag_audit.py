@@ -90,8 +90,10 @@ def test_the_rules_fire_for_the_groups_that_misbehave(broker):
     assert not [f for f in findings if f["group"] == "healthy"]
     stop = next(f for f in findings if f["rule"] == "consumer-stopped")
     assert "orders-0, orders-1" in stop["message"] and "x-1 (client client-stopper, host /10.1.0.1)" in stop["message"]
-    assert [g["group"] for g in section["groups"]][:2] == ["stalled", "stopper"]
-    assert section["groups"][-1] == {"group": "healthy", "lag": 0, "lag_ms": 0, "status": "OK"}
+    assert [g["group"] for g in section["groups"]] == ["stalled", "slow", "stopper", "healthy"]
+    assert section["groups"][0] == {"group": "stalled", "worst": "STALL", "peak_lag": 900, "peak_lag_ms": 900_000,
+                                    "status": "ERR"}
+    assert section["groups"][-1] == {"group": "healthy", "worst": "OK", "peak_lag": 0, "peak_lag_ms": 0, "status": "OK"}
 
 
 def test_the_offsets_table_gets_the_lag_at_the_end_and_at_until(broker):
