@@ -119,19 +119,48 @@ def group_status(statuses: Iterable[Status]) -> Status:
     return worst
 
 
+def window_flags(offsets: Sequence[Commit]) -> tuple[bool, bool, bool, bool]:
+    """Rules 1, 2, 4 and 5 in one pass: (lag always non-zero, rewind, stalled, lag not
+    decreasing), the same as :func:`lag_always_not_zero`, :func:`offsets_rewind`,
+    :func:`offsets_stalled` and :func:`lag_not_decreasing`."""
+    always = True
+    rewind = False
+    stalled = True
+    not_decreasing = True
+    prev_offset = None
+    last_lag = None
+    for c in offsets:
+        lag = c.lag
+        if lag is not None:
+            if lag == 0:
+                always = False
+            if last_lag is not None and lag < last_lag:
+                not_decreasing = False
+            last_lag = lag
+        if prev_offset is not None:
+            if c.offset < prev_offset:
+                rewind = True
+            if c.offset != prev_offset:
+                stalled = False
+        prev_offset = c.offset
+    return always, rewind, stalled, not_decreasing
+
+
 class CommitWindow:
     """One (group, topic, partition)'s window: ``addConsumerOffset`` for commits in log order."""
 
-    __slots__ = ("intervals", "min_distance_ms", "commits")
+    __slots__ = ("intervals", "min_distance_ms", "commits", "_flags")
 
     def __init__(self, intervals: int = INTERVALS, min_distance_ms: int = MIN_DISTANCE_MS) -> None:
         self.intervals = intervals
         self.min_distance_ms = min_distance_ms
         self.commits: list[Commit] = []
+        self._flags: tuple[bool, bool, bool, bool] | None = None  # window_flags, while it does not change
 
     def add(self, offset: int, timestamp: int, broker_offset: int) -> None:
         """A commit at ``timestamp`` while the log ended at ``broker_offset``."""
         lag = broker_offset - offset if broker_offset > offset else 0
+        self._flags = None
         if self.commits and timestamp - self.commits[-1].timestamp < self.min_distance_ms:
             # mergeFrequentCommitIntoPrevious: it takes the previous one's place and timestamp
             self.commits[-1] = Commit(offset, self.commits[-1].timestamp, lag)
@@ -143,11 +172,27 @@ class CommitWindow:
     def status(self, log_end: int, now_ms: int, broker_offsets: Sequence[int]) -> tuple[Status, int]:
         """(status, current lag) at ``now_ms`` (``evaluatePartitionStatus``): OK without commits.
         ``broker_offsets``: the log ends at the recent polls (:func:`poll_instants`)."""
-        if not self.commits:
+        commits = self.commits
+        if not commits:
             return Status.OK, 0
-        last = self.commits[-1].offset
+        last = commits[-1].offset
         current = log_end - last if log_end > last else 0
-        return partition_status(self.commits, broker_offsets, current, now_ms // 1000), current
+        if current <= 0:
+            return Status.OK, current
+        # partition_status, with the window's rules computed once while it does not change
+        if offsets_stopped(commits, now_ms // 1000) and not recent_lag_zero(commits, broker_offsets):
+            return Status.STOP, current
+        if self._flags is None:
+            self._flags = window_flags(commits)
+        always, rewind, stalled, not_decreasing = self._flags
+        if always:
+            if rewind:
+                return Status.REWIND, current
+            if stalled:
+                return Status.STALL, current
+            if not_decreasing:
+                return Status.WARN, current
+        return Status.OK, current
 
 
 def poll_instants(now_ms: int, intervals: int = INTERVALS, refresh_ms: int = OFFSET_REFRESH_MS) -> list[int]:

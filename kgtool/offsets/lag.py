@@ -50,7 +50,7 @@ class Effective:
     offset: int | None
 
 
-@dataclass
+@dataclass(slots=True)
 class LagRow:
     timestamp: int
     committed_offset: int

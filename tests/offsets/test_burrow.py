@@ -86,3 +86,26 @@ def test_a_window_evaluated_at_an_instant():
     assert w.status(1000, now, ends) == (Status.OK, 0)  # caught up: never in error
     assert CommitWindow().status(5, now, ends) == (Status.OK, 0)
     assert burrow.poll_instants(now, 3) == [580_000, 590_000, 600_000]
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=300, deadline=None)
+@given(commits=st.lists(st.tuples(st.integers(0, 50), st.integers(0, 3000), st.integers(0, 60)), min_size=1,
+                        max_size=25),
+       end=st.integers(0, 80), now=st.integers(0, 200_000), brokers=st.lists(st.integers(0, 80), max_size=10))
+def test_the_window_status_is_calculate_partition_status(commits, end, now, brokers):
+    # CommitWindow.status (its rules computed once per window) against partition_status itself
+    w = CommitWindow()
+    t = 0
+    for offset, gap, ahead in commits:
+        t += gap
+        w.add(offset, t, offset + ahead - 10)
+        assert burrow.window_flags(w.commits) == (
+            burrow.lag_always_not_zero(w.commits), burrow.offsets_rewind(w.commits),
+            burrow.offsets_stalled(w.commits), burrow.lag_not_decreasing(w.commits))
+        current = max(end - w.commits[-1].offset, 0)
+        want = burrow.partition_status(w.commits, brokers, current, (t + now) // 1000)
+        assert w.status(end, t + now, brokers) == (want, current)
