@@ -29,8 +29,8 @@ from typing import Any
 
 from kgtool.errors import SparkFailure
 from kgtool.offsets.entries import CONTROL, END_TXN_TYPES, NO_PRODUCER_ID
-from kgtool.offsets.options import AuditOptions
 from kgtool.offsets.lag_input import LagInputs
+from kgtool.offsets.options import AuditOptions
 from kgtool.offsets.partition import PartitionReplay, sort_key
 from kgtool.offsets.tables import TABLES, member_dicts
 from kgtool.spark.files import RangeReader
