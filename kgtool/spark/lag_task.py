@@ -71,6 +71,7 @@ def lag_partition(index: int, payloads: Iterable[dict[str, Any]], options: Audit
     found: list[dict[str, Any]] = []
     lines: dict[str, str] = {}
     peaks: dict[str, list[Any]] = {}  # group -> [peak lag, peak lag ms, worst status] over the span
+    ahead: list[str] = []  # committed offsets past the log end of the copy read
     rows_written = 0
     part = PART_BASE + index
     since = options.since
@@ -100,6 +101,9 @@ def lag_partition(index: int, payloads: Iterable[dict[str, Any]], options: Audit
         if options.group_matches(group) and points:
             lines[group] = sparkline(_lag_over_time(points, view))
         row = p.get("offset_row")
+        if row is not None and row["offset"] > log.log_end_offset:
+            ahead.append(f"group {group!r} committed offset {row['offset']}, past the log end "
+                         f"{log.log_end_offset} of {log.directory}: the copy given holds less than the group read")
         if row is not None:
             row = {**row, **_lag_columns(at_end if at_end is not None and at_end.committed_offset == row["offset"]
                                          else None, row["offset"], view, end_instant)}
@@ -116,7 +120,8 @@ def lag_partition(index: int, payloads: Iterable[dict[str, Any]], options: Audit
     return {
         "index": index, "topic": topic, "partition": partition, "copy": log.directory,
         "log_end_offset": log.log_end_offset, "behind": [[d, n] for d, n in choice.behind],
-        "problems": choice.problems, "notes": sorted(set(log.notes)), "rows": rows_written,
+        "problems": choice.problems + log.problems, "notes": sorted(set(log.notes)) + ahead,
+        "rows": rows_written,
         "episodes": found,
         "offsets": [{k: o[k] for k in ("group", "topic", "partition", "offset", "log_end_offset", "lag", "lag_ms",
                                         "lag_status", "consumer_id", "host", "client_id")} for o in offsets

@@ -22,6 +22,7 @@ from bisect import bisect_left
 from dataclasses import dataclass, field
 
 from kgtool.codec.model import RecordBatch
+from kgtool.codec.summary import TAIL_KINDS
 from kgtool.storage.files import FileKind, list_segments
 from kgtool.storage.logview import batch_headers
 from kgtool.storage.seek import _floor, _Segment, seek_time_in
@@ -39,6 +40,9 @@ class PartitionLog:
         self._leo: int | None = None
         self._last_batch: RecordBatch | None = None
         self.last_file: str | None = None  # the segment holding the last batch
+        #: damage met on the way to the log end (file, byte, message): the log end found is
+        #: where the readable log ends, said, never taken silently
+        self.problems: list[tuple[str, int, str]] = []
 
     def _seg(self, k: int) -> _Segment:
         seg = self._open.get(k)
@@ -90,6 +94,9 @@ class PartitionLog:
         for b in batch_headers(seg.data, source=seg.files.log, start=start, verify_crc=False):
             if isinstance(b, RecordBatch):
                 last = b
+            elif b.kind not in TAIL_KINDS:  # a truncated tail is an active segment's, not damage
+                where = f" ({b.context})" if b.context else ""
+                self.problems.append((seg.files.log, b.position, f"{b.kind}{where}: {b.reason}"))
         return last
 
     def end_at(self, t: int) -> int:

@@ -102,3 +102,23 @@ def test_copies_that_disagree_are_a_problem_naming_both(partition, tmp_path):
     ((file, position, p),) = choice.problems
     assert a in p and c in p and f"offset {b.base_offset}" in p
     assert file == last and position == b.position
+
+
+def test_a_damaged_data_segment_is_a_problem_not_a_silent_log_end(tmp_path):
+    d = tmp_path / "orders-0"
+    d.mkdir()
+    (d / "00000000000000000000.log").write_bytes(b"garbage-not-kafka")
+    log = PartitionLog(str(d))
+    assert log.log_end_offset == 0
+    ((file, position, text),) = log.problems
+    assert file.endswith("00000000000000000000.log") and position == 0 and text.startswith("corrupt (batch@0")
+
+
+def test_a_truncated_tail_is_an_active_segment_not_a_problem(partition, tmp_path):
+    d = str(tmp_path / "orders-3")
+    shutil.copytree(partition, d)
+    last = list_segments(d)[-1].log
+    with open(last, "r+b") as fh:
+        fh.truncate(os.path.getsize(last) - 10)
+    log = PartitionLog(d)
+    assert log.problems == [] and log.log_end_offset < PartitionLog(partition).log_end_offset
