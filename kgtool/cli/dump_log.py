@@ -321,10 +321,10 @@ class Writer:
                 return None
             opts = PrintOptions(TEXT, BYTES_MODES[bytes_fmt], offsets, self.verify_crc, "", "", "", "", "")
         else:
-            array = self.fmt == "json"
-            head = json.dumps({"type": lines.BATCH, **self.head}, ensure_ascii=False, separators=self.seps)[:-1]
-            opts = PrintOptions(JSON if array else JSONL, BYTES_MODES[bytes_fmt], offsets, self.verify_crc,
-                                self.seps[0], self.seps[1], ",\n  " if array else "", "" if array else "\n", head)
+            head = self.json.dumps({"type": lines.BATCH, **self.head})[:-1]
+            pre, post = self.json.framing
+            opts = PrintOptions(JSON if self.fmt == "json" else JSONL, BYTES_MODES[bytes_fmt], offsets, self.verify_crc,
+                                self.seps[0], self.seps[1], pre, post, head)
         self._options = opts
         return opts
 
@@ -337,19 +337,12 @@ class Writer:
         self._raw(chunk.text)
 
     def _raw(self, text: bytes) -> None:
-        if not text:
-            return
-        if self.fmt == "json":
-            if self.json.count == 0:
-                text = b"[" + text[1:]  # the first item opens the array
-            self.json.count += 1
-        out = sys.stdout
-        out.flush()
-        buffer = getattr(out, "buffer", None)
-        if buffer is None:
-            out.write(text.decode("utf-8"))
+        """Lines or items the C writer encoded (framed as :meth:`_item` frames them)."""
+        if self.fmt == "text":
+            if text:
+                render.write_bytes(text)
         else:
-            buffer.write(text)
+            self.json.raw(text)
 
     def record_sink(self, buf, rstart: int, rend: int, count: int, base_offset: int, base_ts: int, lat,
                     b: RecordBatch) -> bool:
@@ -396,9 +389,11 @@ class Writer:
         return True
 
     def _item(self, text: str) -> bytes:
-        """One item as the C walk writes it (with the array's separator, or a line's newline)."""
-        opts = self._options
-        return (opts.pre + text + opts.post if self.fmt != "text" else text + "\n").encode("utf-8")
+        """One item as the C walk writes it (framed as JsonOut frames items, or a text line)."""
+        if self.fmt == "text":
+            return (text + "\n").encode("utf-8")
+        pre, post = self.json.framing
+        return (pre + text + post).encode("utf-8")
 
     # the general path
 

@@ -112,9 +112,35 @@ class JsonOut:
             sys.stdout.write(("[\n  " if self.count == 0 else ",\n  ") + ",\n  ".join(texts))
         self.count += len(texts)
 
+    @property
+    def framing(self) -> tuple[str, str]:
+        """What comes before and after each item (:meth:`raw` takes items framed so)."""
+        return ("", "\n") if self.lines else (",\n  ", "")
+
+    def raw(self, data: bytes) -> None:
+        """Items a compiled encoder wrote as UTF-8, each framed by :attr:`framing` (the array's
+        first item opens it here)."""
+        if not data:
+            return
+        if not self.lines and self.count == 0:
+            data = b"[" + data[1:]
+        self.count += 1  # at least one: all close() needs to know
+        write_bytes(data)
+
     def close(self) -> None:
         if not self.lines:
             sys.stdout.write("\n]\n" if self.count else "[]\n")
+
+
+def write_bytes(data: bytes) -> None:
+    """UTF-8 bytes on stdout, after whatever text is buffered before them."""
+    out = sys.stdout
+    out.flush()
+    buffer = getattr(out, "buffer", None)
+    if buffer is None:  # a text-only stream (some test harnesses)
+        out.write(data.decode("utf-8"))
+    else:
+        buffer.write(data)
 
 
 def print_json(obj: Any) -> None:
