@@ -157,7 +157,7 @@ _TS_NAMES = {"CREATE_TIME": "CreateTime", "LOG_APPEND_TIME": "LogAppendTime", "N
 def _jackson(obj: Any) -> str:
     """Compact JSON as Jackson's ``JsonNode.toString`` writes it: UTF-8 as is, control characters
     as ``\\u00XX`` with upper-case digits (json.dumps writes them lower-case)."""
-    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+    text = _compact(obj)
     if "\\u00" not in text:
         return text
     return _ESCAPE.sub(lambda m: "\\u" + m.group(0)[2:].upper() if m.group(0)[1] == "u" else m.group(0), text)

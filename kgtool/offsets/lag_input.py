@@ -53,10 +53,12 @@ class LagInputs:
         """A chunk of the commits table: its effective rows on the data partitions given."""
         if not len(table):
             return
-        topic = table.column("topic").to_pylist()
-        keep = np.fromiter((t in self.topics for t in topic), np.bool_, len(topic))
-        keep &= np.asarray(table.column("effective").to_numpy(zero_copy_only=False), np.bool_)
-        idx = np.flatnonzero(keep)
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        keep = pc.and_(pc.is_in(table.column("topic"), value_set=pa.array(sorted(self.topics), pa.string())),
+                       table.column("effective"))
+        idx = np.flatnonzero(np.asarray(keep.to_numpy(zero_copy_only=False), np.bool_))
         if not len(idx):
             return
         sub = table.take(idx)

@@ -98,8 +98,8 @@ def lag_partition(index: int, payloads: Iterable[dict[str, Any]], options: Audit
             worst = max((Status[r.lag_status] for r in points), default=Status.OK)
             if worst > Status[peak[2]]:
                 peak[2] = worst.name
-        if options.group_matches(group) and points:
-            lines[group] = sparkline(_lag_over_time(points, view))
+        if options.group_pattern is not None and options.group_matches(group) and points:
+            lines[group] = sparkline(_lag_over_time(points, view))  # --group's describe table only
         row = p.get("offset_row")
         if row is not None and row["offset"] > log.log_end_offset:
             ahead.append(f"group {group!r} committed offset {row['offset']}, past the log end "
@@ -254,8 +254,8 @@ def combine(results: list[dict[str, Any]], options: AuditOptions, end_instant: i
         "partitions": [{k: r[k] for k in ("topic", "partition", "copy", "log_end_offset", "behind", "problems",
                                           "notes", "rows")} for r in results],
         "groups": groups,
-        "describe": sorted((o for r in results for o in r["offsets"]),
-                           key=lambda o: (o["group"], o["topic"], o["partition"])),
+        "describe": sorted((o for r in results for o in r["offsets"]),  # --group's table only
+                           key=lambda o: (o["group"], o["topic"], o["partition"])) if options.group_pattern else [],
         "sparklines": {f"{g}|{r['topic']}-{r['partition']}": line for r in results for g, line in
                        r["sparklines"].items()},
         "without_data": missing,
