@@ -23,7 +23,7 @@ if not pure_forced():
         Extension(
             "kgtool.codec._speedups",
             sources=["kgtool/codec/_speedups.c"],
-            depends=["kgtool/codec/_dump.h"],  # decode-batch's printer, included by _speedups.c
+            depends=["kgtool/codec/_dump.h", "kgtool/codec/_seek.h"],  # the printer, the seek sweep: included
             libraries=["z"],  # zlib: the audit's scan inflates small gzip batches itself
             extra_compile_args=["-O3", "-std=c99", "-Wall", "-Wno-unused-function"],
             optional=True,
@@ -33,6 +33,7 @@ if not pure_forced():
         Extension(
             "kgtool.offsets._replay",
             sources=["kgtool/offsets/_replay.c"],
+            depends=["kgtool/offsets/_lag.h"],  # the lag kernel, included
             extra_compile_args=["-O3", "-std=c99", "-Wall"],
             optional=True,
         )

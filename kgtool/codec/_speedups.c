@@ -2546,8 +2546,10 @@ static PyObject *py_read_varint(PyObject *self, PyObject *args) { return read_ba
 static PyObject *py_read_varlong(PyObject *self, PyObject *args) { return read_base128_py(args, 2); }
 
 #include "_dump.h"
+#include "_seek.h"
 
 static PyMethodDef methods[] = {
+    {"seek_sweep", py_seek_sweep, METH_VARARGS, "ListOffsets by timestamp, or the timestamp at an offset, for many keys of one segment."},
     {"dump_tuples", py_dump_tuples, METH_VARARGS, "Decoded records (field tuples) as decode-batch prints them."},
     {"dump_records", py_dump_records, METH_VARARGS, "Records of a v2 batch as decode-batch prints them."},
     {"dump_segment", py_dump_segment, METH_VARARGS, "Plain v2 batches as decode-batch prints them (JSON Lines, JSON, text)."},

@@ -602,7 +602,10 @@ fail:
     return NULL;
 }
 
+#include "_lag.h"
+
 static PyMethodDef methods[] = {
+    {"lag_rows", py_lag_rows, METH_VARARGS, "The lag rows and Burrow statuses of one data partition's sequences."},
     {"replay_commits", py_replay_commits, METH_VARARGS, "Replay offset commits into the partition state."},
     {"end_transaction", py_end_transaction, METH_VARARGS, "Replay a COMMIT or ABORT marker of one producer."},
     {"track_moves", py_track_moves, METH_VARARGS, "The partitions whose owners changed (the zombie rule's moves)."},

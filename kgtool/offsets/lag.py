@@ -22,9 +22,12 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
-from kgtool.offsets.burrow import INTERVALS, OFFSET_REFRESH_MS, CommitWindow, Status, poll_instants
+import numpy as np
+
+from kgtool import native
+from kgtool.offsets.burrow import INTERVALS, MIN_DISTANCE_MS, OFFSET_REFRESH_MS, CommitWindow, Status, poll_instants
 
 DEFAULT_STEP_MS = 60_000
 DEFAULT_WARN_MS = 300_000
@@ -124,12 +127,13 @@ def owner_at(owners: Sequence[tuple[int, Owner | None]], t: int, times: Sequence
 
 def lag_rows(effective: Sequence[Effective], owners: Sequence[tuple[int, Owner | None]], log: LogView, *,
              step_ms: int = DEFAULT_STEP_MS, until: int | None = None, end: int | None = None,
-             intervals: int = INTERVALS, refresh_ms: int = OFFSET_REFRESH_MS) -> tuple[list[LagRow], LagRow | None]:
+             intervals: int = INTERVALS, refresh_ms: int = OFFSET_REFRESH_MS,
+             min_distance_ms: int = MIN_DISTANCE_MS) -> tuple[list[LagRow], LagRow | None]:
     """The rows of one (group, topic, partition), in time order (``effective`` in log order), up
     to ``until``; and the state at ``end`` (the audit's end or ``--until``: the offsets table's
     lag, and the last point of the episodes), None without a committed offset then."""
     rows: list[LagRow] = []
-    window = CommitWindow(intervals)
+    window = CommitWindow(intervals, min_distance_ms)
     k = 0
     committed: int | None = None
     owner_times = [ts for ts, _ in owners]
@@ -140,7 +144,7 @@ def lag_rows(effective: Sequence[Effective], owners: Sequence[tuple[int, Owner |
             e = effective[k]
             committed = e.offset
             if e.offset is None:
-                window = CommitWindow(intervals)  # deleted: Burrow starts over with the next commit
+                window = CommitWindow(intervals, min_distance_ms)  # deleted: Burrow starts over with the next commit
             else:
                 window.add(e.offset, e.timestamp, log.end(e.timestamp))
             k += 1
@@ -255,3 +259,164 @@ def rule_of(ep: GroupEpisode, last_instant: int, warn_ms: int = DEFAULT_WARN_MS)
         if end - ep.start <= warn_ms:
             return None
     return rule
+
+
+# ---- a data partition's sequences at once, as arrays (the lag phase's path) ------------------------
+
+#: ``Effective.offset`` None (a deleted committed offset) in the arrays.
+DELETED = np.iinfo(np.int64).min
+_replay: Any = native.load("kgtool.offsets._replay")
+#: ``_lag.h``'s mark on a status that is STOP unless a recent poll saw the consumer caught up.
+_POLLS = 16
+
+
+@dataclass
+class LagArrays:
+    """The rows of every sequence (a group's commits on one partition) of a data partition.
+
+    ``seq`` (int32), ``t``, ``committed``, ``end``, ``lag``, ``lag_ms`` (int64), ``status``
+    (uint8, :class:`Status`), ``owner`` (int32, an index into the owners given, -1: none),
+    ``kind`` (uint8: 0 a lag table row, 1 the state at the end only), one element a row, rows
+    in sequence order then time; ``last`` (int64, a sequence each): the row holding the state at
+    the end, -1 without a committed offset then."""
+
+    seq: np.ndarray
+    t: np.ndarray
+    committed: np.ndarray
+    end: np.ndarray
+    lag: np.ndarray
+    lag_ms: np.ndarray
+    status: np.ndarray
+    owner: np.ndarray
+    kind: np.ndarray
+    last: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.t)
+
+    def take(self, idx: np.ndarray) -> LagArrays:
+        return LagArrays(*(getattr(self, f)[idx] for f in _ROW_FIELDS), self.last)
+
+
+_ROW_FIELDS = ("seq", "t", "committed", "end", "lag", "lag_ms", "status", "owner", "kind")
+
+
+class PartitionSource(Protocol):
+    """What :func:`partition_lag` asks of a data partition, as
+    :class:`kgtool.storage.list_offsets.PartitionLog` answers it: many instants or offsets at
+    once (ascending), or one at a time (the pure-Python path)."""
+
+    def ends_at(self, times: np.ndarray) -> np.ndarray: ...
+
+    def stamps_at(self, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]: ...
+
+    def end_at(self, t: int) -> int: ...
+
+    def timestamp_at(self, offset: int) -> int | None: ...
+
+
+def step_instants(bounds: np.ndarray, when: np.ndarray, step_ms: int) -> tuple[np.ndarray, np.ndarray]:
+    """Every ``first + k step`` before the last commit of each sequence (k >= 1): (instants, their
+    sequence), as :func:`instants` makes them."""
+    first_i, last_i = bounds[:-1], bounds[1:] - 1
+    live = last_i >= first_i
+    count = np.zeros(len(first_i), np.int64)
+    if step_ms > 0 and live.any():
+        span = when[last_i[live]] - when[first_i[live]]
+        count[live] = np.maximum((span - 1) // step_ms, 0)
+    total = int(count.sum())
+    seqs = np.repeat(np.arange(len(count), dtype=np.int64), count)
+    if not total:
+        return np.zeros(0, np.int64), seqs
+    starts = np.repeat(np.cumsum(count) - count, count)
+    k = np.arange(total, dtype=np.int64) - starts + 1
+    return when[np.repeat(first_i, count)] + k * step_ms, seqs
+
+
+def partition_lag(bounds: np.ndarray, when: np.ndarray, offset: np.ndarray, owner_bounds: np.ndarray,
+                  owner_times: np.ndarray, owner_ids: np.ndarray, log: Any, *, step_ms: int = DEFAULT_STEP_MS,
+                  until: int | None = None, end: int | None = None, intervals: int = INTERVALS,
+                  min_distance_ms: int = MIN_DISTANCE_MS, refresh_ms: int = OFFSET_REFRESH_MS,
+                  pure: bool = False) -> LagArrays:
+    """:func:`lag_rows` of every sequence of one data partition at once. Sequence ``s`` is
+    commits ``bounds[s]:bounds[s+1]`` (``when`` ascending within it, ``offset`` DELETED where the
+    committed offset was deleted); its owners ``owner_bounds[s]:owner_bounds[s+1]`` (times
+    ascending, ids -1 for none). ``log``: :class:`PartitionSource`.
+
+    The instants are asked of the log once each, ascending (one walk per segment), and so are the
+    committed offsets' timestamps; the rows come from ``_lag.h`` (``pure``, or without the
+    compiled extension: :func:`lag_rows` a sequence at a time, the same rows)."""
+    bounds = np.ascontiguousarray(bounds, np.int64)
+    when = np.ascontiguousarray(when, np.int64)
+    offset = np.ascontiguousarray(offset, np.int64)
+    if pure or _replay is None:
+        return _partition_lag_py(bounds, when, offset, owner_bounds, owner_times, owner_ids, log, step_ms, until, end,
+                                 intervals, min_distance_ms, refresh_ms)
+    steps, _ = step_instants(bounds, when, step_ms)
+    asked = [when, steps] + ([np.array([end], np.int64)] if end is not None else [])
+    instants_ = np.unique(np.concatenate(asked))
+    ends = log.ends_at(instants_)
+    end_commit = ends[np.searchsorted(instants_, when)] if len(when) else np.zeros(0, np.int64)
+    live = offset != DELETED
+    offs = np.unique(offset[live])
+    stamps_u, known_u = log.stamps_at(offs)
+    at = np.searchsorted(offs, np.where(live, offset, 0))
+    at = np.minimum(at, max(len(offs) - 1, 0))
+    stamp = stamps_u[at] if len(offs) else np.zeros(len(when), np.int64)
+    known = (known_u[at] & live) if len(offs) else np.zeros(len(when), np.bool_)
+    nseq = len(bounds) - 1
+    cap = len(when) + len(steps) + nseq
+    out = LagArrays(np.empty(cap, np.int32), np.empty(cap, np.int64), np.empty(cap, np.int64),
+                    np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap, np.int64),
+                    np.empty(cap, np.uint8), np.empty(cap, np.int32), np.empty(cap, np.uint8),
+                    np.empty(nseq, np.int64))
+    n = _replay.lag_rows(bounds, when, offset, end_commit, np.ascontiguousarray(stamp, np.int64),
+                         known.astype(np.uint8), instants_, ends,
+                         np.ascontiguousarray(owner_bounds, np.int64), np.ascontiguousarray(owner_times, np.int64),
+                         np.ascontiguousarray(owner_ids, np.int32), step_ms, until or 0, until is not None,
+                         end or 0, end is not None, intervals, min_distance_ms,
+                         out.seq, out.t, out.committed, out.end, out.lag, out.lag_ms, out.status, out.owner,
+                         out.kind, out.last)
+    rows = out.take(np.arange(n))
+    polled = np.flatnonzero(rows.status >= _POLLS)
+    if len(polled):  # checkIfRecentLagZero: the log ends at Burrow's last polls before each such row
+        grid = rows.t[polled][:, None] - refresh_ms * np.arange(intervals - 1, -1, -1, dtype=np.int64)[None, :]
+        polls = np.unique(grid)
+        seen = log.ends_at(polls)[np.searchsorted(polls, grid)]
+        caught_up = (seen <= rows.committed[polled][:, None]).any(axis=1)
+        rows.status[polled] = np.where(caught_up, rows.status[polled] - _POLLS, int(Status.STOP))
+    return rows
+
+
+def _partition_lag_py(bounds, when, offset, owner_bounds, owner_times, owner_ids, log, step_ms, until, end, intervals,
+                      min_distance_ms, refresh_ms) -> LagArrays:
+    """The pure-Python path of :func:`partition_lag`: :func:`lag_rows` per sequence."""
+    view = LogView(log.end_at, log.timestamp_at)
+    cols: dict[str, list[Any]] = {f: [] for f in _ROW_FIELDS}
+    last = np.full(len(bounds) - 1, -1, np.int64)
+    window_min = min_distance_ms
+
+    for s in range(len(bounds) - 1):
+        eff = [Effective(int(when[j]), None if offset[j] == DELETED else int(offset[j]))
+               for j in range(bounds[s], bounds[s + 1])]
+        owners = [(int(owner_times[j]), None if owner_ids[j] < 0 else int(owner_ids[j]))
+                  for j in range(owner_bounds[s], owner_bounds[s + 1])]
+        rows, at_end = lag_rows(eff, owners, view, step_ms=step_ms, until=until, end=end, intervals=intervals,
+                                refresh_ms=refresh_ms, min_distance_ms=window_min)
+        pairs = [(r, 0) for r in rows]
+        if at_end is not None and not (rows and at_end is rows[-1]):
+            pairs.append((at_end, 1))
+        for r, kind in pairs:
+            cols["seq"].append(s)
+            cols["t"].append(r.timestamp)
+            cols["committed"].append(r.committed_offset)
+            cols["end"].append(r.log_end_offset)
+            cols["lag"].append(r.lag)
+            cols["lag_ms"].append(r.lag_ms)
+            cols["status"].append(int(Status[r.lag_status]))
+            cols["owner"].append(-1 if r.owner is None else r.owner)
+            cols["kind"].append(kind)
+        if at_end is not None:
+            last[s] = len(cols["t"]) - 1
+    types = {"seq": np.int32, "status": np.uint8, "owner": np.int32, "kind": np.uint8}
+    return LagArrays(*(np.array(cols[f], types.get(f, np.int64)) for f in _ROW_FIELDS), last)

@@ -18,14 +18,23 @@ batch differs from the longest copy's batch at the same offset is a problem nami
 
 from __future__ import annotations
 
+import mmap
 from bisect import bisect_left
 from dataclasses import dataclass, field
+from typing import Any
 
+import numpy as np
+
+from kgtool import native
 from kgtool.codec.model import RecordBatch
 from kgtool.codec.summary import TAIL_KINDS
 from kgtool.storage.files import FileKind, list_segments
 from kgtool.storage.logview import batch_headers
 from kgtool.storage.seek import _floor, _Segment, seek_time_in
+
+_speedups: Any = native.load("kgtool.codec._speedups")
+#: seek_sweep's answer where it declines (kgtool/codec/_seek.h): the Python reader answers.
+ASK_PYTHON = np.iinfo(np.int64).min
 
 
 class PartitionLog:
@@ -36,6 +45,7 @@ class PartitionLog:
         self.segments = list_segments(directory)
         self.notes: list[str] = []
         self._open: dict[int, _Segment] = {}
+        self._arrays: dict[int, dict[FileKind, Any]] = {}
         self._running_max: list[int] | None = None
         self._leo: int | None = None
         self._last_batch: RecordBatch | None = None
@@ -48,7 +58,114 @@ class PartitionLog:
         seg = self._open.get(k)
         if seg is None:
             seg = self._open[k] = _Segment(self.segments[k])
+            if isinstance(seg.data, mmap.mmap):
+                # questions jump from index entry to index entry: the kernel's readahead around
+                # each fault would read most of the partition for the few pages looked at
+                seg.data.madvise(mmap.MADV_RANDOM)
         return seg
+
+    def _index_arrays(self, k: int, kind: FileKind) -> tuple[np.ndarray, np.ndarray] | None:
+        """A segment's usable offset index as (offsets, positions), or time index as (timestamps,
+        offsets), absolute, in entry order; None when it is absent or fails its check."""
+        seg = self._seg(k)
+        cache = self._arrays.setdefault(k, {})
+        if kind not in cache:
+            idx = seg.index(kind, self.notes)
+            if idx is None:
+                cache[kind] = None
+            else:
+                dt = np.dtype([("a", ">i4"), ("b", ">i4")]) if kind is FileKind.offset_index else \
+                    np.dtype([("a", ">i8"), ("b", ">i4")])
+                raw = np.frombuffer(idx.data, dtype=dt, count=idx.entries) if idx.entries else np.zeros(0, dt)
+                a, b = raw["a"].astype(np.int64), raw["b"].astype(np.int64)
+                if kind is FileKind.offset_index:
+                    a += idx.base_offset
+                else:
+                    b += idx.base_offset
+                cache[kind] = (a, b)
+        return cache[kind]
+
+    def _starts(self, k: int, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``OffsetIndex.lookup`` for each offset (-1: none): (position, the entry's offset or -1)."""
+        oi = self._index_arrays(k, FileKind.offset_index)
+        if oi is None:
+            self._seg(k).position_for(0, self.notes)  # the note position_for gives
+            return np.zeros(len(offsets), np.int64), np.full(len(offsets), -1, np.int64)
+        slot = np.searchsorted(oi[0], offsets, "right") - 1
+        ok = (slot >= 0) & (offsets >= 0)
+        slot = np.maximum(slot, 0)
+        pos = np.where(ok, oi[1][slot] if len(oi[1]) else 0, 0)
+        return pos.astype(np.int64), np.where(ok, oi[0][slot] if len(oi[0]) else -1, -1).astype(np.int64)
+
+    def ends_at(self, times: np.ndarray) -> np.ndarray:
+        """:meth:`end_at` of each of ``times`` (ascending, int64), one walk per segment
+        (``_speedups.seek_sweep``); what the walk declines is answered by :meth:`end_at`."""
+        times = np.ascontiguousarray(times, np.int64)
+        out = np.full(len(times), self.log_end_offset, np.int64)
+        if not len(times) or not self.segments:
+            return out
+        if _speedups is None:
+            return np.fromiter((self.end_at(int(t)) for t in times), np.int64, len(times))
+        first = np.searchsorted(np.asarray(self._largest(), np.int64), times, "left")  # bisect_left, as end_at
+        bounds = np.searchsorted(first, np.arange(len(self.segments) + 1), "left")
+        for k in range(len(self.segments)):
+            a, b = bounds[k], bounds[k + 1]
+            if a == b:
+                continue
+            keys = times[a:b]
+            ti = self._index_arrays(k, FileKind.time_index)
+            if ti is not None and self._index_arrays(k, FileKind.offset_index) is not None and len(ti[0]):
+                slot = np.searchsorted(ti[0], keys, "right") - 1  # TimeIndex.lookup
+                has = slot >= 0
+                slot = np.maximum(slot, 0)
+                check_off = np.where(has, ti[1][slot], -1).astype(np.int64)
+                check_ts = np.where(has, ti[0][slot], 0).astype(np.int64)
+            else:
+                check_off = np.full(len(keys), -1, np.int64)
+                check_ts = np.zeros(len(keys), np.int64)
+            starts, soffs = self._starts(k, check_off)
+            got = np.frombuffer(_speedups.seek_sweep(self._seg(k).data, 0, keys, starts, soffs, check_off, check_ts),
+                                np.int64).copy()
+            for i in np.flatnonzero(got == ASK_PYTHON):
+                got[i] = self.end_at(int(keys[i]))
+            out[a:b] = got
+        return out
+
+    def stamps_at(self, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`timestamp_at` of each of ``offsets`` (ascending, int64): (timestamps, known),
+        ``known`` False where it is None; one walk per segment, as :meth:`ends_at`."""
+        offsets = np.ascontiguousarray(offsets, np.int64)
+        stamps = np.zeros(len(offsets), np.int64)
+        known = np.zeros(len(offsets), np.bool_)
+        if not len(offsets) or not self.segments:
+            return stamps, known
+        leo = self.log_end_offset
+        if _speedups is None:
+            for i, o in enumerate(offsets):
+                ts = self.timestamp_at(int(o))
+                stamps[i], known[i] = (0, False) if ts is None else (ts, True)
+            return stamps, known
+        floor = np.maximum(np.searchsorted(np.asarray([s.base_offset for s in self.segments], np.int64),
+                                           offsets, "right") - 1, 0)  # _floor
+        bounds = np.searchsorted(floor, np.arange(len(self.segments) + 1), "left")
+        for k in range(len(self.segments)):
+            a, b = bounds[k], bounds[k + 1]
+            keys = offsets[a:b]
+            keys = keys[keys < leo]
+            if not len(keys):
+                continue
+            starts, soffs = self._starts(k, keys)
+            none = np.full(len(keys), -1, np.int64)
+            got = np.frombuffer(_speedups.seek_sweep(self._seg(k).data, 1, keys, starts, soffs, none, none),
+                                np.int64)
+            ok = got != ASK_PYTHON
+            stamps[a:a + len(keys)][ok] = got[ok]
+            known[a:a + len(keys)][ok] = True
+            for i in np.flatnonzero(~ok):
+                ts = self.timestamp_at(int(keys[i]))
+                if ts is not None:
+                    stamps[a + i], known[a + i] = ts, True
+        return stamps, known
 
     def _largest(self) -> list[int]:
         """Each segment's largest timestamp so far, as a running maximum (ascending)."""

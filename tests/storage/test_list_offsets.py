@@ -122,3 +122,78 @@ def test_a_truncated_tail_is_an_active_segment_not_a_problem(partition, tmp_path
         fh.truncate(os.path.getsize(last) - 10)
     log = PartitionLog(d)
     assert log.problems == [] and log.log_end_offset < PartitionLog(partition).log_end_offset
+
+
+# ---- many questions at once: PartitionLog.ends_at / stamps_at (the C walk, _seek.h) ----------------
+
+def _sweep_equals_one_by_one(d: str, instants, offsets) -> None:
+    import numpy as np
+
+    one, many = PartitionLog(d), PartitionLog(d)
+    times = np.array(sorted(set(instants)), np.int64)
+    assert many.ends_at(times).tolist() == [one.end_at(int(t)) for t in times]
+    offs = np.array(sorted(set(offsets)), np.int64)
+    stamps, known = many.stamps_at(offs)
+    want = [one.timestamp_at(int(o)) for o in offs]
+    assert [int(s) if k else None for s, k in zip(stamps, known)] == want
+    assert sorted(set(many.notes)) == sorted(set(one.notes))
+
+
+def test_the_sweep_answers_as_one_question_at_a_time(partition):
+    recs = _records(partition)
+    stamps = sorted({ts for _, ts in recs if ts is not None})
+    instants = {TS - 10_000, stamps[-1] + 1} | set(stamps) | {t - 1 for t in stamps} | {t + 1 for t in stamps}
+    _sweep_equals_one_by_one(partition, instants, range(-1, max(o for o, _ in recs) + 3))
+
+
+def test_the_sweep_with_a_wrong_index_entry_or_no_index_declines_to_python(partition, tmp_path):
+    import struct
+
+    broken = str(tmp_path / "broken" / "orders-3")
+    shutil.copytree(partition, broken)
+    ti = sorted(f for f in os.listdir(broken) if f.endswith(".timeindex"))[0]
+    with open(os.path.join(broken, ti), "r+b") as fh:  # entry 1's timestamp no longer its batch's
+        fh.seek(12)
+        ts, rel = struct.unpack(">qi", fh.read(12))
+        fh.seek(12)
+        fh.write(struct.pack(">qi", ts - 1, rel))
+    gone = str(tmp_path / "gone" / "orders-3")
+    shutil.copytree(partition, gone)
+    for name in os.listdir(gone):
+        if name.endswith((".index", ".timeindex")):
+            os.remove(os.path.join(gone, name))
+    for d in (broken, gone):
+        _sweep_equals_one_by_one(d, range(TS - 5000, TS + 250_000, 777), range(0, 400, 3))
+    log = PartitionLog(broken)
+    log.ends_at(__import__("numpy").arange(TS - 5000, TS + 250_000, 777))
+    assert any("does not match the log" in n for n in log.notes)
+
+
+@pytest.mark.parametrize("compression", ["none", "gzip", "lz4"])
+@pytest.mark.parametrize("append_time", [False, True])
+def test_the_sweep_on_random_partitions(tmp_path, compression, append_time):
+    """Random batches (timestamps out of order, gaps, markers, LogAppendTime, compression): the
+    walk answers or declines, never differs."""
+    import random
+
+    from kgtool.codec.batch import LOG_APPEND_TIME, encode_batch_v2, encode_end_txn_marker
+    from tests.storage.writer import PartitionWriter
+
+    rnd = random.Random(f"{compression}{append_time}")
+    d = str(tmp_path / "t-0")
+    w = PartitionWriter(d, segment_bytes=6_000)
+    offset, t = 0, TS
+    for i in range(300):
+        t += rnd.randrange(0, 900)
+        if i % 17 == 5:
+            w.append(encode_end_txn_marker(commit=True, producer_id=3, producer_epoch=0, coordinator_epoch=1,
+                                           base_offset=offset, timestamp=t))
+            offset += 1
+            continue
+        n = rnd.randrange(1, 6)
+        recs = [(b"k", b"v" * rnd.randrange(0, 200), [], t + rnd.randrange(-3000, 3000)) for _ in range(n)]
+        kw = {"timestamp_type": LOG_APPEND_TIME, "log_append_time": t} if append_time else {}
+        w.append(encode_batch_v2(recs, base_offset=offset, compression=compression, **kw))
+        offset += n + (rnd.randrange(0, 3) if i % 5 == 0 else 0)  # a gap now and then (compaction)
+    w.close()
+    _sweep_equals_one_by_one(d, range(TS - 4000, t + 4000, 97), range(-2, offset + 3))

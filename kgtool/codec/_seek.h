@@ -1,0 +1,147 @@
+/* ListOffsets by timestamp and the timestamp at an offset, for many questions of one segment in one
+ * forward walk (included by _speedups.c; the pure-Python twin is kgtool.storage.list_offsets'
+ * PartitionLog.end_at and timestamp_at, which answer whatever this walk declines).
+ *
+ * seek_sweep(buffer, mode, keys, starts, start_offsets, check_offsets, check_timestamps) -> bytes
+ *   Every argument after mode is a buffer of native int64, one per question, keys ascending.
+ *   mode 0 (UnifiedLog.fetchOffsetByTimestamp, FileRecords.searchForTimestamp): key T; the answer
+ *     is the offset of the first record, from starts[i] on, whose timestamp is at least T (the
+ *     batch's max timestamp for LogAppendTime). Before scanning, the time index entry the start
+ *     came from (check_offsets[i], check_timestamps[i]; offset -1: none) is held to the log as
+ *     LogSegment does (the batch holding its offset has that max timestamp).
+ *   mode 1: key O; the answer is the timestamp of the first record at or after offset O of a data
+ *     batch (control batches skipped): the next record a consumer at O reads.
+ *   start_offsets[i]: the offset index entry starts[i] came from (-1: none, start 0); the batch
+ *   there must begin at or before it (OffsetIndex.lookup, checked as PartitionLog does).
+ * Returns the answers, int64 each; SEEK_ASK_PYTHON where this walk declines: a compressed or
+ * legacy batch, a CRC or record that does not check out, an index entry that does not match, or
+ * the end of the segment reached (the answer lies in a later segment, or nowhere). The walk is
+ * linear in the segment: answers are monotone in the keys, so each scan starts at the later of
+ * its start and the previous answer's batch. */
+
+#define SEEK_ASK_PYTHON INT64_MIN
+
+typedef struct {
+    const uint8_t *base;
+    int64_t size;
+} seg_t;
+
+/* The v2 batch header at pos: 0 ok (fields set), 1 not a whole v2 batch there. */
+typedef struct {
+    int64_t base_offset, last_offset, base_ts, max_ts, total;
+    int16_t attributes;
+    int32_t count;
+} bhead_t;
+
+static int seek_head(const seg_t *s, int64_t pos, bhead_t *h) {
+    if (pos < 0 || pos + 61 > s->size) return 1;
+    const uint8_t *p = s->base + pos;
+    int32_t length = be32(p + 8);
+    if (length < 49 || pos + 12 + (int64_t)length > s->size || p[16] != 2) return 1;
+    h->total = 12 + (int64_t)length;
+    h->base_offset = be64(p);
+    h->attributes = be16(p + 21);
+    h->last_offset = h->base_offset + be32(p + 23);
+    h->base_ts = be64(p + 27);
+    h->max_ts = be64(p + 35);
+    h->count = be32(p + 57);
+    return 0;
+}
+
+/* The first record of the (plain, CRC-checked) batch at pos meeting the key: mode 0, timestamp
+ * >= key, gives its offset; mode 1, offset >= key, gives its timestamp. 0 found, 1 none in the
+ * batch, 2 declined. */
+static int seek_records(const seg_t *s, int64_t pos, const bhead_t *h, int mode, int64_t key, int64_t *out,
+                        int64_t *verified) {
+    const uint8_t *p = s->base + pos;
+    if (h->attributes & 7) return 2; /* compressed: the Python reader decompresses */
+    if (*verified != pos) { /* the CRC once per batch, however many questions it answers */
+        if ((uint32_t)be32(p + 17) != crc32c_compute(p + 21, (size_t)(h->total - 21))) return 2;
+        *verified = pos;
+    }
+    int lat = (h->attributes & 8) != 0;
+    const uint8_t *r = p + 61, *e = p + h->total;
+    for (int32_t i = 0; i < h->count; i++) {
+        int32_t len;
+        if (rd_varint(&r, e, &len) || len < 0 || len > e - r) return 2;
+        const uint8_t *q = r + 1, *next = r + len; /* past the record's attributes */
+        int64_t tsd;
+        int32_t offd;
+        if (next > e || rd_varlong(&q, next, &tsd) || rd_varint(&q, next, &offd)) return 2;
+        int64_t ts = lat ? h->max_ts : wrap_add(h->base_ts, tsd);
+        int64_t off = h->base_offset + offd;
+        if (mode == 0 ? ts >= key : off >= key) {
+            *out = mode == 0 ? off : ts;
+            return 0;
+        }
+        r = next;
+    }
+    return 1;
+}
+
+/* The holder of a time index entry: the batch from pos whose last offset reaches off must begin
+ * at or before it and have max timestamp ts. 0 ok, 1 not. */
+static int seek_holder_ok(const seg_t *s, int64_t pos, int64_t off, int64_t ts) {
+    bhead_t h;
+    while (!seek_head(s, pos, &h)) {
+        if (h.last_offset >= off) return !(h.base_offset <= off && h.max_ts == ts);
+        pos += h.total;
+    }
+    return 1;
+}
+
+static PyObject *py_seek_sweep(PyObject *self, PyObject *args) {
+    Py_buffer data, keys, starts, soffs, coffs, cts;
+    int mode;
+    if (!PyArg_ParseTuple(args, "y*iy*y*y*y*y*", &data, &mode, &keys, &starts, &soffs, &coffs, &cts)) return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t n = keys.len / 8;
+    if ((mode != 0 && mode != 1) || keys.len % 8 || starts.len != keys.len || soffs.len != keys.len ||
+        coffs.len != keys.len || cts.len != keys.len) {
+        PyErr_SetString(PyExc_ValueError, "seek_sweep: mode 0 or 1 and five int64 arrays of one length");
+        goto done;
+    }
+    result = PyBytes_FromStringAndSize(NULL, n * 8);
+    if (!result) goto done;
+    int64_t *out = (int64_t *)PyBytes_AS_STRING(result);
+    const int64_t *k = keys.buf, *st = starts.buf, *so = soffs.buf, *co = coffs.buf, *ct = cts.buf;
+    seg_t s = {(const uint8_t *)data.buf, (int64_t)data.len};
+    int64_t cursor = -1;   /* the batch of the previous answer */
+    int64_t verified = -1; /* the last batch whose CRC checked out */
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t pos = st[i];
+        out[i] = SEEK_ASK_PYTHON;
+        if (cursor > pos) {
+            pos = cursor;
+        } else {
+            bhead_t h0;
+            if (so[i] >= 0 && (seek_head(&s, pos, &h0) || h0.base_offset > so[i])) continue;
+            if (mode == 0 && co[i] >= 0 && seek_holder_ok(&s, pos, co[i], ct[i])) continue;
+        }
+        bhead_t h;
+        while (!seek_head(&s, pos, &h)) {
+            int skip = mode == 0 ? h.max_ts < k[i] : (h.last_offset < k[i] || (h.attributes & 0x20));
+            if (!skip) {
+                int64_t v;
+                int c = seek_records(&s, pos, &h, mode, k[i], &v, &verified);
+                if (c == 2) break;
+                if (c == 0) {
+                    out[i] = v;
+                    cursor = pos;
+                    break;
+                }
+            }
+            pos += h.total;
+        }
+    }
+    Py_END_ALLOW_THREADS
+done:
+    PyBuffer_Release(&data);
+    PyBuffer_Release(&keys);
+    PyBuffer_Release(&starts);
+    PyBuffer_Release(&soffs);
+    PyBuffer_Release(&coffs);
+    PyBuffer_Release(&cts);
+    return result;
+}

@@ -1,0 +1,122 @@
+"""The lag kernel (``kgtool/offsets/_lag.h``) against its pure-Python twin (``lag_rows`` a
+sequence at a time): the same rows, statuses, owners and end states, on random sequences (commits
+close together and far apart, rewinds, stalls, deletions, owners changing) over a random log."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kgtool.offsets import lag
+from kgtool.offsets.burrow import Status
+
+pytestmark = pytest.mark.skipif(lag._replay is None, reason="the compiled extension is not built (pure twin only)")
+
+
+class FakeLog:
+    """A data partition as (offset, timestamp) records, answered by definition."""
+
+    def __init__(self, stamps: list[int]) -> None:
+        self.stamps = stamps  # record k has offset k
+
+    def end_at(self, t: int) -> int:
+        return next((k for k, ts in enumerate(self.stamps) if ts >= t), len(self.stamps))
+
+    def timestamp_at(self, offset: int) -> int | None:
+        return self.stamps[offset] if 0 <= offset < len(self.stamps) else None
+
+    def ends_at(self, times):
+        return np.array([self.end_at(int(t)) for t in times], np.int64)
+
+    def stamps_at(self, offsets):
+        got = [self.timestamp_at(int(o)) for o in offsets]
+        return (np.array([0 if g is None else g for g in got], np.int64),
+                np.array([g is not None for g in got], np.bool_))
+
+
+T0 = 1_700_000_000_000
+
+
+@st.composite
+def partitions(draw):
+    n = draw(st.integers(0, 300))
+    gaps = draw(st.lists(st.integers(-2000, 4000), min_size=n, max_size=n))
+    stamps, t = [], T0
+    for g in gaps:
+        t += max(g, 0)
+        stamps.append(t + min(g, 0))  # stragglers now and then: CreateTime out of order
+    nseq = draw(st.integers(1, 6))
+    when, offset, bounds = [], [], [0]
+    ob, otimes, oids = [0], [], []
+    for _ in range(nseq):
+        k = draw(st.integers(0, 25))
+        ts = sorted(draw(st.lists(st.integers(T0 - 5000, T0 + 400_000), min_size=k, max_size=k)))
+        # commits bunched (merged by min-distance), stalled, rewound, deleted, ahead of the log
+        pos = 0
+        for x in ts:
+            move = draw(st.sampled_from([0, 0, 1, 5, 30, -7, None]))
+            if move is None:
+                offset.append(lag.DELETED)
+            else:
+                pos = max(0, pos + move)
+                offset.append(min(pos, n + 3))
+            when.append(x)
+        bounds.append(len(when))
+        m = draw(st.integers(0, 4))
+        for x in sorted(draw(st.lists(st.integers(T0 - 5000, T0 + 400_000), min_size=m, max_size=m, unique=True))):
+            otimes.append(x)
+            oids.append(draw(st.integers(-1, 3)))
+        ob.append(len(otimes))
+    step = draw(st.sampled_from([0, 997, 10_000, 60_000]))
+    until = draw(st.one_of(st.none(), st.integers(T0, T0 + 400_000)))
+    end = until if until is not None else draw(st.one_of(st.none(), st.integers(T0, T0 + 500_000)))
+    return stamps, [np.array(x, np.int64) for x in (bounds, when, offset, ob, otimes)] + \
+        [np.array(oids, np.int32)], step, until, end
+
+
+def _same(a: lag.LagArrays, b: lag.LagArrays) -> None:
+    for f in lag._ROW_FIELDS + ("last",):
+        assert getattr(a, f).tolist() == getattr(b, f).tolist(), f
+
+
+@settings(max_examples=300, deadline=None)
+@given(partitions())
+def test_the_kernel_gives_the_rows_of_lag_rows(case):
+    stamps, (bounds, when, offset, ob, otimes, oids), step, until, end = case
+    log = FakeLog(stamps)
+    kw = dict(step_ms=step, until=until, end=end)
+    _same(lag.partition_lag(bounds, when, offset, ob, otimes, oids, log, **kw),
+          lag.partition_lag(bounds, when, offset, ob, otimes, oids, log, pure=True, **kw))
+
+
+def test_stop_needs_the_polls_and_a_recent_catch_up_cancels_it():
+    """Burrow's STOP (no commit for longer than the window spans, lag now) is withdrawn when one
+    of the last 10 polls (10 s apart) saw the log end at or below the committed offset."""
+    stamps = [T0 + 1000 * k for k in range(100)]  # one record a second
+    log = FakeLog(stamps)
+    # commits every second up to offset 10 at T0+10s, then silence; steps of 1 s
+    when = np.array([T0 + 1000 * k for k in range(11)], np.int64)
+    offset = np.array(list(range(11)), np.int64)
+    bounds, ob = np.array([0, 11], np.int64), np.array([0, 0], np.int64)
+    for end, status in ((T0 + 60_000, Status.OK), (T0 + 200_000, Status.STOP)):
+        # at 60 s, the poll of 30 s before T0 saw the log end at 0: caught up then, not STOP
+        got = lag.partition_lag(bounds, when, offset, ob, np.zeros(0, np.int64), np.zeros(0, np.int32), log,
+                                step_ms=1000, end=end)
+        want = lag.partition_lag(bounds, when, offset, ob, np.zeros(0, np.int64), np.zeros(0, np.int32), log,
+                                 step_ms=1000, end=end, pure=True)
+        _same(got, want)
+        assert got.status[got.last[0]] == status
+        assert got.lag[got.last[0]] == 90 if status is Status.STOP else 50
+
+
+def test_step_instants_are_those_of_instants():
+    when = np.array([T0, T0 + 5, T0 + 250_000, T0 + 100, T0 + 100], np.int64)
+    bounds = np.array([0, 3, 3, 5], np.int64)
+    steps, seqs = lag.step_instants(bounds, when, 60_000)
+    want = []
+    for s in range(3):
+        eff = [lag.Effective(int(t), 0) for t in when[bounds[s]:bounds[s + 1]]]
+        want += [(t, s) for t in lag.instants(eff, 60_000, None) if t not in {e.timestamp for e in eff}]
+    assert sorted(zip(steps.tolist(), seqs.tolist())) == sorted(want)
