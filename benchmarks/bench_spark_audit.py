@@ -749,45 +749,57 @@ LAG_TOPIC = "page-views"
 LAG_TOPIC_ID = uuid.uuid5(uuid.NAMESPACE_URL, f"kgtool-bench/topic/{LAG_TOPIC}").bytes
 DATA_VALUE_BYTES = 100
 #: Bumped whenever the data topic's bytes change.
-DATA_GENERATOR_VERSION = 1
+DATA_GENERATOR_VERSION = 2  # 2: batches of at most batch.size (16 KiB), several a second
 
 
-def _data_second(rate: int, second: int) -> bytes:
-    """The batch of second ``second`` of a data partition (one leader append a second): records
-    ``second * rate + i`` stamped ``START_MS + 1000 second + 1000 i // rate``, keys
-    ``user-NNNNNNNN``, values of DATA_VALUE_BYTES bytes (the same every second):
-    :func:`kgtool.codec.batch.encode_batch_v2`."""
+#: The producer's batch.size (ProducerConfig, default 16384): a batch holds at most this many bytes.
+PRODUCER_BATCH_BYTES = 16384
+
+
+def _chunks(rate: int) -> list[tuple[int, int]]:
+    """A second's records as the producer batches them: (first index, count) per batch, each batch
+    at most PRODUCER_BATCH_BYTES (a record of the data topic takes the same bytes every second)."""
+    per = max(1, (PRODUCER_BATCH_BYTES - 61) // (DATA_VALUE_BYTES + 20))  # 61-byte header, ~120-byte records
+    return [(i, min(per, rate - i)) for i in range(0, rate, per)]
+
+
+def _data_second(rate: int, second: int) -> list[bytes]:
+    """The batches of second ``second`` of a data partition (one leader append a second, the
+    producer's batches of at most PRODUCER_BATCH_BYTES): records ``second * rate + i`` stamped
+    ``START_MS + 1000 second + 1000 i // rate``, keys ``user-NNNNNNNN``, values of DATA_VALUE_BYTES
+    bytes (the same every second): :func:`kgtool.codec.batch.encode_batch_v2`."""
     from kgtool.codec.batch import encode_batch_v2
 
     t0 = START_MS + 1000 * second
     value = b'{"page":"/p/0000","ms":'.ljust(DATA_VALUE_BYTES - 1, b" ") + b"}"
-    recs = [(b"user-%08d" % ((i * 7919) % 10**8), value, [], t0 + 1000 * i // rate) for i in range(rate)]
-    return encode_batch_v2(recs, base_offset=second * rate, partition_leader_epoch=0)
+    return [encode_batch_v2([(b"user-%08d" % ((i * 7919) % 10**8), value, [], t0 + 1000 * i // rate)
+                             for i in range(first, first + n)], base_offset=second * rate + first,
+                            partition_leader_epoch=0)
+            for first, n in _chunks(rate)]
 
 
 class _DataBatches:
-    """:func:`_data_second` fast: the records section (timestamp and offset deltas) is the same
-    every second, so the batch of second 0 serves as a template whose base offset, timestamps
-    and CRC are patched; checked byte for byte against :func:`_data_second`."""
+    """:func:`_data_second` fast: each batch's records section (timestamp and offset deltas) is the
+    same every second, so the batches of second 0 serve as templates whose base offset,
+    timestamps and CRC are patched; checked byte for byte against :func:`_data_second`."""
 
     def __init__(self, rate: int):
-        from kgtool.codec.batch import encode_batch_v2
         from kgtool.codec.primitives import crc32c
 
         self.rate = rate
         self._crc32c = crc32c
-        value = b'{"page":"/p/0000","ms":'.ljust(DATA_VALUE_BYTES - 1, b" ") + b"}"
-        recs = [(b"user-%08d" % ((i * 7919) % 10**8), value, [], START_MS + 1000 * i // rate) for i in range(rate)]
-        self.template = bytearray(encode_batch_v2(recs, base_offset=0, partition_leader_epoch=0))
-        self.max_delta = 1000 * (rate - 1) // rate
+        self.chunks = _chunks(rate)
+        self.templates = [bytearray(b) for b in _data_second(rate, 0)]
 
-    def batch(self, second: int) -> bytes:
-        b = self.template
-        t0 = START_MS + 1000 * second
-        struct.pack_into(">q", b, 0, second * self.rate)
-        struct.pack_into(">qq", b, 27, t0, t0 + self.max_delta)  # base timestamp, max timestamp
-        struct.pack_into(">I", b, 17, self._crc32c(memoryview(b)[21:]))
-        return bytes(b)
+    def batches(self, second: int) -> list[bytes]:
+        out = []
+        for (first, n), b in zip(self.chunks, self.templates):
+            t0 = START_MS + 1000 * second
+            struct.pack_into(">q", b, 0, second * self.rate + first)
+            struct.pack_into(">qq", b, 27, t0 + 1000 * first // self.rate, t0 + 1000 * (first + n - 1) // self.rate)
+            struct.pack_into(">I", b, 17, self._crc32c(memoryview(b)[21:]))
+            out.append(bytes(b))
+        return out
 
 
 def _write_data_partition(task: tuple) -> dict[str, Any]:
@@ -803,7 +815,7 @@ def _write_data_partition(task: tuple) -> dict[str, Any]:
     gen = _DataBatches(rate)
     w = PartitionWriter(tmp, segment_bytes=segment_bytes, topic_id=LAG_TOPIC_ID)
     for s in range(seconds):
-        w.append(gen.batch(s))
+        w.append(gen.batches(s))
     w.close()
     size = 0
     for f in os.listdir(tmp):
@@ -822,8 +834,8 @@ def _write_data_partition(task: tuple) -> dict[str, Any]:
 def data_rate(lag_mb: float, partitions: int, rounds: int) -> int:
     """Records a second per data partition so that ``rounds`` seconds of ``partitions`` partitions
     take about ``lag_mb`` MiB."""
-    probe = _DataBatches(100).template
-    per_record = (len(probe) - 61) / 100
+    probe = _data_second(100, 0)
+    per_record = (sum(len(b) for b in probe) - 61 * len(probe)) / 100
     per_second = lag_mb * MIB / partitions / max(rounds, 1)
     return max(1, int((per_second - 61) / per_record))
 
@@ -843,7 +855,7 @@ def generate_data_topic(root: str, partitions: int, rate: int, seconds: int, seg
     os.makedirs(root)
     gen = _DataBatches(rate)  # the fast batches are kgtool's encoder's
     for sec in (0, 1, 7, seconds - 1):
-        assert gen.batch(sec) == _data_second(rate, sec), "the data topic's fast batches differ from encode_batch_v2"
+        assert gen.batches(sec) == _data_second(rate, sec), "the data topic's fast batches differ from encode_batch_v2"
     t = time.perf_counter()
     dirs = [os.path.join(root, f"{LAG_TOPIC}-{p}") for p in range(partitions)]
     say(f"generating {root}: {partitions} partition(s) of {rate} records/s for {seconds} s, "

@@ -19,6 +19,9 @@
  * linear in the segment: answers are monotone in the keys, so each scan starts at the later of
  * its start and the previous answer's batch. */
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #define SEEK_ASK_PYTHON INT64_MIN
 
 typedef struct {
@@ -51,17 +54,37 @@ static int seek_head(const seg_t *s, int64_t pos, bhead_t *h) {
 /* The first record of the (plain, CRC-checked) batch at pos meeting the key: mode 0, timestamp
  * >= key, gives its offset; mode 1, offset >= key, gives its timestamp. 0 found, 1 none in the
  * batch, 2 declined. */
+/* Where the previous answer's record lies, to resume from for a larger key in the same batch:
+ * every record before it is below the previous key, so below this one. */
+typedef struct {
+    int64_t pos;        /* its batch (-1: none) */
+    const uint8_t *rec; /* the record */
+    int32_t index;      /* its index in the batch */
+} resume_t;
+
 static int seek_records(const seg_t *s, int64_t pos, const bhead_t *h, int mode, int64_t key, int64_t *out,
-                        int64_t *verified) {
+                        int64_t *verified, resume_t *at) {
     const uint8_t *p = s->base + pos;
     if (h->attributes & 7) return 2; /* compressed: the Python reader decompresses */
     if (*verified != pos) { /* the CRC once per batch, however many questions it answers */
+        /* the whole batch is read: one request for its pages, not a fault at a time (the
+         * segment is mapped MADV_RANDOM, for the index lookups and header walks) */
+        static long page = 0;
+        if (!page) page = sysconf(_SC_PAGESIZE);
+        uintptr_t a = (uintptr_t)p & ~(uintptr_t)(page - 1);
+        (void)madvise((void *)a, (size_t)((uintptr_t)p + (uintptr_t)h->total - a), MADV_WILLNEED);
         if ((uint32_t)be32(p + 17) != crc32c_compute(p + 21, (size_t)(h->total - 21))) return 2;
         *verified = pos;
     }
     int lat = (h->attributes & 8) != 0;
     const uint8_t *r = p + 61, *e = p + h->total;
-    for (int32_t i = 0; i < h->count; i++) {
+    int32_t i0 = 0;
+    if (at->pos == pos) {
+        r = at->rec;
+        i0 = at->index;
+    }
+    for (int32_t i = i0; i < h->count; i++) {
+        const uint8_t *start = r;
         int32_t len;
         if (rd_varint(&r, e, &len) || len < 0 || len > e - r) return 2;
         const uint8_t *q = r + 1, *next = r + len; /* past the record's attributes */
@@ -72,6 +95,9 @@ static int seek_records(const seg_t *s, int64_t pos, const bhead_t *h, int mode,
         int64_t off = h->base_offset + offd;
         if (mode == 0 ? ts >= key : off >= key) {
             *out = mode == 0 ? off : ts;
+            at->pos = pos;
+            at->rec = start;
+            at->index = i;
             return 0;
         }
         r = next;
@@ -108,6 +134,7 @@ static PyObject *py_seek_sweep(PyObject *self, PyObject *args) {
     seg_t s = {(const uint8_t *)data.buf, (int64_t)data.len};
     int64_t cursor = -1;   /* the batch of the previous answer */
     int64_t verified = -1; /* the last batch whose CRC checked out */
+    resume_t at = {-1, NULL, 0};
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t i = 0; i < n; i++) {
         int64_t pos = st[i];
@@ -124,7 +151,7 @@ static PyObject *py_seek_sweep(PyObject *self, PyObject *args) {
             int skip = mode == 0 ? h.max_ts < k[i] : (h.last_offset < k[i] || (h.attributes & 0x20));
             if (!skip) {
                 int64_t v;
-                int c = seek_records(&s, pos, &h, mode, k[i], &v, &verified);
+                int c = seek_records(&s, pos, &h, mode, k[i], &v, &verified, &at);
                 if (c == 2) break;
                 if (c == 0) {
                     out[i] = v;

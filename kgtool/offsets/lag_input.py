@@ -11,14 +11,13 @@ partition belongs to the member whose latest row holds it).
 
 from __future__ import annotations
 
-from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from kgtool.offsets.lag import Effective, Owner
+from kgtool.offsets.lag import DELETED
 from kgtool.offsets.tables import member_dicts
 
 
@@ -37,43 +36,72 @@ class _GroupOwners:
 
 class LagInputs:
     """Collects one partition's lag inputs while its replay runs (``partitions``: the data
-    partitions given, (topic, partition) -> the lag phase's index)."""
+    partitions given, (topic, partition) -> the lag phase's index).
+
+    Commits are kept as columns (a chunk of arrays per chunk of the commits table, nothing per
+    commit in Python) and handed on as one :class:`LagInput` per data partition."""
 
     def __init__(self, partitions: dict[tuple[str, int], int], log_partition: int) -> None:
         self.partitions = partitions
-        self.topics = {t for t, _p in partitions}
-        #: (group, topic, partition) -> [timestamp, offset (-1: deleted), record offset, marker offset (-1: none)]
-        self.commits: dict[tuple[str, str, int], array] = {}
+        self.topics = sorted({t for t, _p in partitions})
+        width = max((p for _t, p in partitions), default=-1) + 1
+        #: (topic's place in self.topics, partition) -> the lag phase's index, -1: not given
+        self._index = np.full((len(self.topics), max(width, 1)), -1, np.int32)
+        for (t, p), k in partitions.items():
+            self._index[self.topics.index(t), p] = k
+        self._groups: dict[str, int] = {}
+        #: per chunk: (data partition index, group code, timestamp, offset (DELETED), record offset, marker offset)
+        self._chunks: list[tuple[np.ndarray, ...]] = []
         self.owners: dict[str, _GroupOwners] = {}
         self.offsets: dict[tuple[str, str, int], dict[str, Any]] = {}
         self.log_partition = log_partition
         self.missing = 0  # offsets rows whose data partition was not given
 
+    def _codes(self, column: Any) -> np.ndarray:
+        """A string column as this partition's group codes."""
+        import pyarrow.compute as pc
+
+        enc = pc.dictionary_encode(column).combine_chunks()
+        names = enc.dictionary.to_pylist()
+        lut = np.array([self._groups.setdefault(g, len(self._groups)) for g in names], np.int32)
+        return lut[np.asarray(enc.indices.to_numpy(zero_copy_only=False), np.int64)] if len(names) else \
+            np.zeros(len(enc), np.int32)
+
     def commits_table(self, table: Any) -> None:
         """A chunk of the commits table: its effective rows on the data partitions given."""
-        if not len(table):
+        if not len(table) or not self.topics:
             return
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        keep = pc.and_(pc.is_in(table.column("topic"), value_set=pa.array(sorted(self.topics), pa.string())),
+        keep = pc.and_(pc.is_in(table.column("topic"), value_set=pa.array(self.topics, pa.string())),
                        table.column("effective"))
-        idx = np.flatnonzero(np.asarray(keep.to_numpy(zero_copy_only=False), np.bool_))
-        if not len(idx):
+        keep = np.asarray(keep.to_numpy(zero_copy_only=False), np.bool_)
+        if not keep.any():
             return
-        sub = table.take(idx)
-        groups = sub.column("group").to_pylist()
-        topics = sub.column("topic").to_pylist()
-        parts = sub.column("partition").to_pylist()
-        ts = sub.column("timestamp").to_pylist()
-        offsets = sub.column("offset").to_pylist()
-        records = sub.column("record_offset").to_pylist()
-        at = sub.column("effective_at_offset").to_pylist()
-        for g, t, p, ts_, off, rec, eff in zip(groups, topics, parts, ts, offsets, records, at):
-            if (t, p) not in self.partitions:
-                continue
-            buf = self.commits.setdefault((g, t, p), array("q"))
-            buf.extend((ts_, -1 if off is None else off, rec, -1 if eff is None or eff == rec else eff))
+        sub = table.select(["group", "topic", "partition", "timestamp", "offset", "record_offset",
+                            "effective_at_offset"])
+        if not keep.all():
+            sub = sub.take(np.flatnonzero(keep))
+        topic = np.asarray(pc.index_in(sub.column("topic"), value_set=pa.array(self.topics, pa.string()))
+                           .to_numpy(zero_copy_only=False), np.int64)
+        part = np.asarray(sub.column("partition").to_numpy(zero_copy_only=False), np.int64)
+        inside = (part >= 0) & (part < self._index.shape[1])
+        index = np.where(inside, self._index[topic, np.where(inside, part, 0)], -1)
+        mine = index >= 0
+        if not mine.any():
+            return
+
+        def ints(name: str, null: int) -> np.ndarray:
+            col = sub.column(name)
+            return np.asarray(pc.fill_null(col, null).to_numpy(zero_copy_only=False), np.int64) \
+                if col.null_count else np.asarray(col.to_numpy(zero_copy_only=False), np.int64)
+
+        rec = ints("record_offset", -1)
+        at = ints("effective_at_offset", -1)
+        self._chunks.append(tuple(a[mine] for a in (
+            index.astype(np.int32), self._codes(sub.column("group")), ints("timestamp", 0), ints("offset", DELETED),
+            rec, np.where(at == rec, -1, at))))
 
     def history_rows(self, name: str, rows: list[Any]) -> None:
         """Rows of the generations table (dicts) or the members table (tuples, ``MEMBER``)."""
@@ -111,22 +139,117 @@ class LagInputs:
             self.offsets[(row["group"], row["topic"], row["partition"])] = row
         return table.filter(~mine)
 
-    def payloads(self, marker_times: dict[int, int]) -> Iterator[tuple[int, dict[str, Any]]]:
-        """(lag task index, payload) per (group, topic, partition) with a commit or an offset."""
-        owners = {g: _owner_timelines(o) for g, o in self.owners.items()}
-        for key in sorted(set(self.commits) | set(self.offsets)):
-            g, t, p = key
-            buf = self.commits.get(key, array("q"))
-            eff = []
-            for k in range(0, len(buf), 4):
-                ts, off, _rec, marker = buf[k:k + 4]
-                when = marker_times.get(marker, ts) if marker >= 0 else ts
-                eff.append([when, None if off < 0 else off])
-            eff.sort(key=lambda e: e[0])
-            yield self.partitions[(t, p)], {
-                "group": g, "topic": t, "partition": p, "log_partition": self.log_partition,
-                "effective": eff, "owners": owners.get(g, {}).get((t, p), []), "offset_row": self.offsets.get(key),
-            }
+    def payloads(self, marker_times: dict[int, int]) -> Iterator[tuple[int, LagInput]]:
+        """(lag task index, its input) per data partition with a commit or an offset."""
+        for g, _t, _p in self.offsets:
+            self._groups.setdefault(g, len(self._groups))
+        names = {code: g for g, code in self._groups.items()}
+        cols = [np.concatenate(c) for c in zip(*self._chunks)] if self._chunks else \
+            [np.zeros(0, t) for t in (np.int32, np.int32, np.int64, np.int64, np.int64, np.int64)]
+        index, group, ts, offset, _rec, marker = cols
+        when = ts.copy()
+        if marker_times and (marker >= 0).any():  # a transaction's offsets take effect at its marker
+            mk = np.fromiter(marker_times, np.int64, len(marker_times))
+            order = np.argsort(mk)
+            mk, mt = mk[order], np.fromiter(marker_times.values(), np.int64, len(marker_times))[order]
+            at = np.minimum(np.searchsorted(mk, marker), len(mk) - 1)
+            hit = (marker >= 0) & (mk[at] == marker)
+            when[hit] = mt[at[hit]]
+        # by data partition, group, then time, log order among equal instants: a stable sort by
+        # (partition, group) keeps log order, in which the instants rise but for transactions
+        # whose marker came later; only then does a sort by time follow
+        key = index.astype(np.int64) * max(len(self._groups), 1) + group
+        order = np.argsort(key, kind="stable")
+        k, w = key[order], when[order]
+        if len(k) > 1 and ((w[1:] < w[:-1]) & (k[1:] == k[:-1])).any():
+            order = np.lexsort((when, key))
+        index, group, when, offset = index[order], group[order], when[order], offset[order]
+        bounds = np.searchsorted(index, np.arange(len(self.partitions) + 1))
+        rows_of: dict[int, list[tuple[int, dict[str, Any]]]] = {}
+        for (g, t, p), row in self.offsets.items():
+            rows_of.setdefault(self.partitions[(t, p)], []).append((self._groups[g], row))
+        timelines = {g: _owner_timelines(o) for g, o in self.owners.items()}
+        tp_of = {k: tp for tp, k in self.partitions.items()}
+        for k in range(len(self.partitions)):
+            a, b = bounds[k], bounds[k + 1]
+            if a == b and k not in rows_of:
+                continue
+            codes = sorted(set(np.unique(group[a:b]).tolist()) | {c for c, _r in rows_of.get(k, [])})
+            local = {c: i for i, c in enumerate(codes)}
+            table: dict[tuple[Any, Any, Any], int] = {}
+            times: list[int] = []
+            ids: list[int] = []
+            obounds = [0]
+            for c in codes:
+                for ts, member, host, client in timelines.get(names[c], {}).get(tp_of[k], ()):
+                    times.append(ts)
+                    ids.append(-1 if member is None else table.setdefault((member, host, client), len(table)))
+                obounds.append(len(times))
+            yield k, LagInput(
+                log_partition=self.log_partition,
+                groups=[names[c] for c in codes],
+                group=np.searchsorted(np.array(codes, np.int32), group[a:b]).astype(np.int32),
+                when=when[a:b], offset=offset[a:b],
+                owners=[list(o) for o in table], owner_bounds=np.array(obounds, np.int64),
+                owner_times=np.array(times, np.int64), owner_ids=np.array(ids, np.int32),
+                offset_rows={local[c]: row for c, row in rows_of.get(k, [])})
+
+
+@dataclass
+class LagInput:
+    """One offsets partition's inputs to one data partition's lag task: its groups (local codes),
+    each commit that took effect on the partition (``group``, ``when``, ``offset``: DELETED for a
+    deleted offset; sorted by group, then time, log order among equals), each group's owners over
+    time (group ``c``'s changes are ``owner_bounds[c]:owner_bounds[c+1]`` of ``owner_times`` and
+    ``owner_ids``, an index into ``owners`` ([consumer_id, host, client_id]) or -1 when nobody held
+    it) and its offsets table row. Sent as :meth:`pack`: a little JSON beside compressed arrays."""
+
+    log_partition: int
+    groups: list[str]
+    group: np.ndarray
+    when: np.ndarray
+    offset: np.ndarray
+    owners: list[list[Any]]
+    owner_bounds: np.ndarray
+    owner_times: np.ndarray
+    owner_ids: np.ndarray
+    offset_rows: dict[int, dict[str, Any]]
+
+    #: the arrays of :meth:`pack`, in order, with their types
+    _ARRAYS = (("group", "<i4"), ("when", "<i8"), ("offset", "<i8"), ("owner_bounds", "<i8"), ("owner_times", "<i8"),
+               ("owner_ids", "<i4"))
+
+    def pack(self) -> tuple[str, bytes]:
+        import json
+
+        import pyarrow as pa
+
+        arrays = [np.ascontiguousarray(getattr(self, name), dt) for name, dt in self._ARRAYS]
+        head = {"log_partition": self.log_partition, "groups": self.groups, "owners": self.owners,
+                "offset_rows": [[c, r] for c, r in sorted(self.offset_rows.items())],
+                "lengths": [len(a) for a in arrays]}
+        raw = b"".join(a.tobytes() for a in arrays)
+        return json.dumps(head, separators=(",", ":")), \
+            len(raw).to_bytes(8, "little") + pa.compress(raw, "lz4", asbytes=True)
+
+    @classmethod
+    def unpack(cls, text: str, data: bytes) -> LagInput:
+        import json
+
+        import pyarrow as pa
+
+        head = json.loads(text)
+        sizes = [n * np.dtype(dt).itemsize for n, (_name, dt) in zip(head["lengths"], cls._ARRAYS)]
+        size = int.from_bytes(data[:8], "little")
+        if size != sum(sizes):
+            raise ValueError(f"lag input of {sum(sizes)} bytes of arrays holds {size}")
+        raw = pa.decompress(data[8:], size, "lz4", asbytes=True)
+        arrays, at = {}, 0
+        for n, (name, dt), nbytes in zip(head["lengths"], cls._ARRAYS, sizes):
+            arrays[name] = np.frombuffer(raw, dt, n, at).astype(np.dtype(dt).newbyteorder("="))
+            at += nbytes
+        return cls(head["log_partition"], head["groups"], owners=head["owners"],
+                   offset_rows={c: r for c, r in head["offset_rows"]}, **arrays)
 
 
 def _owner_timelines(o: _GroupOwners) -> dict[tuple[str, int], list[list[Any]]]:
@@ -161,12 +284,3 @@ def _owner_timelines(o: _GroupOwners) -> dict[tuple[str, int], list[list[Any]]]:
             elif not line or line[-1][1:] != entry[1:]:
                 line.append(entry)
     return out
-
-
-def effective_of(payload: dict[str, Any]) -> list[Effective]:
-    return [Effective(int(ts), None if off is None else int(off)) for ts, off in payload["effective"]]
-
-
-def owners_of(payload: dict[str, Any]) -> list[tuple[int, Owner | None]]:
-    return [(int(ts), None if member is None else Owner(member, host, client))
-            for ts, member, host, client in payload["owners"]]

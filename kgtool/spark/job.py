@@ -153,13 +153,20 @@ def audit_partitions(spark: Any, parts: list[PartitionFiles], options: AuditOpti
                                        for r in result.filter(result.kind != "lag").collect()])
         ends = [s.last_timestamp for s in summaries if s.last_timestamp is not None]
         end_instant = options.until if options.until is not None else (max(ends) if ends else None)
-        inputs = result.filter(result.kind == "lag").select("log_partition", "json").rdd.map(tuple)
-        n = len(options.lag_partitions)
+        inputs = result.filter(result.kind == "lag").select("log_partition", "json", "data").rdd.map(_keyed)
+        # a few data partitions a task (a task's start costs more than a small partition's lag):
+        # at most 4 tasks a core, data partition k in task k % tasks
+        n = min(len(options.lag_partitions), 4 * max(1, spark.sparkContext.defaultParallelism))
         texts = inputs.partitionBy(n, _identity).mapPartitionsWithIndex(
             lag_task.task(options, end_instant, out_root, fmt, storage)).collect()
     finally:
         result.unpersist()
     return summaries, sorted((json.loads(t) for t in texts), key=lambda r: r["index"]), end_instant
+
+
+def _keyed(r: Any) -> tuple[int, tuple[str, bytes]]:
+    """A lag input row as (data partition, (JSON, arrays))."""
+    return r[0], (r[1], bytes(r[2]))
 
 
 def _identity(k: int) -> int:

@@ -1,11 +1,13 @@
-"""The lag phase of ``spark-audit``: one task per data partition given (its copies, read from the
-longest), after the offsets-log tasks.
+"""The lag phase of ``spark-audit``: each data partition given (its copies, read from the longest)
+is one piece of work of a task, after the offsets-log tasks.
 
-Its inputs are what those tasks collected for the partition (:mod:`kgtool.offsets.lag_input`): per
-group that committed on it, the offsets that took effect and when, and the owners over time. The
-task answers ListOffsets by timestamp for every instant needed (``end(T)``: the time index and one
-bounded scan per instant, :mod:`kgtool.storage.list_offsets`), computes the rows of the ``lag``
-table and Burrow's verdicts (:mod:`kgtool.offsets.lag`), writes the ``lag`` and ``lag_episodes``
+Its inputs are what those tasks collected for the partition (:class:`kgtool.offsets.lag_input.LagInput`,
+as arrays): per group that committed on it, the offsets that took effect and when, and the owners
+over time. The partition answers ListOffsets by timestamp for every instant needed, all at once
+(``end(T)``: the time index and a bounded scan per instant, one forward walk a segment,
+:meth:`kgtool.storage.list_offsets.PartitionLog.ends_at`), and the timestamps at the committed
+offsets likewise; the rows of the ``lag`` table and Burrow's verdicts come from the lag kernel
+(:func:`kgtool.offsets.lag.partition_lag`) as arrays, written as they are. The task writes the ``lag`` and ``lag_episodes``
 tables and the partition's rows of the ``offsets`` table with their lag at the audit's end (or
 ``--until``), and hands the driver its episodes (for the rules, which span a group's partitions)
 and a small summary. Nothing per record of the data partition leaves the task.
@@ -14,12 +16,14 @@ and a small summary. Nothing per record of the data partition leaves the task.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
+import numpy as np
+
 from kgtool.offsets.burrow import Status
-from kgtool.offsets.lag import LogView, episodes, lag_rows
-from kgtool.offsets.lag_input import effective_of, owners_of
+from kgtool.offsets.lag import LagArrays, partition_lag
+from kgtool.offsets.lag_input import LagInput
 from kgtool.offsets.options import AuditOptions
 
 #: A data partition's tables part files are numbered after the offsets-log tasks' (the
@@ -42,131 +46,245 @@ def sparkline(values: list[int], width: int = SPARK_WIDTH) -> str:
     return "".join(_BLOCKS[1 + min(7, (v * 8 - 1) // top)] if v > 0 else _BLOCKS[1] for v in cells)
 
 
-def _lag_over_time(rows: list[Any], view: LogView, cells: int = SPARK_WIDTH) -> list[int]:
-    """The lag at ``cells`` instants evenly spread from the first row to the last: the committed
-    offset then (the last row at or before) against the log end then."""
-    t0, t1 = rows[0].timestamp, rows[-1].timestamp
-    out, k = [], 0
-    for c in range(cells):
-        t = t0 + (t1 - t0) * c // max(cells - 1, 1)
-        while k + 1 < len(rows) and rows[k + 1].timestamp <= t:
-            k += 1
-        out.append(max(view.end(t) - rows[k].committed_offset, 0))
-    return out
+def _lag_over_time(t: np.ndarray, committed: np.ndarray, log: Any, cells: int = SPARK_WIDTH) -> list[int]:
+    """The lag at ``cells`` instants evenly spread from the first point to the last: the
+    committed offset then (the last point at or before) against the log end then."""
+    t0, t1 = int(t[0]), int(t[-1])
+    at = np.array([t0 + (t1 - t0) * c // max(cells - 1, 1) for c in range(cells)], np.int64)
+    u = np.unique(at)
+    ends = log.ends_at(u)[np.searchsorted(u, at)]
+    k = np.maximum(np.searchsorted(t, at, "right") - 1, 0)
+    return np.maximum(ends - committed[k], 0).tolist()
 
 
-def lag_partition(index: int, payloads: Iterable[dict[str, Any]], options: AuditOptions, end_instant: int | None,
-                  write: Callable[[str, int, list[dict[str, Any]]], None] | None = None) -> dict[str, Any]:
-    """One data partition's lag; ``write(table, part, rows)`` writes table rows (when the audit
-    writes tables). Returns its summary (episodes, offsets with lag, the copy read)."""
+class _Sequences:
+    """A data partition's sequences (one per group and offsets partition) from its inputs: the
+    commits concatenated in sequence order, the owners as a table with timelines."""
+
+    def __init__(self, inputs: list[LagInput]) -> None:
+        inputs = sorted(inputs, key=lambda i: i.log_partition)
+        self.group: list[str] = []
+        self.log_partition: list[int] = []
+        self.offset_rows: dict[int, dict[str, Any]] = {}
+        seq, when, offset = [], [], []
+        owner_of: dict[tuple[Any, Any, Any], int] = {}
+        otimes, oids, obounds = [], [], [np.zeros(1, np.int64)]
+        for inp in inputs:
+            base = len(self.group)
+            self.group.extend(inp.groups)
+            self.log_partition.extend([inp.log_partition] * len(inp.groups))
+            seq.append(inp.group.astype(np.int64) + base)
+            when.append(inp.when)
+            offset.append(inp.offset)
+            for c, row in inp.offset_rows.items():
+                self.offset_rows[base + int(c)] = row
+            # the input's owner table into the partition's (an owner may hold it from two inputs)
+            lut = np.array([owner_of.setdefault(tuple(o), len(owner_of)) for o in inp.owners] + [-1], np.int32)
+            oids.append(lut[np.where(inp.owner_ids >= 0, inp.owner_ids, len(inp.owners))])
+            otimes.append(inp.owner_times)
+            obounds.append(inp.owner_bounds[1:] + sum(len(t) for t in otimes[:-1]))
+        self.owners: list[tuple[Any, Any, Any]] = list(owner_of)
+
+        def cat(xs: list[np.ndarray], t: Any) -> np.ndarray:
+            return np.concatenate(xs).astype(t) if xs else np.zeros(0, t)
+
+        self.seq, self.when, self.offset = cat(seq, np.int64), cat(when, np.int64), cat(offset, np.int64)
+        self.bounds = np.searchsorted(self.seq, np.arange(len(self.group) + 1)).astype(np.int64)
+        self.owner_bounds = cat(obounds, np.int64)
+        self.owner_times = cat(otimes, np.int64)
+        self.owner_ids = cat(oids, np.int32)
+
+    def owner(self, k: int) -> tuple[Any, Any, Any]:
+        return self.owners[k] if k >= 0 else (None, None, None)
+
+
+_STATUS_NAMES = [s.name for s in sorted(Status)]
+
+
+def _dictionary(indices: np.ndarray, values: list[Any]) -> Any:
+    """A dictionary-encoded string column: ``values[indices]``, null where the index is -1 or the
+    value None."""
+    import pyarrow as pa
+
+    uniq = sorted({v for v in values if v is not None})
+    place = {v: k for k, v in enumerate(uniq)}
+    lut = np.array([place[v] if v is not None else -1 for v in values] + [-1], np.int32)
+    codes = lut[np.where(indices >= 0, indices, len(values))]
+    return pa.DictionaryArray.from_arrays(pa.array(codes, pa.int32(), mask=codes < 0), pa.array(uniq, pa.string()))
+
+
+def _lag_table(rows: LagArrays, seqs: _Sequences, topic: str, partition: int) -> Any:
+    """The lag table's rows, as an Arrow table (string columns dictionary-encoded)."""
+    import pyarrow as pa
+
+    owners = seqs.owners
+    n = len(rows)
+    return pa.table({
+        "group": _dictionary(rows.seq, seqs.group),
+        "log_partition": pa.array(np.array(seqs.log_partition, np.int32)[rows.seq] if n else np.zeros(0, np.int32)),
+        "topic": _dictionary(np.zeros(n, np.int32), [topic]),
+        "partition": pa.array(np.full(n, partition, np.int32)),
+        "timestamp": pa.array(rows.t), "committed_offset": pa.array(rows.committed),
+        "log_end_offset": pa.array(rows.end), "lag": pa.array(rows.lag), "lag_ms": pa.array(rows.lag_ms),
+        "lag_status": _dictionary(rows.status.astype(np.int32), _STATUS_NAMES),
+        "consumer_id": _dictionary(rows.owner, [o[0] for o in owners]),
+        "host": _dictionary(rows.owner, [o[1] for o in owners]),
+        "client_id": _dictionary(rows.owner, [o[2] for o in owners]),
+    })
+
+
+def lag_partition(index: int, inputs: list[LagInput], options: AuditOptions, end_instant: int | None,
+                  write: Callable[[str, int, Any], None] | None = None) -> dict[str, Any]:
+    """One data partition's lag; ``write(table, part, rows)`` writes table rows (an Arrow table or
+    dicts; when the audit writes tables). Returns its summary (episodes, offsets with lag, the copy
+    read)."""
     from kgtool.storage.list_offsets import choose_copy
 
     (topic, partition), dirs = options.lag_partitions[index]
     choice = choose_copy(list(dirs))
     log = choice.chosen
-    view = LogView(log.end_at, log.timestamp_at)
-    table_rows: list[dict[str, Any]] = []
-    episode_rows: list[dict[str, Any]] = []
-    offsets: list[dict[str, Any]] = []
-    found: list[dict[str, Any]] = []
-    lines: dict[str, str] = {}
-    peaks: dict[str, list[Any]] = {}  # group -> [peak lag, peak lag ms, worst status] over the span
-    ahead: list[str] = []  # committed offsets past the log end of the copy read
-    rows_written = 0
+    seqs = _Sequences(inputs)
+    rows = partition_lag(seqs.bounds, seqs.when, seqs.offset, seqs.owner_bounds, seqs.owner_times, seqs.owner_ids,
+                         log, step_ms=options.lag_step_ms, until=options.until, end=end_instant)
     part = PART_BASE + index
-    since = options.since
-    for p in payloads:
-        group, lp = p["group"], p["log_partition"]
-        head = {"group": group, "log_partition": lp, "topic": topic, "partition": partition}
-        rows, at_end = lag_rows(effective_of(p), owners_of(p), view, step_ms=options.lag_step_ms,
-                                until=options.until, end=end_instant)
-        shown = [r for r in rows if since is None or r.timestamp >= since]
-        table_rows.extend({**head, **r.to_dict()} for r in shown)
-        # the episodes run to the end: a consumer that stopped for good is STOP there
-        points = rows + [at_end] if at_end is not None and (not rows or at_end.timestamp > rows[-1].timestamp) \
-            else rows
-        for e in episodes(points):
-            d = {**head, "status": e.status, "start": e.start, "end": e.end, "peak_lag": e.peak_lag,
-                 "peak_lag_ms": e.peak_lag_ms, "owners": [o.consumer_id for o in e.owners]}
-            episode_rows.append(d)
-            found.append({**d, "last": e.last, "owner_details": [[o.consumer_id, o.host, o.client_id]
-                                                                 for o in e.owners]})
-        if points:
-            peak = peaks.setdefault(group, [0, 0, "OK"])
-            peak[0] = max(peak[0], max(r.lag for r in points))
-            peak[1] = max(peak[1], max(r.lag_ms for r in points))
-            worst = max((Status[r.lag_status] for r in points), default=Status.OK)
-            if worst > Status[peak[2]]:
-                peak[2] = worst.name
-        if options.group_pattern is not None and options.group_matches(group) and points:
-            lines[group] = sparkline(_lag_over_time(points, view))  # --group's describe table only
-        row = p.get("offset_row")
-        if row is not None and row["offset"] > log.log_end_offset:
-            ahead.append(f"group {group!r} committed offset {row['offset']}, past the log end "
-                         f"{log.log_end_offset} of {log.directory}: the copy given holds less than the group read")
-        if row is not None:
-            row = {**row, **_lag_columns(at_end if at_end is not None and at_end.committed_offset == row["offset"]
-                                         else None, row["offset"], view, end_instant)}
-            offsets.append(row)
-        if write is not None and len(table_rows) >= 65536:  # bounded: rows go out as they come
-            write("lag", part, table_rows)
-            rows_written += len(table_rows)
-            table_rows = []
+    shown = rows.kind == 0
+    if options.since is not None:
+        shown &= rows.t >= options.since
+    table_rows = int(shown.sum())
     if write is not None:
-        write("lag", part, table_rows)
+        write("lag", part, _lag_table(rows.take(np.flatnonzero(shown)), seqs, topic, partition))
+    # the episodes' points: every row, and the state at the end after the last (a consumer that
+    # stopped for good is STOP there)
+    keep = rows.kind == 0
+    tail = np.flatnonzero(rows.kind == 1)
+    prev_ok = (tail > 0) & (rows.seq[np.maximum(tail - 1, 0)] == rows.seq[tail])
+    later = ~prev_ok | (rows.t[tail] > rows.t[np.maximum(tail - 1, 0)])
+    keep[tail[later]] = True
+    pts = rows.take(np.flatnonzero(keep))
+    episode_rows, found = _episodes(pts, seqs, topic, partition)
+    peaks: dict[str, list[Any]] = {}
+    lines: dict[str, str] = {}
+    if len(pts):
+        starts = np.flatnonzero(np.r_[True, pts.seq[1:] != pts.seq[:-1]])
+        stops = np.r_[starts[1:], len(pts)]
+        top_lag = np.maximum.reduceat(pts.lag, starts)
+        top_ms = np.maximum.reduceat(pts.lag_ms, starts)
+        worst = np.maximum.reduceat(pts.status, starts)
+        for a, z, lag, ms, w in zip(starts.tolist(), stops.tolist(), top_lag.tolist(), top_ms.tolist(), worst.tolist()):
+            group = seqs.group[int(pts.seq[a])]
+            peak = peaks.setdefault(group, [0, 0, "OK"])
+            peak[0], peak[1] = max(peak[0], lag), max(peak[1], ms)
+            if w > Status[peak[2]]:
+                peak[2] = Status(w).name
+            if options.group_pattern is not None and options.group_matches(group):
+                lines[group] = sparkline(_lag_over_time(pts.t[a:z], pts.committed[a:z], log))  # --group only
+    offsets, ahead = _offsets_with_lag(rows, seqs, log, end_instant)
+    if write is not None:
         write("lag_episodes", part, episode_rows)
         write("offsets", part, offsets)
-    rows_written += len(table_rows)
     return {
         "index": index, "topic": topic, "partition": partition, "copy": log.directory,
         "log_end_offset": log.log_end_offset, "behind": [[d, n] for d, n in choice.behind],
         "problems": choice.problems + log.problems, "notes": sorted(set(log.notes)) + ahead,
-        "rows": rows_written,
+        "rows": table_rows,
         "episodes": found,
+        # the group statuses at the end (Burrow's, of their partitions), and --group's describe rows
+        "statuses": [[o["group"], o["lag_status"]] for o in offsets if o["lag_status"] is not None],
         "offsets": [{k: o[k] for k in ("group", "topic", "partition", "offset", "log_end_offset", "lag", "lag_ms",
                                         "lag_status", "consumer_id", "host", "client_id")} for o in offsets
-                    if options.group_matches(o["group"])],
+                    if options.group_pattern is not None and options.group_matches(o["group"])],
         "sparklines": lines,
         "peaks": peaks,
     }
 
 
-def _lag_columns(at_end: Any, offset: int, view: LogView, end_instant: int | None) -> dict[str, Any]:
-    """The offsets table's lag columns: the state at the end instant, or, when no commit of the
-    offset was seen (before --since), the log end alone."""
-    if at_end is not None:
-        d = at_end.to_dict()
-        return {k: d[k] for k in ("log_end_offset", "lag", "lag_ms", "lag_status", "consumer_id", "host",
-                                  "client_id")}
-    end = view.end(end_instant) if end_instant is not None else None
-    return {"log_end_offset": end, "lag": None if end is None else end - offset, "lag_ms": None,
-            "lag_status": None, "consumer_id": None, "host": None, "client_id": None}
+def _episodes(pts: LagArrays, seqs: _Sequences, topic: str, partition: int
+              ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """:func:`kgtool.offsets.lag.episodes` of every sequence: the runs of one status other than
+    OK. Returns the lag_episodes table's rows, and the same for the driver's rules, compact
+    (:data:`EPISODE_FIELDS` lists, groups and owners as indices into tables beside them)."""
+    rows: list[dict[str, Any]] = []
+    owner_index: dict[int, int] = {}
+    found: dict[str, Any] = {"groups": seqs.group, "log_partitions": seqs.log_partition, "rows": []}
+    if len(pts):
+        starts = np.flatnonzero(np.r_[True, (pts.seq[1:] != pts.seq[:-1]) | (pts.status[1:] != pts.status[:-1])])
+        stops = np.r_[starts[1:], len(pts)]
+        bad = np.flatnonzero(pts.status[starts] != int(Status.OK))
+        top_lag = np.maximum.reduceat(pts.lag, starts) if len(bad) else None
+        top_ms = np.maximum.reduceat(pts.lag_ms, starts) if len(bad) else None
+        for r in bad.tolist():
+            a, z = int(starts[r]), int(stops[r])
+            s = int(pts.seq[a])
+            held = [k for k in dict.fromkeys(pts.owner[a:z].tolist()) if k >= 0]
+            owners = [seqs.owner(k) for k in held]
+            status, start, last = Status(int(pts.status[a])).name, int(pts.t[a]), int(pts.t[z - 1])
+            end = int(pts.t[z]) if z < len(pts) and pts.seq[z] == s else None
+            rows.append({"group": seqs.group[s], "log_partition": seqs.log_partition[s], "topic": topic,
+                         "partition": partition, "status": status, "start": start, "end": end,
+                         "peak_lag": int(top_lag[r]), "peak_lag_ms": int(top_ms[r]),
+                         "owners": [o[0] for o in owners]})
+            found["rows"].append([s, status, start, end, last, int(top_lag[r]), int(top_ms[r]),
+                                  [owner_index.setdefault(k, len(owner_index)) for k in held]])
+    found["owners"] = [list(seqs.owner(k)) for k in owner_index]
+    return rows, found
+
+
+#: The fields of an episode handed to the driver (``found["rows"]``), in order.
+EPISODE_FIELDS = ("seq", "status", "start", "end", "last", "peak_lag", "peak_lag_ms", "owners")
+
+
+def _offsets_with_lag(rows: LagArrays, seqs: _Sequences, log: Any, end_instant: int | None
+                      ) -> tuple[list[dict[str, Any]], list[str]]:
+    """The offsets table's rows of the partition with their lag columns: the state at the end
+    instant; when no commit of the offset was seen (before --since), the log end alone. And a
+    note for each committed offset past the log end of the copy read."""
+    out, ahead = [], []
+    end = int(log.ends_at(np.array([end_instant], np.int64))[0]) if end_instant is not None else None
+    for s, row in sorted(seqs.offset_rows.items()):
+        group = seqs.group[s]
+        if row["offset"] > log.log_end_offset:
+            ahead.append(f"group {group!r} committed offset {row['offset']}, past the log end "
+                         f"{log.log_end_offset} of {log.directory}: the copy given holds less than the group read")
+        k = int(rows.last[s]) if s < len(rows.last) else -1
+        if k >= 0 and rows.committed[k] == row["offset"]:
+            member, host, client = seqs.owner(int(rows.owner[k]))
+            lag_cols = {"log_end_offset": int(rows.end[k]), "lag": int(rows.lag[k]), "lag_ms": int(rows.lag_ms[k]),
+                        "lag_status": Status(int(rows.status[k])).name, "consumer_id": member, "host": host,
+                        "client_id": client}
+        else:
+            lag_cols = {"log_end_offset": end, "lag": None if end is None else end - row["offset"], "lag_ms": None,
+                        "lag_status": None, "consumer_id": None, "host": None, "client_id": None}
+        out.append({**row, **lag_cols})
+    return out, ahead
 
 
 def task(options: AuditOptions, end_instant: int | None, out_root: str | None, fmt: str,
          storage: dict[str, str]) -> Callable[[int, Iterator[Any]], Iterator[str]]:
-    """The Spark task (``mapPartitionsWithIndex`` over the lag inputs partitioned by data
-    partition): its summary as one JSON string."""
-    def run(index: int, items: Iterator[Any]) -> Iterator[str]:
-        payloads = [json.loads(text) for _k, text in items]
-        if not payloads or index >= len(options.lag_partitions):
-            return
-        from kgtool.spark.output import table_writers
+    """The Spark task (``mapPartitionsWithIndex`` over the lag inputs, keyed by data partition,
+    several data partitions a task): a summary per data partition, as JSON strings."""
+    def run(_task_index: int, items: Iterator[Any]) -> Iterator[str]:
+        by_partition: dict[int, list[LagInput]] = {}
+        for k, (text, data) in items:
+            by_partition.setdefault(k, []).append(LagInput.unpack(text, data))
+        for index in sorted(by_partition):
+            if index >= len(options.lag_partitions):
+                continue
+            from kgtool.spark.output import table_writers
 
-        with table_writers() as writers:
-            def write(name: str, part: int, rows: list[dict[str, Any]]) -> None:
-                if out_root is None:
-                    return
-                from kgtool.offsets.tables import TABLES, arrow_schema
-                from kgtool.spark.output import TableWriter
+            with table_writers() as writers:
+                def write(name: str, part: int, rows: Any) -> None:
+                    if out_root is None:
+                        return
+                    from kgtool.offsets.tables import TABLES, arrow_schema
+                    from kgtool.spark.output import TableWriter
 
-                if name not in writers:
-                    writers[name] = TableWriter(out_root, name, part, arrow_schema(TABLES[name]), fmt, storage)
-                if rows:
-                    writers[name].write(rows)
+                    if name not in writers:
+                        writers[name] = TableWriter(out_root, name, part, arrow_schema(TABLES[name]), fmt, storage)
+                    if len(rows):
+                        writers[name].write(rows)
 
-            summary = lag_partition(index, payloads, options, end_instant, write)
-        yield json.dumps(summary, separators=(",", ":"))
+                summary = lag_partition(index, by_partition.pop(index), options, end_instant, write)
+            yield json.dumps(summary, separators=(",", ":"))
 
     return run
 
@@ -202,12 +320,15 @@ def combine(results: list[dict[str, Any]], options: AuditOptions, end_instant: i
     log_partition: dict[str, int] = {}
     copy_of: dict[tuple[str, int], str] = {}
     for r in results:
-        copy_of[(r["topic"], r["partition"])] = r["copy"]
-        for e in r["episodes"]:
-            ep = Episode(e["status"], e["start"], e["end"], e["last"], e["peak_lag"], e["peak_lag_ms"],
-                         [Owner(*o) for o in e["owner_details"]])
-            by_group.setdefault(e["group"], {}).setdefault((e["topic"], e["partition"]), []).append(ep)
-            log_partition[e["group"]] = e["log_partition"]
+        tp = (r["topic"], r["partition"])
+        copy_of[tp] = r["copy"]
+        eps = r["episodes"]
+        owners = [Owner(*o) for o in eps["owners"]]
+        for seq, status, start, end, last_, peak, peak_ms, held in eps["rows"]:
+            group = eps["groups"][seq]
+            ep = Episode(status, start, end, last_, peak, peak_ms, [owners[k] for k in held])
+            by_group.setdefault(group, {}).setdefault(tp, []).append(ep)
+            log_partition[group] = eps["log_partitions"][seq]
     last = end_instant if end_instant is not None else max(
         (e.last for g in by_group.values() for eps in g.values() for e in eps), default=0)
     findings = []
@@ -241,9 +362,9 @@ def combine(results: list[dict[str, Any]], options: AuditOptions, end_instant: i
             w["peak_lag_ms"] = max(w["peak_lag_ms"], lag_ms)
             if Status[status] > Status[w["worst"]]:
                 w["worst"] = status
-        for o in r["offsets"]:
-            if o["lag_status"] is not None and o["group"] in worst:
-                worst[o["group"]]["statuses"].append(Status[o["lag_status"]])
+        for group, status in r["statuses"]:
+            if group in worst:
+                worst[group]["statuses"].append(Status[status])
     groups = []
     for w in worst.values():
         status = group_status(w.pop("statuses")).name

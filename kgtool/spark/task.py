@@ -92,7 +92,7 @@ class PartitionSummary:
     describe: dict[str, dict[str, Any]] = field(default_factory=dict)
     describe_total: int = 0
     #: the lag phase's inputs: (data partition index, payload) per (group, topic, partition)
-    lag: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
+    lag: list[tuple[int, Any]] = field(default_factory=list)  # (index, kgtool.offsets.lag_input.LagInput)
     #: the partition's last record timestamp (the audit's end instant is the latest of them)
     last_timestamp: int | None = None
     #: committed partitions (offsets rows) whose data partition was not given: no lag for them
@@ -405,16 +405,19 @@ def _out_of_memory(part: int, rp: PartitionReplay) -> str:
 
 
 # ---- the summary as rows (the only data a task hands to Spark) ----------------------------------
-RESULT_COLUMNS: list[tuple[str, str]] = [("kind", "string"), ("log_partition", "int32"), ("json", "string")]
+RESULT_COLUMNS: list[tuple[str, str]] = [("kind", "string"), ("log_partition", "int32"), ("json", "string"),
+                                         ("data", "binary")]
 
 
-def summary_rows(s: PartitionSummary) -> list[tuple[str, int, str]]:
+def summary_rows(s: PartitionSummary) -> list[tuple[str, int, str, bytes | None]]:
     head = {k: v for k, v in s.__dict__.items() if k not in ("all_findings", "offsets", "lag")}
-    rows = [("summary", s.log_partition, json.dumps(head, separators=(",", ":")))]
-    # the lag phase's inputs, keyed by its task (the data partition), not by this partition
-    rows += [("lag", index, json.dumps(payload, separators=(",", ":"))) for index, payload in s.lag]
-    rows += [("finding", s.log_partition, json.dumps(f, separators=(",", ":"))) for f in s.all_findings]
-    rows += [("offset", s.log_partition, json.dumps(o, separators=(",", ":"))) for o in s.offsets]
+    rows: list[tuple[str, int, str, bytes | None]] = [("summary", s.log_partition, json.dumps(head, separators=(",", ":")),
+                                                       None)]
+    # the lag phase's inputs, keyed by its task (the data partition), not by this partition: the
+    # commits as compressed arrays beside a little JSON (kgtool.offsets.lag_input.LagInput)
+    rows += [("lag", index, *inp.pack()) for index, inp in s.lag]
+    rows += [("finding", s.log_partition, json.dumps(f, separators=(",", ":")), None) for f in s.all_findings]
+    rows += [("offset", s.log_partition, json.dumps(o, separators=(",", ":")), None) for o in s.offsets]
     return rows
 
 

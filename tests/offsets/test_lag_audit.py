@@ -39,8 +39,8 @@ def _in_process(broker, **kw):
     end = options.until if options.until is not None else s.last_timestamp
     tables: dict[str, list] = {}
 
-    def write(name, _part, rows):
-        tables.setdefault(name, []).extend(rows)
+    def write(name, _part, rows):  # the lag table comes as an Arrow table, the others as dicts
+        tables.setdefault(name, []).extend(rows.to_pylist() if hasattr(rows, "to_pylist") else rows)
 
     results = [lag_task.lag_partition(i, [p for k, p in s.lag if k == i], options, end, write) for i in (0, 1)]
     return s, results, tables, end

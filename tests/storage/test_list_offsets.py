@@ -197,3 +197,23 @@ def test_the_sweep_on_random_partitions(tmp_path, compression, append_time):
         offset += n + (rnd.randrange(0, 3) if i % 5 == 0 else 0)  # a gap now and then (compaction)
     w.close()
     _sweep_equals_one_by_one(d, range(TS - 4000, t + 4000, 97), range(-2, offset + 3))
+
+
+def test_the_walk_itself_answers_plain_batches(partition):
+    """On sound indexes and plain v2 batches nothing is handed back to Python (the walk resumes
+    within a batch for a larger key, across batches with its cursor)."""
+    import numpy as np
+
+    from kgtool.storage import list_offsets as lo
+
+    if lo._speedups is None:
+        pytest.skip("the compiled extension is not built")
+    log = PartitionLog(partition)
+    first = len(log.segments) and log.segments[0].base_offset
+    keys = np.arange(first, log.segments[1].base_offset if len(log.segments) > 1 else log.log_end_offset,
+                     dtype=np.int64)
+    starts, soffs = log._starts(0, keys)
+    none = np.full(len(keys), -1, np.int64)
+    got = np.frombuffer(lo._speedups.seek_sweep(log._seg(0).data, 1, keys, starts, soffs, none, none), np.int64)
+    assert (got != lo.ASK_PYTHON).all()
+    assert got.tolist() == [log.timestamp_at(int(k)) for k in keys]
