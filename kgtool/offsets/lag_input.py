@@ -176,15 +176,22 @@ class LagInputs:
                 continue
             codes = sorted(set(np.unique(group[a:b]).tolist()) | {c for c, _r in rows_of.get(k, [])})
             local = {c: i for i, c in enumerate(codes)}
-            table: dict[tuple[Any, Any, Any], int] = {}
             times: list[int] = []
-            ids: list[int] = []
+            held: list[Any] = []
             obounds = [0]
             for c in codes:
-                for ts, member, host, client in timelines.get(names[c], {}).get(tp_of[k], ()):
-                    times.append(ts)
-                    ids.append(-1 if member is None else table.setdefault((member, host, client), len(table)))
+                line = timelines.get(names[c], {}).get(tp_of[k])
+                if line is not None:
+                    times.extend(line[0])
+                    held.extend(line[1])
                 obounds.append(len(times))
+            table = dict.fromkeys(held)  # the owners, in order of appearance (None: nobody)
+            table.pop(None, None)
+            for n, owner in enumerate(table):
+                table[owner] = n
+            table[None] = -1
+            ids = list(map(table.__getitem__, held))
+            del table[None]
             yield k, LagInput(
                 log_partition=self.log_partition,
                 groups=[names[c] for c in codes],
@@ -252,15 +259,15 @@ class LagInput:
                    offset_rows={c: r for c, r in head["offset_rows"]}, **arrays)
 
 
-def _owner_timelines(o: _GroupOwners) -> dict[tuple[str, int], list[list[Any]]]:
-    """Per (topic, partition): [[timestamp, consumer_id, host, client_id] or [timestamp, None, None, None]]
-    at each change of owner."""
-    out: dict[tuple[str, int], list[list[Any]]] = {}
+def _owner_timelines(o: _GroupOwners) -> dict[tuple[str, int], tuple[list[int], list[Any]]]:
+    """Per (topic, partition): ([timestamp at each change of owner], [(consumer_id, host,
+    client_id), or None when nobody holds it, at each])."""
+    lines: dict[tuple[str, int], list[list[Any]]] = {}
     current: dict[tuple[str, int], tuple] = {}
     held: dict[str, list[tuple[str, int]]] = {}  # member -> its partitions
-    for rec, ts, kind, payload in sorted(o.events, key=lambda e: (e[0], e[2] != "gen")):
+    for _rec, ts, kind, payload in sorted(o.events, key=lambda e: (e[0], e[2] != "gen")):
         if kind == "gen":
-            changed = {tp: None for tp in current}
+            changed = dict.fromkeys(current)
             current.clear()
             held.clear()
         else:
@@ -271,16 +278,18 @@ def _owner_timelines(o: _GroupOwners) -> dict[tuple[str, int], list[list[Any]]]:
                     current.pop(tp)
                     changed[tp] = None
             held[member] = assigned
+            owner = (member, host, client)
             for tp in assigned:
-                owner = (member, host, client)
                 if current.get(tp) != owner:
                     current[tp] = owner
                     changed[tp] = owner
         for tp, owner in changed.items():
-            line = out.setdefault(tp, [])
-            entry = [ts, *(owner if owner is not None else (None, None, None))]
-            if line and line[-1][0] == ts:
-                line[-1] = entry
-            elif not line or line[-1][1:] != entry[1:]:
-                line.append(entry)
-    return out
+            line = lines.get(tp)
+            if line is None:
+                lines[tp] = [[ts], [owner]]
+            elif line[0][-1] == ts:
+                line[1][-1] = owner
+            elif line[1][-1] != owner:
+                line[0].append(ts)
+                line[1].append(owner)
+    return {tp: (line[0], line[1]) for tp, line in lines.items()}

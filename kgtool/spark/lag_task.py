@@ -110,7 +110,24 @@ def _dictionary(indices: np.ndarray, values: list[Any]) -> Any:
     place = {v: k for k, v in enumerate(uniq)}
     lut = np.array([place[v] if v is not None else -1 for v in values] + [-1], np.int32)
     codes = lut[np.where(indices >= 0, indices, len(values))]
-    return pa.DictionaryArray.from_arrays(pa.array(codes, pa.int32(), mask=codes < 0), pa.array(uniq, pa.string()))
+    valid = codes >= 0
+    nulls = len(codes) - int(valid.sum())
+    # the indices with their validity bitmap made here (pa.array's mask= goes through pandas)
+    bitmap = pa.py_buffer(np.packbits(valid, bitorder="little").tobytes()) if nulls else None
+    idx = pa.Array.from_buffers(pa.int32(), len(codes), [bitmap, pa.py_buffer(np.where(valid, codes, 0).tobytes())],
+                                nulls)
+    return pa.DictionaryArray.from_arrays(idx, _strings(uniq))
+
+
+def _strings(values: list[str]) -> Any:
+    """``pa.array(values, pa.string())``, built from its buffers: pyarrow's conversion of a list
+    imports pandas (a quarter of a second in a fresh worker) to look for its objects."""
+    import pyarrow as pa
+
+    data = [v.encode("utf-8") for v in values]
+    offsets = np.zeros(len(data) + 1, np.int32)
+    np.cumsum([len(d) for d in data], out=offsets[1:])
+    return pa.StringArray.from_buffers(len(data), pa.py_buffer(offsets.tobytes()), pa.py_buffer(b"".join(data)))
 
 
 def _lag_table(rows: LagArrays, seqs: _Sequences, topic: str, partition: int) -> Any:
