@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from kgtool.offsets.lag import DELETED
-from kgtool.offsets.tables import member_dicts
+from kgtool.offsets.tables import MEMBER
 
 
 def _tp(text: str) -> tuple[str, int] | None:
@@ -50,6 +50,7 @@ class LagInputs:
         for (t, p), k in partitions.items():
             self._index[self.topics.index(t), p] = k
         self._groups: dict[str, int] = {}
+        self._tp_cache: dict[str, tuple[str, int] | None] = {}
         #: per chunk: (data partition index, group code, timestamp, offset (DELETED), record offset, marker offset)
         self._chunks: list[tuple[np.ndarray, ...]] = []
         self.owners: dict[str, _GroupOwners] = {}
@@ -108,7 +109,7 @@ class LagInputs:
         if name == "generations":
             self.generations(rows)
         else:
-            self.members(member_dicts(rows))
+            self.member_tuples(rows)
 
     def generations(self, rows: list[dict[str, Any]]) -> None:
         for r in rows:
@@ -117,12 +118,27 @@ class LagInputs:
             if o.protocol == "classic":
                 o.events.append((r["record_offset"], r["timestamp"], "gen", None))
 
-    def members(self, rows: list[dict[str, Any]]) -> None:
+    def member_tuples(self, rows: list[tuple]) -> None:
+        """Members-table rows as the replay makes them (tuples, ``MEMBER``)."""
+        g, rec, ts, mid, cid, host, parts = (MEMBER[n] for n in (
+            "group", "record_offset", "timestamp", "member_id", "client_id", "client_host", "assigned_partitions"))
+        given = self._given
         for r in rows:
-            assigned = [tp for tp in map(_tp, r.get("assigned_partitions") or ()) if tp in self.partitions]
-            o = self.owners.setdefault(r["group"], _GroupOwners())
-            o.events.append((r["record_offset"], r["timestamp"], "member",
-                             (r["member_id"], r.get("client_id"), r.get("client_host"), assigned)))
+            names = r[parts]
+            assigned = [tp for tp in map(given, names) if tp is not None] if names else []
+            o = self.owners.get(r[g])
+            if o is None:
+                o = self.owners[r[g]] = _GroupOwners()
+            o.events.append((r[rec], r[ts], "member", (r[mid], r[cid], r[host], assigned)))
+
+    def _given(self, text: str) -> tuple[str, int] | None:
+        """A ``topic-partition`` string as (topic, partition) when that partition was given."""
+        try:
+            return self._tp_cache[text]
+        except KeyError:
+            tp = _tp(text)
+            got = self._tp_cache[text] = tp if tp in self.partitions else None
+            return got
 
     def offsets_table(self, table: Any) -> Any:
         """The offsets table: the rows of the data partitions given are kept here (the lag phase
