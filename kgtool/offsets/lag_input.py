@@ -225,7 +225,8 @@ class LagInput:
     deleted offset; sorted by group, then time, log order among equals), each group's owners over
     time (group ``c``'s changes are ``owner_bounds[c]:owner_bounds[c+1]`` of ``owner_times`` and
     ``owner_ids``, an index into ``owners`` ([consumer_id, host, client_id]) or -1 when nobody held
-    it) and its offsets table row. Sent as :meth:`pack`: a little JSON beside compressed arrays."""
+    it) and its offsets table row. Sent as :meth:`pack`: a little JSON beside compressed arrays,
+    in a file of the lag phase's exchange directory (:meth:`write`)."""
 
     log_partition: int
     groups: list[str]
@@ -254,6 +255,37 @@ class LagInput:
         raw = b"".join(a.tobytes() for a in arrays)
         return json.dumps(head, separators=(",", ":")), \
             len(raw).to_bytes(8, "little") + pa.compress(raw, "lz4", asbytes=True)
+
+    def write(self, root: str, index: int) -> None:
+        """Into ``root/<index>/<log partition>.lag`` (JSON length, JSON, arrays), atomically: a
+        retried task rewrites the same file."""
+        import os
+
+        text, data = self.pack()
+        head = text.encode("utf-8")
+        directory = os.path.join(root, str(index))
+        os.makedirs(directory, exist_ok=True)
+        final = os.path.join(directory, f"{self.log_partition}.lag")
+        tmp = f"{final}.{os.getpid()}.tmp"
+        with open(tmp, "wb") as fh:
+            fh.write(len(head).to_bytes(8, "little") + head + data)
+        os.replace(tmp, final)
+
+    @classmethod
+    def read_all(cls, root: str, index: int) -> list[LagInput]:
+        """Every offsets partition's input to data partition ``index`` (:meth:`write`)."""
+        import os
+
+        directory = os.path.join(root, str(index))
+        if not os.path.isdir(directory):
+            return []
+        out = []
+        for name in sorted(n for n in os.listdir(directory) if n.endswith(".lag")):
+            with open(os.path.join(directory, name), "rb") as fh:
+                blob = fh.read()
+            n = int.from_bytes(blob[:8], "little")
+            out.append(cls.unpack(blob[8:8 + n].decode("utf-8"), blob[8 + n:]))
+        return out
 
     @classmethod
     def unpack(cls, text: str, data: bytes) -> LagInput:

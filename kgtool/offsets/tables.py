@@ -339,7 +339,6 @@ def arrow_type(t: str) -> Any:
         "int64": pa.int64(),
         "float64": pa.float64(),
         "bool": pa.bool_(),
-        "binary": pa.binary(),
         "list<string>": pa.list_(pa.string()),
         "list<int64>": pa.list_(pa.int64()),
     }[t]

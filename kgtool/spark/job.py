@@ -21,6 +21,9 @@ driver and the executors: ``pip install`` it there, or ship it with ``--py-files
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import tempfile
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -31,7 +34,7 @@ from kgtool.offsets.audit import AuditOptions
 from kgtool.offsets.coverage import SegmentFile
 from kgtool.offsets.partition import SHOWN_PROBLEMS, sort_key
 from kgtool.offsets.tables import RULES, TABLE_NAMES, TABLES
-from kgtool.spark.files import is_s3
+from kgtool.spark.files import is_local, is_s3, local_path
 from kgtool.spark.plan import DEFAULT_SPLIT_BYTES
 from kgtool.spark.task import (
     RESULT_COLUMNS,
@@ -98,7 +101,8 @@ def partition_files(files: list[SegmentFile], empty: tuple[int, ...] = ()) -> li
 
 # ---- executor side (top level: pickled by reference) ---------------------------------------------
 def _task(options: AuditOptions, out_root: str | None, fmt: str, storage: dict[str, str], split_bytes: int,
-          keep_findings: bool, keep_offsets: bool = False) -> Callable[[Iterator[Any]], Iterator[Any]]:
+          keep_findings: bool, keep_offsets: bool = False,
+          lag_exchange: str | None = None) -> Callable[[Iterator[Any]], Iterator[Any]]:
     def run(batches: Iterator[Any]) -> Iterator[Any]:
         import pyarrow as pa
 
@@ -112,7 +116,7 @@ def _task(options: AuditOptions, out_root: str | None, fmt: str, storage: dict[s
                 files = PartitionFiles(d["log_partition"], list(d["paths"]), list(d["sizes"]))
                 summary = audit_partition(files, options, out_root=out_root, fmt=fmt, storage=storage,
                                           split_bytes=split_bytes, keep_findings=keep_findings,
-                                          keep_offsets=keep_offsets)
+                                          keep_offsets=keep_offsets, lag_exchange=lag_exchange)
                 rows = summary_rows(summary)
                 for i in range(0, len(rows), ROWS_PER_ARROW_BATCH):
                     part = rows[i:i + ROWS_PER_ARROW_BATCH]
@@ -128,50 +132,52 @@ def audit_partitions(spark: Any, parts: list[PartitionFiles], options: AuditOpti
                      keep_findings: bool, keep_offsets: bool = False
                      ) -> tuple[list[PartitionSummary], list[dict[str, Any]], int | None]:
     """The offsets-log tasks (one per log partition, largest first), then, when data partitions
-    were given, the lag phase (one task per data partition, fed by the first tasks' lag inputs
-    without passing through the driver): their summaries, and the lag tasks' and the instant
-    lag is judged at (``--until``, else the log's last record)."""
+    were given, the lag phase (a few data partitions a task, fed by the first tasks' lag inputs
+    through an exchange directory, not through the driver): their summaries, and the lag tasks'
+    and the instant lag is judged at (``--until``, else the log's last record).
+
+    The exchange directory is a file system the tasks share, as the data partitions' directories
+    are: under the output's temporary directory when it is local, else a local temporary
+    directory (lag reads local data directories: local mode, or a cluster on a shared file
+    system). It goes when the lag phase ends. Each input is a few bytes a commit (arrays,
+    compressed): handing them through Spark's shuffle cost the JVM more than the lag itself."""
     from kgtool.spark.schemas import spark_schema
 
     if not parts:
         return [], [], None
-    ordered = sorted(parts, key=lambda p: (-sum(p.sizes), p.log_partition))
-    rows = [(p.log_partition, p.paths, p.sizes) for p in ordered]
-    rdd = spark.sparkContext.parallelize(rows, len(rows))
-    df = spark.createDataFrame(rdd, spark_schema(PARTITION_COLUMNS))
-    result = df.mapInArrow(_task(options, out_root, fmt, storage, split_bytes, keep_findings, keep_offsets),
-                           spark_schema(RESULT_COLUMNS))
-    if not options.lag_partitions:
-        return summary_from_rows([(r["kind"], r["log_partition"], r["json"]) for r in result.collect()]), [], None
-    from pyspark import StorageLevel
-
-    from kgtool.spark import lag_task
-
-    result = result.persist(StorageLevel.MEMORY_AND_DISK)  # the lag inputs stay in the executors
+    exchange = _lag_exchange(out_root) if options.lag_partitions else None
     try:
-        summaries = summary_from_rows([(r["kind"], r["log_partition"], r["json"])
-                                       for r in result.filter(result.kind != "lag").collect()])
+        ordered = sorted(parts, key=lambda p: (-sum(p.sizes), p.log_partition))
+        rows = [(p.log_partition, p.paths, p.sizes) for p in ordered]
+        rdd = spark.sparkContext.parallelize(rows, len(rows))
+        df = spark.createDataFrame(rdd, spark_schema(PARTITION_COLUMNS))
+        result = df.mapInArrow(_task(options, out_root, fmt, storage, split_bytes, keep_findings, keep_offsets,
+                                     exchange), spark_schema(RESULT_COLUMNS))
+        summaries = summary_from_rows([(r["kind"], r["log_partition"], r["json"]) for r in result.collect()])
+        if exchange is None:
+            return summaries, [], None
+        from kgtool.spark import lag_task
+
         ends = [s.last_timestamp for s in summaries if s.last_timestamp is not None]
         end_instant = options.until if options.until is not None else (max(ends) if ends else None)
-        inputs = result.filter(result.kind == "lag").select("log_partition", "json", "data").rdd.map(_keyed)
         # a few data partitions a task (a task's start costs more than a small partition's lag):
         # at most 4 tasks a core, data partition k in task k % tasks
         n = min(len(options.lag_partitions), 4 * max(1, spark.sparkContext.defaultParallelism))
-        texts = inputs.partitionBy(n, _identity).mapPartitionsWithIndex(
-            lag_task.task(options, end_instant, out_root, fmt, storage)).collect()
+        texts = spark.sparkContext.parallelize(range(n), n).mapPartitionsWithIndex(
+            lag_task.task(options, end_instant, out_root, fmt, storage, exchange, n)).collect()
     finally:
-        result.unpersist()
+        if exchange is not None:
+            shutil.rmtree(exchange, ignore_errors=True)
     return summaries, sorted((json.loads(t) for t in texts), key=lambda r: r["index"]), end_instant
 
 
-def _keyed(r: Any) -> tuple[int, tuple[str, bytes]]:
-    """A lag input row as (data partition, (JSON, arrays))."""
-    return r[0], (r[1], bytes(r[2]))
-
-
-def _identity(k: int) -> int:
-    """The lag inputs' partitioner: the key is the data partition's task."""
-    return k
+def _lag_exchange(out_root: str | None) -> str:
+    """The lag phase's exchange directory (see :func:`audit_partitions`)."""
+    if out_root is not None and is_local(out_root):
+        path = os.path.join(local_path(out_root), "_lag_inputs")
+        os.makedirs(path, exist_ok=True)
+        return path
+    return tempfile.mkdtemp(prefix="kgtool-lag-")
 
 
 def combine(summaries: list[PartitionSummary], parts: list[PartitionFiles], out: str | None,

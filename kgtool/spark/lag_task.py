@@ -276,18 +276,17 @@ def _offsets_with_lag(rows: LagArrays, seqs: _Sequences, log: Any, end_instant: 
 
 
 def task(options: AuditOptions, end_instant: int | None, out_root: str | None, fmt: str,
-         storage: dict[str, str]) -> Callable[[int, Iterator[Any]], Iterator[str]]:
-    """The Spark task (``mapPartitionsWithIndex`` over the lag inputs, keyed by data partition,
-    several data partitions a task): a summary per data partition, as JSON strings."""
-    def run(_task_index: int, items: Iterator[Any]) -> Iterator[str]:
-        by_partition: dict[int, list[LagInput]] = {}
-        for k, (text, data) in items:
-            by_partition.setdefault(k, []).append(LagInput.unpack(text, data))
-        for index in sorted(by_partition):
-            if index >= len(options.lag_partitions):
-                continue
-            from kgtool.spark.output import table_writers
+         storage: dict[str, str], exchange: str, tasks: int) -> Callable[[int, Iterator[Any]], Iterator[str]]:
+    """The Spark task (``mapPartitionsWithIndex`` over ``range(tasks)``): task ``k`` takes the
+    data partitions ``k, k + tasks, ...``, their inputs from the exchange directory
+    (:meth:`LagInput.read_all`); a summary per data partition with inputs, as JSON strings."""
+    def run(task_index: int, _items: Iterator[Any]) -> Iterator[str]:
+        from kgtool.spark.output import table_writers
 
+        for index in range(task_index, len(options.lag_partitions), tasks):
+            inputs = LagInput.read_all(exchange, index)
+            if not inputs:
+                continue
             with table_writers() as writers:
                 def write(name: str, part: int, rows: Any) -> None:
                     if out_root is None:
@@ -300,7 +299,7 @@ def task(options: AuditOptions, end_instant: int | None, out_root: str | None, f
                     if len(rows):
                         writers[name].write(rows)
 
-                summary = lag_partition(index, by_partition.pop(index), options, end_instant, write)
+                summary = lag_partition(index, inputs, options, end_instant, write)
             yield json.dumps(summary, separators=(",", ":"))
 
     return run

@@ -92,7 +92,8 @@ class PartitionSummary:
     describe: dict[str, dict[str, Any]] = field(default_factory=dict)
     describe_total: int = 0
     #: the lag phase's inputs: (data partition index, payload) per (group, topic, partition)
-    lag: list[tuple[int, Any]] = field(default_factory=list)  # (index, kgtool.offsets.lag_input.LagInput)
+    #: (index, kgtool.offsets.lag_input.LagInput), when the task is not given an exchange directory
+    lag: list[tuple[int, Any]] = field(default_factory=list)
     #: the partition's last record timestamp (the audit's end instant is the latest of them)
     last_timestamp: int | None = None
     #: committed partitions (offsets rows) whose data partition was not given: no lag for them
@@ -196,11 +197,14 @@ def audit_partition(
     pure: bool | None = None,
     sink: Callable[[str, Any], None] | None = None,
     max_rows: int = 1 << 18,
+    lag_exchange: str | None = None,
 ) -> PartitionSummary:
     """Audit one log partition; write its tables under ``out_root`` (if given); summarize.
 
     ``sink(table, arrow_table)`` also receives every table as it is produced (tests).
-    ``keep_offsets``: the summary carries the offsets table's rows (for ``--reset-plan``)."""
+    ``keep_offsets``: the summary carries the offsets table's rows (for ``--reset-plan``).
+    ``lag_exchange``: the directory the lag phase's inputs go to (:meth:`LagInput.write`); without
+    it they stay in the summary (in-process use)."""
     from kgtool.spark.output import TableWriter
     from kgtool.offsets.tables import arrow_schema
 
@@ -320,7 +324,7 @@ def audit_partition(
         offsets=plan,
         describe=describe,
         describe_total=counts["groups"] if options.group_pattern is not None else 0,
-        lag=list(lag.payloads(marker_times or {})) if lag is not None else [],
+        lag=_lag_inputs(lag, marker_times or {}, lag_exchange) if lag is not None else [],
         lag_missing=lag.missing if lag is not None else 0,
         last_timestamp=rp.cover.last_timestamp if rp.cover.last_timestamp is not None and
         rp.cover.last_timestamp >= 0 else None,
@@ -404,20 +408,25 @@ def _out_of_memory(part: int, rp: PartitionReplay) -> str:
             "spark.executor.memoryOverhead on a cluster")
 
 
+def _lag_inputs(lag: LagInputs, marker_times: dict[int, int], exchange: str | None) -> list[tuple[int, Any]]:
+    """The lag phase's inputs: written to its exchange directory (the Spark job), else kept."""
+    inputs = lag.payloads(marker_times)
+    if exchange is None:
+        return list(inputs)
+    for index, inp in inputs:
+        inp.write(exchange, index)
+    return []
+
+
 # ---- the summary as rows (the only data a task hands to Spark) ----------------------------------
-RESULT_COLUMNS: list[tuple[str, str]] = [("kind", "string"), ("log_partition", "int32"), ("json", "string"),
-                                         ("data", "binary")]
+RESULT_COLUMNS: list[tuple[str, str]] = [("kind", "string"), ("log_partition", "int32"), ("json", "string")]
 
 
-def summary_rows(s: PartitionSummary) -> list[tuple[str, int, str, bytes | None]]:
+def summary_rows(s: PartitionSummary) -> list[tuple[str, int, str]]:
     head = {k: v for k, v in s.__dict__.items() if k not in ("all_findings", "offsets", "lag")}
-    rows: list[tuple[str, int, str, bytes | None]] = [("summary", s.log_partition, json.dumps(head, separators=(",", ":")),
-                                                       None)]
-    # the lag phase's inputs, keyed by its task (the data partition), not by this partition: the
-    # commits as compressed arrays beside a little JSON (kgtool.offsets.lag_input.LagInput)
-    rows += [("lag", index, *inp.pack()) for index, inp in s.lag]
-    rows += [("finding", s.log_partition, json.dumps(f, separators=(",", ":")), None) for f in s.all_findings]
-    rows += [("offset", s.log_partition, json.dumps(o, separators=(",", ":")), None) for o in s.offsets]
+    rows = [("summary", s.log_partition, json.dumps(head, separators=(",", ":")))]
+    rows += [("finding", s.log_partition, json.dumps(f, separators=(",", ":"))) for f in s.all_findings]
+    rows += [("offset", s.log_partition, json.dumps(o, separators=(",", ":"))) for o in s.offsets]
     return rows
 
 
@@ -430,8 +439,6 @@ def summary_from_rows(rows: list[tuple[str, int, str]]) -> list[PartitionSummary
             summaries[part] = PartitionSummary(**json.loads(text))
         elif kind == "offset":
             offsets.setdefault(part, []).append(json.loads(text))
-        elif kind == "lag":
-            continue  # the lag phase's (kgtool.spark.lag_task), not the driver's
         else:
             findings.setdefault(part, []).append(json.loads(text))
     for part, fs in findings.items():
