@@ -41,8 +41,13 @@ class LagInputs:
     Commits are kept as columns (a chunk of arrays per chunk of the commits table, nothing per
     commit in Python) and handed on as one :class:`LagInput` per data partition."""
 
-    def __init__(self, partitions: dict[tuple[str, int], int], log_partition: int) -> None:
+    def __init__(self, partitions: dict[tuple[str, int], int], log_partition: int,
+                 marker_times: dict[int, int] | None = None) -> None:
         self.partitions = partitions
+        #: every transaction marker's timestamp by record offset (the task's pre-pass fills it
+        #: before the replay: a transaction's offsets take effect at its marker)
+        self.marker_times = marker_times if marker_times is not None else {}
+        self._markers: tuple[int, np.ndarray, np.ndarray] | None = None
         self.topics = sorted({t for t, _p in partitions})
         width = max((p for _t, p in partitions), default=-1) + 1
         #: (topic's place in self.topics, partition) -> the lag phase's index, -1: not given
@@ -51,58 +56,79 @@ class LagInputs:
             self._index[self.topics.index(t), p] = k
         self._groups: dict[str, int] = {}
         self._tp_cache: dict[str, tuple[str, int] | None] = {}
-        #: per chunk: (data partition index, group code, timestamp, offset (DELETED), record offset, marker offset)
-        self._chunks: list[tuple[np.ndarray, ...]] = []
+        #: per data partition index, its commits in pieces (group code, instant, offset (DELETED)), in log order
+        self._pieces: dict[int, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
         self.owners: dict[str, _GroupOwners] = {}
         self.offsets: dict[tuple[str, str, int], dict[str, Any]] = {}
         self.log_partition = log_partition
         self.missing = 0  # offsets rows whose data partition was not given
 
-    def _codes(self, column: Any) -> np.ndarray:
-        """A string column as this partition's group codes."""
+    def _lookup(self, column: Any, value_code: Any) -> np.ndarray:
+        """``value_code(value)`` of each row of a string column (int64; -1 for null), computed
+        once per distinct value: the replay's columns come dictionary-encoded."""
+        import pyarrow as pa
         import pyarrow.compute as pc
 
-        enc = pc.dictionary_encode(column).combine_chunks()
-        names = enc.dictionary.to_pylist()
-        lut = np.array([self._groups.setdefault(g, len(self._groups)) for g in names], np.int32)
-        return lut[np.asarray(enc.indices.to_numpy(zero_copy_only=False), np.int64)] if len(names) else \
-            np.zeros(len(enc), np.int32)
+        if isinstance(column, pa.ChunkedArray):
+            column = column.combine_chunks()
+        if not pa.types.is_dictionary(column.type):
+            column = pc.dictionary_encode(column)
+        lut = np.array([value_code(v) for v in column.dictionary.to_pylist()] + [-1], np.int64)
+        idx = column.indices
+        codes = np.asarray(pc.fill_null(idx, len(lut) - 1).to_numpy(zero_copy_only=False), np.int64) \
+            if idx.null_count else np.asarray(idx.to_numpy(zero_copy_only=False), np.int64)
+        return lut[codes]
+
+    def _group_code(self, group: str | None) -> int:
+        return -1 if group is None else self._groups.setdefault(group, len(self._groups))
 
     def commits_table(self, table: Any) -> None:
         """A chunk of the commits table: its effective rows on the data partitions given."""
         if not len(table) or not self.topics:
             return
-        import pyarrow as pa
         import pyarrow.compute as pc
 
-        keep = pc.and_(pc.is_in(table.column("topic"), value_set=pa.array(self.topics, pa.string())),
-                       table.column("effective"))
-        keep = np.asarray(keep.to_numpy(zero_copy_only=False), np.bool_)
-        if not keep.any():
-            return
-        sub = table.select(["group", "topic", "partition", "timestamp", "offset", "record_offset",
-                            "effective_at_offset"])
-        if not keep.all():
-            sub = sub.take(np.flatnonzero(keep))
-        topic = np.asarray(pc.index_in(sub.column("topic"), value_set=pa.array(self.topics, pa.string()))
-                           .to_numpy(zero_copy_only=False), np.int64)
-        part = np.asarray(sub.column("partition").to_numpy(zero_copy_only=False), np.int64)
-        inside = (part >= 0) & (part < self._index.shape[1])
-        index = np.where(inside, self._index[topic, np.where(inside, part, 0)], -1)
-        mine = index >= 0
+        topic = self._lookup(table.column("topic"), lambda t: self.topics.index(t) if t in self.topics else -1)
+        part = np.asarray(pc.fill_null(table.column("partition"), -1).to_numpy(zero_copy_only=False), np.int64)
+        inside = (topic >= 0) & (part >= 0) & (part < self._index.shape[1])
+        index = np.where(inside, self._index[np.maximum(topic, 0), np.where(inside, part, 0)], -1)
+        effective = np.asarray(pc.fill_null(table.column("effective"), False).to_numpy(zero_copy_only=False), np.bool_)
+        mine = (index >= 0) & effective
         if not mine.any():
             return
 
         def ints(name: str, null: int) -> np.ndarray:
-            col = sub.column(name)
+            col = table.column(name)
             return np.asarray(pc.fill_null(col, null).to_numpy(zero_copy_only=False), np.int64) \
                 if col.null_count else np.asarray(col.to_numpy(zero_copy_only=False), np.int64)
 
-        rec = ints("record_offset", -1)
-        at = ints("effective_at_offset", -1)
-        self._chunks.append(tuple(a[mine] for a in (
-            index.astype(np.int32), self._codes(sub.column("group")), ints("timestamp", 0), ints("offset", DELETED),
-            rec, np.where(at == rec, -1, at))))
+        rec = ints("record_offset", -1)[mine]
+        at = ints("effective_at_offset", -1)[mine]
+        when = self._instants(ints("timestamp", 0)[mine], np.where(at == rec, -1, at))
+        index, group, offset = index[mine], self._lookup(table.column("group"), self._group_code)[mine], \
+            ints("offset", DELETED)[mine]
+        # split by data partition here, a chunk at a time (cache-sized): one sort of the whole
+        # partition's commits at the end cost more than the replay
+        order = np.argsort(index.astype(np.uint16) if index.max() < 1 << 16 else index, kind="stable")
+        index = index[order]
+        cut = np.flatnonzero(index[1:] != index[:-1]) + 1
+        for a, b in zip(np.r_[0, cut].tolist(), np.r_[cut, len(index)].tolist()):
+            rows = order[a:b]
+            self._pieces.setdefault(int(index[a]), []).append((group[rows], when[rows], offset[rows]))
+
+    def _instants(self, ts: np.ndarray, marker: np.ndarray) -> np.ndarray:
+        """When each commit took effect: its record's timestamp, or its transaction's marker's."""
+        if not (marker >= 0).any() or not self.marker_times:
+            return ts
+        if self._markers is None or self._markers[0] != len(self.marker_times):
+            mk = np.fromiter(self.marker_times, np.int64, len(self.marker_times))
+            mt = np.fromiter(self.marker_times.values(), np.int64, len(self.marker_times))
+            order = np.argsort(mk)
+            self._markers = (len(self.marker_times), mk[order], mt[order])
+        _n, mk, mt = self._markers
+        at = np.minimum(np.searchsorted(mk, marker), len(mk) - 1)
+        hit = (marker >= 0) & (mk[at] == marker)
+        return np.where(hit, mt[at], ts)
 
     def history_rows(self, name: str, rows: list[Any]) -> None:
         """Rows of the generations table (dicts) or the members table (tuples, ``MEMBER``)."""
@@ -155,43 +181,21 @@ class LagInputs:
             self.offsets[(row["group"], row["topic"], row["partition"])] = row
         return table.filter(~mine)
 
-    def payloads(self, marker_times: dict[int, int]) -> Iterator[tuple[int, LagInput]]:
+    def payloads(self) -> Iterator[tuple[int, LagInput]]:
         """(lag task index, its input) per data partition with a commit or an offset."""
         for g, _t, _p in self.offsets:
             self._groups.setdefault(g, len(self._groups))
         names = {code: g for g, code in self._groups.items()}
-        cols = [np.concatenate(c) for c in zip(*self._chunks)] if self._chunks else \
-            [np.zeros(0, t) for t in (np.int32, np.int32, np.int64, np.int64, np.int64, np.int64)]
-        index, group, ts, offset, _rec, marker = cols
-        when = ts.copy()
-        if marker_times and (marker >= 0).any():  # a transaction's offsets take effect at its marker
-            mk = np.fromiter(marker_times, np.int64, len(marker_times))
-            order = np.argsort(mk)
-            mk, mt = mk[order], np.fromiter(marker_times.values(), np.int64, len(marker_times))[order]
-            at = np.minimum(np.searchsorted(mk, marker), len(mk) - 1)
-            hit = (marker >= 0) & (mk[at] == marker)
-            when[hit] = mt[at[hit]]
-        # by data partition, group, then time, log order among equal instants: a stable sort by
-        # (partition, group) keeps log order, in which the instants rise but for transactions
-        # whose marker came later; only then does a sort by time follow
-        key = index.astype(np.int64) * max(len(self._groups), 1) + group
-        # numpy sorts 16-bit keys stably by radix (O(n), ten times faster than a merge sort)
-        order = np.argsort(key.astype(np.uint16) if len(key) and key.max() < 1 << 16 else key, kind="stable")
-        k, w = key[order], when[order]
-        if len(k) > 1 and ((w[1:] < w[:-1]) & (k[1:] == k[:-1])).any():
-            order = np.lexsort((when, key))
-        index, group, when, offset = index[order], group[order], when[order], offset[order]
-        bounds = np.searchsorted(index, np.arange(len(self.partitions) + 1))
         rows_of: dict[int, list[tuple[int, dict[str, Any]]]] = {}
         for (g, t, p), row in self.offsets.items():
             rows_of.setdefault(self.partitions[(t, p)], []).append((self._groups[g], row))
         timelines = {g: _owner_timelines(o) for g, o in self.owners.items()}
         tp_of = {k: tp for tp, k in self.partitions.items()}
-        for k in range(len(self.partitions)):
-            a, b = bounds[k], bounds[k + 1]
-            if a == b and k not in rows_of:
-                continue
-            codes = sorted(set(np.unique(group[a:b]).tolist()) | {c for c, _r in rows_of.get(k, [])})
+        for k in sorted(set(self._pieces) | set(rows_of)):
+            group, when, offset = _by_group(self._pieces.pop(k, []))
+            first = np.r_[True, group[1:] != group[:-1]] if len(group) else np.zeros(0, np.bool_)
+            runs = group[first]  # the groups with commits, ascending
+            codes = sorted(set(runs.tolist()) | {c for c, _r in rows_of.get(k, [])})
             local = {c: i for i, c in enumerate(codes)}
             times: list[int] = []
             held: list[Any] = []
@@ -212,11 +216,27 @@ class LagInputs:
             yield k, LagInput(
                 log_partition=self.log_partition,
                 groups=[names[c] for c in codes],
-                group=np.searchsorted(np.array(codes, np.int32), group[a:b]).astype(np.int32),
-                when=when[a:b], offset=offset[a:b],
+                group=np.searchsorted(np.array(codes, np.int64), runs).astype(np.int32)[np.cumsum(first) - 1],
+                when=when, offset=offset,
                 owners=[list(o) for o in table], owner_bounds=np.array(obounds, np.int64),
                 owner_times=np.array(times, np.int64), owner_ids=np.array(ids, np.int32),
                 offset_rows={local[c]: row for c, row in rows_of.get(k, [])})
+
+
+def _by_group(pieces: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> tuple[np.ndarray, ...]:
+    """A data partition's commits (pieces in log order) by group, then time, log order among
+    equal instants: a stable sort by group keeps log order, in which the instants rise but for
+    transactions whose marker came later; only then does a sort by time follow."""
+    if not pieces:
+        return np.zeros(0, np.int32), np.zeros(0, np.int64), np.zeros(0, np.int64)
+    group, when, offset = (np.concatenate(c) for c in zip(*pieces))
+    # numpy sorts 16-bit keys stably by radix (O(n), ten times faster than a merge sort)
+    order = np.argsort(group.astype(np.uint16) if group.max() < 1 << 16 else group, kind="stable")
+    g, w = group[order], when[order]
+    if len(g) > 1 and ((w[1:] < w[:-1]) & (g[1:] == g[:-1])).any():
+        order = np.lexsort((when, group))
+        g, w = group[order], when[order]
+    return g, w, offset[order]
 
 
 @dataclass

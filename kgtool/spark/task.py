@@ -216,8 +216,8 @@ def audit_partition(
         for name in TASK_TABLES:
             writers[name] = TableWriter(out_root, name, part, arrow_schema(TABLES[name]), fmt, storage)
 
-    lag = LagInputs(options.lag_index(), files.log_partition) if options.lag_partitions else None
-    marker_times: dict[int, int] | None = {} if lag is not None else None
+    marker_times: dict[int, int] | None = {} if options.lag_partitions else None
+    lag = LagInputs(options.lag_index(), files.log_partition, marker_times) if options.lag_partitions else None
 
     def commits(table: Any) -> None:
         if "commits" in writers:
@@ -324,7 +324,7 @@ def audit_partition(
         offsets=plan,
         describe=describe,
         describe_total=counts["groups"] if options.group_pattern is not None else 0,
-        lag=_lag_inputs(lag, marker_times or {}, lag_exchange) if lag is not None else [],
+        lag=_lag_inputs(lag, lag_exchange) if lag is not None else [],
         lag_missing=lag.missing if lag is not None else 0,
         last_timestamp=rp.cover.last_timestamp if rp.cover.last_timestamp is not None and
         rp.cover.last_timestamp >= 0 else None,
@@ -408,9 +408,9 @@ def _out_of_memory(part: int, rp: PartitionReplay) -> str:
             "spark.executor.memoryOverhead on a cluster")
 
 
-def _lag_inputs(lag: LagInputs, marker_times: dict[int, int], exchange: str | None) -> list[tuple[int, Any]]:
+def _lag_inputs(lag: LagInputs, exchange: str | None) -> list[tuple[int, Any]]:
     """The lag phase's inputs: written to its exchange directory (the Spark job), else kept."""
-    inputs = lag.payloads(marker_times)
+    inputs = lag.payloads()
     if exchange is None:
         return list(inputs)
     for index, inp in inputs:
