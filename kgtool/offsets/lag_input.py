@@ -30,7 +30,7 @@ def _tp(text: str) -> tuple[str, int] | None:
 class _GroupOwners:
     protocol: str = "classic"
     #: (record_offset, timestamp, kind, payload): "gen" (classic generation: new owners follow) or
-    #: "member" (member_id, client_id, host, assigned (topic, partition) list)
+    #: "member" (member_id, client_id, host, the lag indices of its assigned partitions)
     events: list[tuple] = field(default_factory=list)
 
 
@@ -55,7 +55,7 @@ class LagInputs:
         for (t, p), k in partitions.items():
             self._index[self.topics.index(t), p] = k
         self._groups: dict[str, int] = {}
-        self._tp_cache: dict[str, tuple[str, int] | None] = {}
+        self._tp_cache: dict[str, int] = {}
         #: per data partition index, its commits in pieces (group code, instant, offset (DELETED)), in log order
         self._pieces: dict[int, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
         self.owners: dict[str, _GroupOwners] = {}
@@ -151,19 +151,18 @@ class LagInputs:
         given = self._given
         for r in rows:
             names = r[parts]
-            assigned = [tp for tp in map(given, names) if tp is not None] if names else []
+            assigned = [k for k in map(given, names) if k >= 0] if names else []
             o = self.owners.get(r[g])
             if o is None:
                 o = self.owners[r[g]] = _GroupOwners()
             o.events.append((r[rec], r[ts], "member", (r[mid], r[cid], r[host], assigned)))
 
-    def _given(self, text: str) -> tuple[str, int] | None:
-        """A ``topic-partition`` string as (topic, partition) when that partition was given."""
+    def _given(self, text: str) -> int:
+        """A ``topic-partition`` string's lag index when that partition was given, else -1."""
         try:
             return self._tp_cache[text]
         except KeyError:
-            tp = _tp(text)
-            got = self._tp_cache[text] = tp if tp in self.partitions else None
+            got = self._tp_cache[text] = self.partitions.get(_tp(text), -1)  # type: ignore[arg-type]
             return got
 
     def offsets_table(self, table: Any) -> Any:
@@ -189,37 +188,31 @@ class LagInputs:
         rows_of: dict[int, list[tuple[int, dict[str, Any]]]] = {}
         for (g, t, p), row in self.offsets.items():
             rows_of.setdefault(self.partitions[(t, p)], []).append((self._groups[g], row))
-        timelines = {g: _owner_timelines(o) for g, o in self.owners.items()}
-        tp_of = {k: tp for tp, k in self.partitions.items()}
+        owners, (o_dp, o_group, o_times, o_ids) = _owner_entries(self.owners, self._groups)
+        o_bounds = np.searchsorted(o_dp, np.arange(len(self.partitions) + 1))
         for k in sorted(set(self._pieces) | set(rows_of)):
             group, when, offset = _by_group(self._pieces.pop(k, []))
             first = np.r_[True, group[1:] != group[:-1]] if len(group) else np.zeros(0, np.bool_)
             runs = group[first]  # the groups with commits, ascending
             codes = sorted(set(runs.tolist()) | {c for c, _r in rows_of.get(k, [])})
             local = {c: i for i, c in enumerate(codes)}
-            times: list[int] = []
-            held: list[Any] = []
-            obounds = [0]
-            for c in codes:
-                line = timelines.get(names[c], {}).get(tp_of[k])
-                if line is not None:
-                    times.extend(line[0])
-                    held.extend(line[1])
-                obounds.append(len(times))
-            table = dict.fromkeys(held)  # the owners, in order of appearance (None: nobody)
-            table.pop(None, None)
-            for n, owner in enumerate(table):
-                table[owner] = n
-            table[None] = -1
-            ids = list(map(table.__getitem__, held))
-            del table[None]
+            a, b = o_bounds[k], o_bounds[k + 1]  # this partition's owner changes, by group
+            og, ids = o_group[a:b], o_ids[a:b]
+            mine = np.isin(og, codes)
+            og, times, ids = og[mine], o_times[a:b][mine], ids[mine]
+            obounds = np.searchsorted(og, np.array(codes + [np.iinfo(np.int64).max], np.int64))
+            obounds[-1] = len(og)
+            held, ids = np.unique(ids, return_inverse=True)  # the input's owner table
+            if len(held) and held[0] < 0:
+                ids = ids - 1  # -1: nobody
+                held = held[1:]
             yield k, LagInput(
                 log_partition=self.log_partition,
                 groups=[names[c] for c in codes],
                 group=np.searchsorted(np.array(codes, np.int64), runs).astype(np.int32)[np.cumsum(first) - 1],
                 when=when, offset=offset,
-                owners=[list(o) for o in table], owner_bounds=np.array(obounds, np.int64),
-                owner_times=np.array(times, np.int64), owner_ids=np.array(ids, np.int32),
+                owners=[list(owners[i]) for i in held.tolist()], owner_bounds=obounds.astype(np.int64),
+                owner_times=times, owner_ids=ids.astype(np.int32),
                 offset_rows={local[c]: row for c, row in rows_of.get(k, [])})
 
 
@@ -328,9 +321,114 @@ class LagInput:
                    offset_rows={c: r for c, r in head["offset_rows"]}, **arrays)
 
 
-def _owner_timelines(o: _GroupOwners) -> dict[tuple[str, int], tuple[list[int], list[Any]]]:
-    """Per (topic, partition): ([timestamp at each change of owner], [(consumer_id, host,
-    client_id), or None when nobody holds it, at each])."""
+def _owner_entries(groups: dict[str, _GroupOwners], codes: dict[str, int]
+                   ) -> tuple[list[tuple[Any, Any, Any]], tuple[np.ndarray, ...]]:
+    """Every change of owner of every (group, data partition): the owner table ((consumer_id,
+    host, client_id), by id) and arrays (lag index, group code, timestamp, owner id or -1 for
+    nobody) sorted by lag index, then group, then time.
+
+    A classic group's GroupMetadata record is a whole new assignment: its partitions' owners are
+    that record's, or nobody; those groups are done as arrays at once (the owner of each
+    partition at each of the group's records, the records at one instant taken as the last, and
+    only the changes kept). A consumer group's member records move partitions one member at a
+    time: :func:`_owner_timelines`. Both give the owner at any instant as the events do."""
+    table: dict[tuple[Any, Any, Any], int] = {}
+    # the classic groups, flattened: a record each (group, record offset, time), an assignment
+    # each (record offset, owner, lag index)
+    s_g: list[int] = []
+    s_rec: list[int] = []
+    s_ts: list[int] = []
+    a_rec: list[int] = []
+    a_owner: list[int] = []
+    a_dp: list[int] = []
+    other: list[tuple[int, int, int, int]] = []  # (lag index, group code, time, owner) of the rest
+    for name, o in groups.items():
+        g = codes.setdefault(name, len(codes))
+        gens = {e[0] for e in o.events if e[2] == "gen"}
+        if o.protocol == "classic" and all(e[0] in gens for e in o.events) and _classic_rows(
+                o.events, g, table, s_g, s_rec, s_ts, a_rec, a_owner, a_dp):
+            continue
+        for dp, (times, owners) in _owner_timelines(o).items():
+            for ts, owner in zip(times, owners):
+                other.append((dp, g, ts, -1 if owner is None else table.setdefault(owner, len(table))))
+    dp, grp, ts, ids = _classic_entries(np.array(s_g, np.int64), np.array(s_rec, np.int64), np.array(s_ts, np.int64),
+                                        np.array(a_rec, np.int64), np.array(a_owner, np.int64),
+                                        np.array(a_dp, np.int64))
+    if other:
+        more = np.array(other, np.int64)
+        dp, grp, ts, ids = (np.concatenate([x, more[:, i]]) for i, x in enumerate((dp, grp, ts, ids)))
+    order = np.lexsort((np.arange(len(dp)), grp, dp))  # by partition and group, each one's changes in order
+    return list(table), (dp[order], grp[order], ts[order], ids[order])
+
+
+def _classic_rows(events: list[tuple], g: int, table: dict[tuple[Any, Any, Any], int], s_g: list[int],
+                  s_rec: list[int], s_ts: list[int], a_rec: list[int], a_owner: list[int], a_dp: list[int]) -> bool:
+    """A classic group's records and assignments appended to the lists of :func:`_owner_entries`;
+    False (nothing appended) when a record lists a member twice: the events then decide, one by
+    one, what each row takes from the others."""
+    marks = [len(x) for x in (s_g, s_rec, s_ts, a_rec, a_owner, a_dp)]
+    rows: dict[Any, tuple[Any, list[int]]] = {}
+    for rec, ts, kind, payload in events + [(None, None, "gen", None)]:
+        if kind == "gen":
+            for owner, assigned in rows.values():
+                oid = table.setdefault(owner, len(table))
+                a_rec.extend([s_rec[-1]] * len(assigned))
+                a_owner.extend([oid] * len(assigned))
+                a_dp.extend(assigned)
+            rows = {}
+            if rec is not None:
+                s_g.append(g)
+                s_rec.append(rec)
+                s_ts.append(ts)
+            continue
+        member, client, host, assigned = payload
+        if member in rows:
+            for x, n in zip((s_g, s_rec, s_ts, a_rec, a_owner, a_dp), marks):
+                del x[n:]
+            return False
+        rows[member] = ((member, host, client), assigned)
+    return True
+
+
+def _classic_entries(s_g: np.ndarray, s_rec: np.ndarray, s_ts: np.ndarray, a_rec: np.ndarray, a_owner: np.ndarray,
+                     a_dp: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The changes of owner of classic groups' partitions (see :func:`_owner_entries`): records
+    ``s_*`` (each a group's whole assignment), assignments ``a_*`` (a record's member holding a
+    partition). Returns (lag index, group code, timestamp, owner or -1), by pair then time."""
+    empty = np.zeros(0, np.int64)
+    if not len(a_rec):
+        return empty, empty, empty, empty
+    order = np.lexsort((s_rec, s_g))  # a group's records in log order
+    s_g, s_rec, s_ts = s_g[order], s_rec[order], s_ts[order]
+    by_rec = np.argsort(s_rec)
+    snap = by_rec[np.searchsorted(s_rec[by_rec], a_rec)]  # each assignment's record
+    a_g = s_g[snap]
+    group_end = np.searchsorted(s_g, s_g, "right")
+    n_dp = int(a_dp.max()) + 1
+    pairs, pair_of = np.unique(a_g * n_dp + a_dp, return_inverse=True)
+    start = np.full(len(pairs), np.iinfo(np.int64).max, np.int64)
+    np.minimum.at(start, pair_of, snap)  # a pair's first record: its line starts there
+    end = group_end[start]
+    cells = end - start
+    cell_start = np.cumsum(cells) - cells
+    cell_pair = np.repeat(np.arange(len(pairs)), cells)
+    cell_snap = start[cell_pair] + np.arange(int(cells.sum())) - cell_start[cell_pair]
+    owner = np.full(len(cell_pair), -1, np.int64)
+    at = cell_start[pair_of] + snap - start[pair_of]
+    last = len(at) - 1 - np.unique(at[::-1], return_index=True)[1]  # two members, one partition: the later
+    owner[at[last]] = a_owner[last]
+    t = s_ts[cell_snap]
+    # one state per instant (the last record at it), then only the changes
+    keep = np.r_[(cell_pair[1:] != cell_pair[:-1]) | (t[1:] != t[:-1]), True]
+    cell_pair, t, owner = cell_pair[keep], t[keep], owner[keep]
+    change = np.r_[True, (cell_pair[1:] != cell_pair[:-1]) | (owner[1:] != owner[:-1])]
+    cell_pair, t, owner = cell_pair[change], t[change], owner[change]
+    return pairs[cell_pair] % n_dp, pairs[cell_pair] // n_dp, t, owner
+
+
+def _owner_timelines(o: _GroupOwners) -> dict[int, tuple[list[int], list[Any]]]:
+    """Per data partition (lag index): ([timestamp at each change of owner], [(consumer_id,
+    host, client_id), or None when nobody holds it, at each]), event by event."""
     lines: dict[tuple[str, int], list[list[Any]]] = {}
     current: dict[tuple[str, int], tuple] = {}
     held: dict[str, list[tuple[str, int]]] = {}  # member -> its partitions
