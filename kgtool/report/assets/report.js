@@ -39,7 +39,9 @@
     if (ms == null) { return "-"; }
     return new Date(ms).toISOString().replace("Z", "+00:00");
   }
-  function num(n) { return n == null ? "-" : Number(n).toLocaleString("en-US"); }
+  // Thousands separators (7,482) as the console prints them; toLocaleString, which goes through
+  // Intl, took a third of the load time of a 5,000-group page.
+  function num(n) { return n == null ? "-" : String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ","); }
   function dur(ms) {
     if (ms == null) { return "-"; }
     if (ms < 1000) { return ms + " ms"; }
