@@ -332,7 +332,7 @@ def _section(g: str, row: dict[str, Any] | None, span: tuple[int, int], gens: li
              members: list[dict[str, Any]], series: dict[str, list[list[Any]]],
              lag: dict[str, list[list[Any]]]) -> dict[str, Any]:
     """One group's detail, each list capped at :data:`MAX_ROWS` (its last rows) and the series
-    at :data:`MAX_SERIES` partitions (the most committed first... in topic-partition order)."""
+    at :data:`MAX_SERIES` partitions (the first in topic-partition order)."""
     storms = []
     for f in finds:
         if f["rule"] == STORM_RULE:
@@ -352,7 +352,8 @@ def _section(g: str, row: dict[str, Any] | None, span: tuple[int, int], gens: li
         if row else None,
         "generations": [[r["timestamp"], r["generation_id"], r["member_count"], r["protocol_name"], r["protocol"],
                          r["state"], r["protocol_type"]] for r in gens[-MAX_ROWS:]],
-        "rebalances": [{k: r[k] for k in r if k not in ("group", "log_partition")} for r in rebs[-MAX_ROWS:]],
+        "rebalances": [{k: [] if v is None and k in _LISTS else v for k, v in r.items()
+                        if k not in ("group", "log_partition")} for r in rebs[-MAX_ROWS:]],
         "findings": [{k: f[k] for k in ("rule", "timestamp", "topic", "partition", "offset", "generation_id",
                                         "message")} for f in finds[:MAX_ROWS]],
         "storms": storms,
@@ -364,6 +365,10 @@ def _section(g: str, row: dict[str, Any] | None, span: tuple[int, int], gens: li
                     "findings": max(0, len(finds) - MAX_ROWS), "members": max(0, len(members) - MAX_ROWS),
                     "committed": max(0, len(offsets) - MAX_ROWS * 2), "series": max(0, len(keys) - MAX_SERIES)},
     }
+
+
+#: The rebalances table's list columns: never null on the page (the script joins them).
+_LISTS = frozenset(n for n, t in TABLES["rebalances"] if t.startswith("list"))
 
 
 def _tp_order(tp: str) -> tuple[str, int]:

@@ -126,14 +126,20 @@ def test_five_thousand_groups(browser, many_groups_report):
     assert len(charts) == want["sections"] and min(charts) >= 2  # the timeline and the committed offsets
 
 
-def test_five_thousand_groups_keeps_the_rewind(browser, many_groups_report):
-    """The downsampled committed offsets keep each bucket's minimum: the rewind to 50 is drawn."""
+def section_data(page, i: int) -> dict:
+    """The JSON of section ``i`` as the page carries it."""
     import json
 
-    page = many_groups_report[0]
     text = page.read_text(encoding="utf-8")
-    start = text.index('<script type="application/json" id="kg-s-0">') + len('<script type="application/json" id="kg-s-0">')
-    section = json.loads(text[start:text.index("</script>", start)])
+    tag = f'<script type="application/json" id="kg-s-{i}">'
+    start = text.index(tag) + len(tag)
+    return json.loads(text[start:text.index("</script>", start)])
+
+
+def test_five_thousand_groups_keeps_the_rewind(many_groups_report):
+    """The downsampled committed offsets keep each bucket's minimum: the rewind to 50 is drawn."""
+    section = section_data(many_groups_report[0], 0)
+    assert section["group"] == many_groups.group_id(0)
     series = section["offsets"]["t0-0"]
     assert min(p[1] for p in series) == 50  # [time, min, max, last]
     assert max(p[2] for p in series) == 300
@@ -151,6 +157,13 @@ def test_lag_page(browser, lag_report):
     assert "STALL" in statuses
     charts = open_all(browser, page)
     assert min(charts) >= 4  # timeline, committed offsets, lag in records, lag in ms
+    from kgtool.report.data import BUCKETS
+
+    # 120 commits and a row a minute over 20 minutes per partition: reduced to at most BUCKETS points
+    stalled = next(section_data(page, i) for i in range(3) if section_data(page, i)["group"] == "stalled")
+    assert all(0 < len(points) <= BUCKETS for points in stalled["lag"].values())
+    assert max(p[1] for p in stalled["lag"]["orders-0"]) == 900  # the peak lag (records) kept
+    assert {p[3] for p in stalled["lag"]["orders-0"]} >= {"OK", "STALL"}
     strips = browser.evaluate("document.querySelectorAll('svg.series rect title').length")
     assert strips > 0  # Burrow's status through time
     heads = browser.evaluate("Array.from(document.querySelectorAll('.describe th')).map(h => h.textContent)")

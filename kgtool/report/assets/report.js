@@ -387,10 +387,13 @@
     var legend = [];
     keys.forEach(function (k, n) {
       var colour = css(SERIES[n % SERIES.length]), dash = DASHES[Math.floor(n / SERIES.length) % DASHES.length];
-      var pts = [], ranges = [];
+      var pts = [], ranges = [], previous = null;
       series[k].forEach(function (p) {
         var v = value(p);
         if (v == null) { return; }
+        // a committed offset holds until the next commit: drawn as steps (range charts); lag is sampled
+        if (range && previous !== null) { pts.push(x(p[0]).toFixed(1) + "," + y(previous).toFixed(1)); }
+        previous = v;
         pts.push(x(p[0]).toFixed(1) + "," + y(v).toFixed(1));
         if (range) {
           var r = range(p);
