@@ -152,7 +152,7 @@ def synthetic_page(library: str, style: str, draw: str, groups: int, sections: i
             }</script></body></html>""")
 
 
-def measure_candidates(browser: Browser, args: argparse.Namespace, tmp: Path) -> list[dict]:
+def measure_candidates(args: argparse.Namespace, tmp: Path) -> list[dict]:
     results = []
     for name, c in candidates().items():
         if isinstance(c, str):
@@ -165,24 +165,34 @@ def measure_candidates(browser: Browser, args: argparse.Namespace, tmp: Path) ->
                         encoding="utf-8")
         loads, rest = [], []
         for _ in range(args.repeat):
-            browser.open(page)
-            loads.append(browser.evaluate("window.firstDrawn") / 1000)
-            rest.append(browser.evaluate(f"(async () => {{ const t = performance.now(); "
-                                         f"await window.drawRange({args.eager}, {args.sections}); "
-                                         f"return performance.now() - t; }})()") / 1000)
-            errors = browser.errors()
-            if errors:
-                raise SystemExit(f"{name}: script errors: {errors[:3]}")
-            if browser.requests(page):
-                raise SystemExit(f"{name}: network requests: {browser.requests(page)[:3]}")
+            with Browser() as browser:  # a fresh one: the previous page's garbage does not count
+                loads.append(_first_drawn(browser, page))
+                rest.append(browser.evaluate(f"(async () => {{ const t = performance.now(); "
+                                             f"await window.drawRange({args.eager}, {args.sections}); "
+                                             f"return performance.now() - t; }})()") / 1000)
+                _clean(browser, page, name)
         results.append({"candidate": name, "library_bytes": len(library.encode()) + len(style.encode()),
                         "page_bytes": page.stat().st_size, "load_s": min(loads), "load_median_s": statistics.median(loads),
                         "draw_rest_s": min(rest), "per_chart_ms": 1000 * min(rest) / max(1, args.sections - args.eager)})
     return results
 
 
+def _first_drawn(browser: Browser, page: Path) -> float:
+    """Seconds from navigation start to the first charts drawn (asynchronous renderers awaited)."""
+    browser.open(page)
+    return browser.evaluate("window.firstDrawn") / 1000
+
+
+def _clean(browser: Browser, page: Path, name: str) -> None:
+    """No script error, nothing fetched: else the figures are not comparable."""
+    if browser.errors():
+        raise SystemExit(f"{name}: script errors: {browser.errors()[:3]}")
+    if browser.requests(page):
+        raise SystemExit(f"{name}: network requests: {browser.requests(page)[:3]}")
+
+
 # ---- 2. kgtool's page -------------------------------------------------------------------------------
-def measure_kgtool(browser: Browser, args: argparse.Namespace, tmp: Path) -> dict:
+def measure_kgtool(args: argparse.Namespace, tmp: Path) -> dict:
     from tests.report import many_groups
 
     log = tmp / "log"
@@ -196,14 +206,14 @@ def measure_kgtool(browser: Browser, args: argparse.Namespace, tmp: Path) -> dic
         raise SystemExit(f"spark-audit failed ({proc.returncode}): {proc.stderr[-2000:]}")
     loads, opens = [], []
     for _ in range(args.repeat):
-        loads.append(browser.open(page))
-        opens.append(browser.evaluate("""new Promise(done => {
-          const t = performance.now(), ds = document.querySelectorAll('details.group');
-          ds.forEach(d => { d.open = true; });
-          setTimeout(() => done([performance.now() - t, ds.length, document.querySelectorAll('svg.chart').length]), 0);
-        })"""))
-        if browser.errors() or browser.requests(page):
-            raise SystemExit(f"kgtool's page: errors {browser.errors()[:3]}, requests {browser.requests(page)[:3]}")
+        with Browser() as browser:
+            loads.append(browser.open(page))
+            opens.append(browser.evaluate("""new Promise(done => {
+              const t = performance.now(), ds = document.querySelectorAll('details.group');
+              ds.forEach(d => { d.open = true; });
+              setTimeout(() => done([performance.now() - t, ds.length, document.querySelectorAll('svg.chart').length]), 0);
+            })"""))
+            _clean(browser, page, "kgtool's page")
     return {"groups": args.groups, "page_bytes": page.stat().st_size, "audit_process_s": audit_s,
             "load_s": min(loads), "load_median_s": statistics.median(loads), "sections": opens[0][1],
             "charts": opens[0][2], "open_all_s": min(o[0] for o in opens) / 1000}
@@ -218,10 +228,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--json", type=Path)
     args = p.parse_args(argv)
-    with tempfile.TemporaryDirectory(prefix="kgtool-bench-report-") as d, Browser() as browser:
+    with tempfile.TemporaryDirectory(prefix="kgtool-bench-report-") as d:
         tmp = Path(d)
-        cands = measure_candidates(browser, args, tmp)
-        kg = measure_kgtool(browser, args, tmp)
+        cands = measure_candidates(args, tmp)
+        kg = measure_kgtool(args, tmp)
     print(f"chart libraries: {args.groups:,} overview rows, {args.sections} charts of {args.points} points, "
           f"{args.eager} drawn at load; best of {args.repeat} (median)")
     print(f"{'candidate':<10} {'library':>12} {'page':>12} {'load':>14} {'other charts':>13} {'per chart':>10}")
