@@ -267,6 +267,29 @@ MAN_SECTIONS = {
         "--bootstrap-server B --group G --reset-offsets --from-file plan.csv --dry-run; then the "
         "same with --execute."
     ),
+    "REPORT": (
+        "--report FILE writes one HTML page that opens offline: its script, style and data are inside the file, "
+        "and its Content-Security-Policy (default-src 'none') lets the browser fetch nothing. It is drawn from the "
+        "tables (read back with pyarrow on the driver; without --out the tasks write them to a temporary local "
+        "directory, removed afterwards, so a master other than local[...] needs --out) and written only when the "
+        "audit succeeds (also when it reports findings), through a temporary file renamed over FILE: a failed "
+        "audit leaves an existing FILE as it was. A FILE that cannot be written is a usage error (exit 2) before "
+        "Spark starts. The overview lists every group in a table sortable by each column and filtered by rule, "
+        "lag status and id: type, state at the instant audited, members, rebalances, storms, findings by rule, "
+        "worst lag status and peak lag (with data partition directories among the inputs) and the commits over "
+        "the log's time span as a sparkline. Each group with findings or rebalances has a section, most findings "
+        "first, drawn when opened: a timeline (generations or group epochs as bands with members and assignor, "
+        "rebalances as marks with their cause and who joined, left or was fenced, storms as hatched windows, "
+        "findings as lettered diamonds with their sentence on hover), for consumer-protocol groups each member's "
+        "reconciliation per epoch (when it reached the epoch, what it held pending revocation) and the "
+        "consumption gap, the committed offset per partition over time and the lag in records and in time with "
+        "Burrow's status as coloured strips, the generation changes, and the kafka-consumer-groups.sh --describe "
+        "tables at the instant audited. Series keep at most 150 buckets per partition (each bucket's minimum, "
+        "maximum and last value, so a rewind stays visible), 24 partitions per group, 500 rows per list; what "
+        "is left out is counted on the page. Colours are the Okabe-Ito palette, each mark also has a shape or "
+        "letter, there are a light and a dark scheme (the system's, or the button), and printing uses the light "
+        "one. Times are UTC, written with their offset (+00:00)."
+    ),
     "SPARK OUTPUT AND FAILURES": (
         "By default nothing Spark prints reaches the terminal: the driver JVM (started by kgtool "
         "with the log4j2 configuration kgtool/data/spark-log4j2.properties, passed as "
@@ -323,6 +346,7 @@ MAN_SECTIONS = {
         "kgtool spark-audit /var/lib/kafka/data --group '^orders-app$' --until 2024-06-01T14:03:00Z "
         "--reset-plan plan.csv\n"
         "kgtool spark-audit /var/lib/kafka/data --group '^orders-app$' --storm 3/5m\n"
+        "kgtool spark-audit /var/lib/kafka/data --report audit.html\n"
         "kgtool spark-audit hdfs://nn/backups/kafka/ --master yarn --conf spark.executor.memory=4g "
         "--out hdfs://nn/audit/run1\n"
         "kgtool spark-audit big-log/ --conf spark.driver.memory=4g --verbose\n"
@@ -492,6 +516,13 @@ def command(
         "atomically, when the audit succeeds; - for stdout. Needs --group.",
         show_default=False,
     ),
+    report: Optional[str] = typer.Option(
+        None, "--report", metavar="FILE",
+        help="Write FILE.html: one self-contained page (opens offline) picturing every group: an overview "
+        "table, and per group with findings or rebalances its timeline, reconciliation, committed offsets, lag "
+        "and --describe tables; written atomically when the audit succeeds (also with findings).",
+        show_default=False,
+    ),
     storm: str = typer.Option(
         "5/10m", "--storm", metavar="N/WINDOW",
         help="rebalance-storm rule: at least N rebalances of a group within WINDOW (e.g. 5/10m, 3/90s, 10/1h).",
@@ -522,6 +553,8 @@ def command(
         if reset_plan == plans.STDOUT and output_format is not OutputFormat.table:
             raise UsageError("--reset-plan -: stdout carries the plan; --format json/jsonl would mix with it")
         plans.check_plan_path(reset_plan)
+    if report is not None:
+        _check_report(report, out, master)
     storm_count, storm_window_ms = parse_storm(storm)
     since_ms = None if since is None else parse_time_ms(since, "--since")
     until_ms = None if until is None else parse_time_ms(until, "--until")
@@ -579,9 +612,12 @@ def command(
                         (tp, tuple(dirs)) for tp, dirs in sorted(topics.partitions.items())))
                     show.say(f"lag of {render.count(len(topics.partitions))} data partition(s)")
                 sink = render.write_json_lines if output_format is OutputFormat.jsonl else None
+                pictured: list[Any] = []
                 summary = job.run_audit(spark, files, options, out=out, fmt=fmt, split_bytes=split_bytes,
                                         progress=show.say, findings_sink=sink, empty_partitions=tuple(sorted(empty)),
-                                        keep_offsets=reset_plan is not None)
+                                        keep_offsets=reset_plan is not None,
+                                        read_tables=None if report is None else _report_reader(
+                                            pictured, options.until, show.say))
         except KgtoolError:
             raise
         except Exception as exc:  # noqa: BLE001 - Spark's failures become one line (kgtool/spark/failures.py)
@@ -600,6 +636,8 @@ def command(
         render.warn(f"... and {render.count(summary.problem_count - len(summary.problems))} more decode problems")
     if reset_plan is not None:
         _write_reset_plan(reset_plan, _reset_plan(summary, group, options.until), summary, options.until)
+    if report is not None:
+        _write_report(report, pictured[0], summary, paths)
     n = summary.finding_count
     if n or summary.problem_count:
         parts = []
@@ -608,6 +646,55 @@ def command(
         if summary.problem_count:
             parts.append(f"{render.count(summary.problem_count)} decode problem{'s' if summary.problem_count != 1 else ''}")
         raise FindingsReported(" and ".join(parts) + " reported")
+
+
+REPORT_OPTION = "--report"
+
+
+def _check_report(path: str, out: str | None, master: str) -> None:
+    """Before Spark starts: the report can be written, and its tables can be read back."""
+    from kgtool.outfile import check_writable
+
+    if path == "-":
+        raise UsageError("--report: the report is an HTML file; give its path (stdout carries the summary)")
+    if out is None and not master.startswith("local"):
+        raise UsageError(f"--report with --master {master} needs --out DIR: the report is drawn from the tables, "
+                         "which the tasks write where the driver reads them only on a local master")
+    check_writable(path, REPORT_OPTION)
+
+
+def _report_reader(into: list[Any], until: int | None, say: Any) -> Any:
+    """The hook that reads the audit's tables into the report's model, once they are written."""
+
+    def read(root: str, fmt: str, storage: dict[str, str]) -> None:
+        from kgtool.report.data import gather
+
+        say("reading the tables for the report")
+        into.append(gather(root, fmt, storage, until=until))
+
+    return read
+
+
+def _write_report(path: str, data: Any, summary: Any, paths: list[str]) -> None:
+    from kgtool import __version__
+    from kgtool.outfile import write_atomic
+    from kgtool.report.page import render_html
+
+    n = render.count
+    at = summary.options.get("until")
+    facts = [
+        f"{n(summary.files)} segment file(s), {n(summary.bytes)} bytes of __consumer_offsets: "
+        + ", ".join(render.display_text(p) for p in paths[:5]) + (f" and {n(len(paths) - 5)} more" if len(paths) > 5 else ""),
+        f"{n(len(data.overview))} group(s), {n(summary.finding_count)} finding(s), "
+        f"{n(summary.rebalances.get('count', 0))} rebalance(s); state "
+        + (f"at --until {render.iso_ms(at)}" if at is not None else "at the end of the log read")
+        + (f"; group filter {summary.options['group']!r}" if summary.options.get("group") else ""),
+        f"kgtool {__version__} spark-audit --report",
+    ]
+    page = render_html(data, title="kgtool spark-audit report", facts=facts, meanings=RULE_MEANINGS)
+    write_atomic(path, page.encode("utf-8"), REPORT_OPTION)
+    render.info(f"spark-audit: report of {n(len(data.overview))} group(s) ({n(len(data.sections))} with findings or "
+                f"rebalances) written to {path} ({n(len(page.encode('utf-8')))} bytes)")
 
 
 def _nothing_to_audit(topics: Any) -> str:

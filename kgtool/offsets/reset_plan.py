@@ -18,14 +18,14 @@ from __future__ import annotations
 
 import csv
 import io
-import os
-import uuid
 from collections.abc import Iterable
 from typing import Any
 
-from kgtool.errors import InputError, UsageError
+from kgtool.errors import InputError
+from kgtool.outfile import check_writable, write_atomic
 
 STDOUT = "-"
+OPTION = "--reset-plan"
 
 
 def plan_text(rows: Iterable[Any]) -> str:
@@ -48,8 +48,8 @@ def plan_text(rows: Iterable[Any]) -> str:
 
 
 def check_plan_path(path: str) -> None:
-    """Before the audit runs: ``path`` can be written (``-``: stdout). The check creates and
-    removes a temporary file next to it, as :func:`write_plan` will.
+    """Before the audit runs: ``path`` can be written (``-``: stdout); see
+    :func:`kgtool.outfile.check_writable`.
 
     Raises:
         UsageError: the path is a directory, its directory is missing, or nothing can be
@@ -57,58 +57,14 @@ def check_plan_path(path: str) -> None:
     """
     if path == STDOUT:
         return
-    if not path:
-        raise UsageError("--reset-plan: empty path")
-    if os.path.isdir(path):
-        raise UsageError(f"--reset-plan: {path} is a directory")
-    directory = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(directory):
-        raise UsageError(f"--reset-plan: cannot write {path}: directory {directory} does not exist")
-    if os.path.exists(path) and not os.access(path, os.W_OK):
-        raise UsageError(f"--reset-plan: cannot write {path}: it exists and is read-only")
-    try:
-        fd, tmp = _create_temporary(path)
-    except OSError as exc:
-        raise UsageError(f"--reset-plan: cannot write {path}: {exc.strerror or exc}") from None
-    os.close(fd)
-    os.unlink(tmp)
-
-
-def _create_temporary(path: str) -> tuple[int, str]:
-    """A new file next to ``path`` (same filesystem: renamed over it), mode 0666 less the umask."""
-    directory, name = os.path.split(os.path.abspath(path))
-    tmp = os.path.join(directory, f".{name}.{uuid.uuid4().hex[:12]}.tmp")
-    return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), tmp
+    check_writable(path, OPTION)
 
 
 def write_plan(path: str, text: str) -> None:
-    """Write ``text`` to ``path`` atomically: a temporary file next to it, flushed to disk, then
-    renamed over it; on any failure ``path`` is left as it was.
+    """Write ``text`` to ``path`` atomically (:func:`kgtool.outfile.write_atomic`); on any
+    failure ``path`` is left as it was.
 
     Raises:
         InputError: the file cannot be written.
     """
-    try:
-        fd, tmp = _create_temporary(path)
-    except OSError as exc:
-        raise InputError(f"--reset-plan: cannot write {path}: {exc.strerror or exc}") from None
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(text.encode("utf-8"))
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except OSError as exc:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise InputError(f"--reset-plan: cannot write {path}: {exc.strerror or exc}") from None
-    try:  # the rename itself, on disk (best effort: not every filesystem opens directories)
-        dfd = os.open(os.path.dirname(os.path.abspath(path)), os.O_RDONLY)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
-    except OSError:
-        pass
+    write_atomic(path, text.encode("utf-8"), OPTION)

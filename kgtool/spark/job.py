@@ -270,11 +270,17 @@ def run_audit(
     findings_sink: Callable[[Iterator[dict[str, Any]]], None] | None = None,
     empty_partitions: tuple[int, ...] = (),
     keep_offsets: bool = False,
+    read_tables: Callable[[str, str, dict[str, str]], None] | None = None,
 ) -> AuditSummary:
     """The whole job: audit every partition (writing the tables under ``out``), summarize.
 
     ``findings_sink`` receives every finding, sorted by log partition, group and record offset.
     ``keep_offsets``: the summary carries every row of the offsets table (``--reset-plan``).
+    ``read_tables(root, fmt, storage)`` is called once every table is complete, before the
+    summary is returned: ``root`` is ``out`` once published, or, without ``out``, a temporary
+    local directory the tasks wrote the tables to (removed afterwards: the driver and the tasks
+    must share the filesystem, as with a ``local`` master). An exception it raises fails the
+    audit (``out`` is then published, the temporary directory removed).
     """
     from kgtool.spark import output
     from kgtool.spark.files import storage_options
@@ -292,6 +298,10 @@ def run_audit(
     if out is not None:
         tmp = output.temporary_root(out)
         output.prepare(tmp, storage)
+    elif read_tables is not None:
+        import tempfile
+
+        tmp = tempfile.mkdtemp(prefix="kgtool-tables-")
     try:
         say(f"auditing {len(parts)} partition(s), {sum(len(p.paths) for p in parts)} segment file(s)")
         summaries, lag_results, end_instant = audit_partitions(
@@ -316,13 +326,17 @@ def run_audit(
             for file, position, text in r["problems"]:
                 summary.problems.append({"source": file, "position": position, "log_partition": -1, "problem": text})
                 summary.problem_count += 1
-        if tmp is not None and out is not None:
-            say(f"writing tables to {out}")
+        if tmp is not None:
+            if out is not None:
+                say(f"writing tables to {out}")
             cov = output.TableWriter(tmp, "coverage", 0, arrow_schema(TABLES["coverage"]), fmt, storage)
             cov.write(summary.coverage)
             cov.close()
-            output.publish(tmp, out, TABLE_NAMES, storage)
-            tmp = None
+            if out is not None:
+                output.publish(tmp, out, TABLE_NAMES, storage)
+                tmp = None
+        if read_tables is not None:
+            read_tables(out if out is not None else tmp, fmt, storage)
     finally:
         if tmp is not None:
             output.discard(tmp, storage)
