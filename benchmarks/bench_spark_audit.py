@@ -21,6 +21,14 @@ Logs (generated once under ``--dir`` and reused while their parameters match):
   members as consumer-protocol groups (KIP-848) whose epoch bumps every 10 rounds with
   reconciliation (ConsumerGroupMetadata, MemberMetadata, TargetAssignment*,
   CurrentMemberAssignment), written by kgtool's own encoders.
+- the lag case (issue 27; ``--lag-mb``, default 4096 MiB, 0: none; ``--lag-only`` runs it
+  alone): a twin of the balanced log whose groups all commit on one data topic
+  (``--lag-partitions``, 64), and that topic: a leader append a second per partition, in
+  batches of at most the producer's ``batch.size`` (16 KiB), 100-byte values, segments of
+  ``--lag-segment-mb`` with the indexes the broker writes. Two audits of the same offsets log,
+  ``local[2]``, tables written: alone, and with the data partition directories (lag); the
+  overhead of lag on the wall time (target: at most 25%), and what of the data topic was read
+  (its files dropped from the page cache before, the pages there after: mincore).
 
 Figures (each command run ``--repeat`` times for the big logs, ``--repeat-small`` times for
 the sample and the bare Spark start, in rounds: each round runs every command once, so the
