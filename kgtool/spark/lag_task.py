@@ -177,7 +177,7 @@ def lag_partition(index: int, inputs: list[LagInput], options: AuditOptions, end
     prev_ok = (tail > 0) & (rows.seq[np.maximum(tail - 1, 0)] == rows.seq[tail])
     later = ~prev_ok | (rows.t[tail] > rows.t[np.maximum(tail - 1, 0)])
     keep[tail[later]] = True
-    pts = rows.take(np.flatnonzero(keep))
+    pts = rows if keep.all() else rows.take(keep)
     episode_rows, found = _episodes(pts, seqs, topic, partition)
     peaks: dict[str, list[Any]] = {}
     lines: dict[str, str] = {}
