@@ -368,7 +368,10 @@ def _classic_rows(events: list[tuple], g: int, table: dict[tuple[Any, Any, Any],
     one, what each row takes from the others."""
     marks = [len(x) for x in (s_g, s_rec, s_ts, a_rec, a_owner, a_dp)]
     rows: dict[Any, tuple[Any, list[int]]] = {}
-    for rec, ts, kind, payload in events + [(None, None, "gen", None)]:
+    # a record's generation row, then its members' rows (the replay hands a generation's row on
+    # when the next closes it, after its members')
+    ordered = sorted(events, key=lambda e: (e[0], e[2] != "gen"))
+    for rec, ts, kind, payload in ordered + [(None, None, "gen", None)]:
         if kind == "gen":
             for owner, assigned in rows.values():
                 oid = table.setdefault(owner, len(table))

@@ -33,6 +33,8 @@ def classic_groups(draw):
                 member, host, client = MEMBERS[m]
                 o.events.append((rec, t, "member", (member, client, host,
                                                     draw(st.lists(st.integers(0, 4), max_size=4, unique=True)))))
+        if draw(st.booleans()):  # as the replay hands them on: generation rows after their members'
+            o.events.sort(key=lambda e: e[2] == "gen")
         groups[name] = o
     return groups
 
