@@ -68,3 +68,34 @@ def test_a_group_with_member_records_of_its_own_takes_the_event_path():
     got = {(int(d), int(t)): table[i] for d, t, i in zip(dp, ts, ids)}
     assert got == {(0, 100): ("m-a", "h", "c-a"), (1, 100): ("m-a", "h", "c-a"), (1, 200): ("m-b", "h", "c-b")}
     assert np.all(np.diff(dp) >= 0)
+
+
+def test_a_transactional_commit_takes_effect_at_its_marker_and_a_deletion_is_kept():
+    """LagInputs on a chunk of the commits table: the instant of a commit is its record's time,
+    or its COMMIT marker's (known from the task's pre-pass before the replay); a deleted offset
+    (null) stays a deletion; other topics and data partitions not given are left out."""
+    import pyarrow as pa
+
+    from kgtool.offsets.lag import DELETED
+    from kgtool.offsets.lag_input import LagInputs
+
+    markers = {50: 9_000}
+    inputs = LagInputs({("orders", 0): 0, ("orders", 1): 1}, 7, markers)
+    table = pa.table({
+        "group": pa.array(["g", "g", "g", "h", "g"]).dictionary_encode(),
+        "topic": pa.array(["orders", "orders", "other", "orders", "orders"]).dictionary_encode(),
+        "partition": pa.array([0, 0, 0, 1, 5], pa.int32()),
+        "timestamp": pa.array([1_000, 2_000, 3_000, 4_000, 5_000], pa.int64()),
+        "offset": pa.array([10, None, 30, 40, 50], pa.int64()),
+        "record_offset": pa.array([1, 2, 3, 4, 5], pa.int64()),
+        "effective_at_offset": pa.array([50, 2, 3, 4, 5], pa.int64()),
+        "effective": pa.array([True, True, True, True, True]),
+    })
+    inputs.commits_table(table)
+    got = {k: inp for k, inp in inputs.payloads()}
+    assert sorted(got) == [0, 1]
+    zero = got[0]
+    assert zero.groups == ["g"] and zero.log_partition == 7
+    # sorted by time within the group: the deletion at 2,000, then the transaction's commit at its marker
+    assert zero.when.tolist() == [2_000, 9_000] and zero.offset.tolist() == [DELETED, 10]
+    assert got[1].groups == ["h"] and got[1].when.tolist() == [4_000] and got[1].offset.tolist() == [40]
