@@ -67,8 +67,8 @@ static int seek_records(const seg_t *s, int64_t pos, const bhead_t *h, int mode,
     const uint8_t *p = s->base + pos;
     if (h->attributes & 7) return 2; /* compressed: the Python reader decompresses */
     if (*verified != pos) { /* the CRC once per batch, however many questions it answers */
-        /* the whole batch is read: one request for its pages, not a fault at a time (the
-         * segment is mapped MADV_RANDOM, for the index lookups and header walks) */
+        /* the whole batch is read: one request for its pages, not a fault at a time (what the
+         * caller's prefetch did not already ask for) */
         static long page = 0;
         if (!page) page = sysconf(_SC_PAGESIZE);
         uintptr_t a = (uintptr_t)p & ~(uintptr_t)(page - 1);

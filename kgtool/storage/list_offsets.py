@@ -58,10 +58,6 @@ class PartitionLog:
         seg = self._open.get(k)
         if seg is None:
             seg = self._open[k] = _Segment(self.segments[k])
-            if isinstance(seg.data, mmap.mmap):
-                # questions jump from index entry to index entry: the kernel's readahead around
-                # each fault would read most of the partition for the few pages looked at
-                seg.data.madvise(mmap.MADV_RANDOM)
         return seg
 
     def _index_arrays(self, k: int, kind: FileKind) -> tuple[np.ndarray, np.ndarray] | None:
@@ -102,7 +98,9 @@ class PartitionLog:
         """Ask the kernel, all at once, for what the walk will read: from each question's offset
         index entry to the entry two after it (the batch there and the next, where the answer
         lies unless the batches are small; then a few more of them, about two index intervals).
-        The reads then overlap instead of waiting one fault at a time; nothing else is read."""
+        The reads then overlap instead of waiting one fault at a time. The mapping keeps the
+        kernel's default advice: with MADV_RANDOM it maps each page by a fault of its own, cached
+        or not (measured: 0.30 s against 0.04 s for a cold 64 MiB partition's questions)."""
         data = self._seg(k).data
         if not isinstance(data, mmap.mmap) or not len(slots):
             return
