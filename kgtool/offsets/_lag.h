@@ -78,12 +78,28 @@ static int window_status(const window_t *w, int64_t log_end, int64_t now_ms) {
     return stopped ? LAG_POLLS + rest : rest;
 }
 
-static inline int64_t lag_end_at(const int64_t *instants, const int64_t *ends, Py_ssize_t m, int64_t t) {
-    Py_ssize_t lo = 0, hi = m; /* instants are asked for: t is among them */
+/* end(t), t among the instants asked about: a sequence's rows rise in time, so the search
+ * gallops from the previous row's place (*at) before it halves. */
+static inline int64_t lag_end_at(const int64_t *instants, const int64_t *ends, Py_ssize_t m, int64_t t,
+                                 Py_ssize_t *at) {
+    Py_ssize_t lo = *at, hi, step = 1;
+    if (lo < 0 || lo >= m || instants[lo] > t) {
+        lo = 0;
+        hi = m;
+    } else {
+        hi = lo + 1;
+        while (hi < m && instants[hi] < t) {
+            lo = hi;
+            hi += step;
+            step <<= 1;
+        }
+        if (hi > m) hi = m;
+    }
     while (lo < hi) {
         Py_ssize_t mid = (lo + hi) / 2;
         if (instants[mid] < t) lo = mid + 1; else hi = mid;
     }
+    *at = lo;
     return lo < m ? ends[lo] : ends[m - 1];
 }
 
@@ -127,7 +143,8 @@ static PyObject *py_lag_rows(PyObject *self, PyObject *args) {
         w.intervals = intervals;
         w.min_distance = min_distance;
         Py_ssize_t k = c0, ok0 = obounds[s], ok1 = obounds[s + 1];
-        Py_ssize_t cur = -1; /* the commit in force */
+        Py_ssize_t cur = -1;   /* the commit in force */
+        Py_ssize_t near = -1;  /* where the last row's instant was found */
         int64_t row_t_last = INT64_MIN;
         int have_rows = 0;
         /* the instants: each commit's time and first + j*step before the last, merged, at most until */
@@ -164,7 +181,7 @@ static PyObject *py_lag_rows(PyObject *self, PyObject *args) {
             if (cur < 0 || off[cur] == LAG_DELETED) continue;
             if (at_end && have_rows && row_t_last == end) { o_last[s] = r - 1; continue; }
             if (r >= cap) { overflow = 1; break; }
-            int64_t end_t = lag_end_at(inst, ends, M, t);
+            int64_t end_t = lag_end_at(inst, ends, M, t, &near);
             int64_t committed = off[cur];
             int64_t lag = end_t - committed, lag_ms = 0;
             if (lag > 0 && known[cur]) lag_ms = t - stamp[cur] > 0 ? t - stamp[cur] : 0;

@@ -109,13 +109,13 @@ def _dictionary(indices: np.ndarray, values: list[Any]) -> Any:
     uniq = sorted({v for v in values if v is not None})
     place = {v: k for k, v in enumerate(uniq)}
     lut = np.array([place[v] if v is not None else -1 for v in values] + [-1], np.int32)
-    codes = lut[np.where(indices >= 0, indices, len(values))]
+    codes = lut[indices]  # index -1 takes the last: -1, null
     valid = codes >= 0
-    nulls = len(codes) - int(valid.sum())
+    nulls = len(codes) - int(np.count_nonzero(valid))
     # the indices with their validity bitmap made here (pa.array's mask= goes through pandas)
     bitmap = pa.py_buffer(np.packbits(valid, bitorder="little").tobytes()) if nulls else None
-    idx = pa.Array.from_buffers(pa.int32(), len(codes), [bitmap, pa.py_buffer(np.where(valid, codes, 0).tobytes())],
-                                nulls)
+    data = np.where(valid, codes, 0) if nulls else codes
+    idx = pa.Array.from_buffers(pa.int32(), len(codes), [bitmap, pa.py_buffer(data.tobytes())], nulls)
     return pa.DictionaryArray.from_arrays(idx, _strings(uniq))
 
 
