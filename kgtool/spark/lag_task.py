@@ -202,7 +202,7 @@ def lag_partition(index: int, inputs: list[LagInput], options: AuditOptions, end
     return {
         "index": index, "topic": topic, "partition": partition, "copy": log.directory,
         "log_end_offset": log.log_end_offset, "behind": [[d, n] for d, n in choice.behind],
-        "problems": choice.problems + log.problems, "notes": sorted(set(log.notes)) + ahead,
+        "problems": choice.problems + log.damage(), "notes": sorted(set(log.notes)) + ahead,
         "rows": table_rows,
         "episodes": found,
         # the group statuses at the end (Burrow's, of their partitions), and --group's describe rows

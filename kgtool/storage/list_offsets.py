@@ -60,6 +60,16 @@ class PartitionLog:
             seg = self._open[k] = _Segment(self.segments[k])
         return seg
 
+    def damage(self) -> list[tuple[str, int, str]]:
+        """:attr:`problems` and every batch a question met that did not decode (file, byte,
+        what is wrong): its records were not read, the answer came from the batches after it."""
+        out = list(self.problems)
+        for k in sorted(self._open):
+            seg = self._open[k]
+            out += [(seg.files.log, pos, f"a batch asked about does not decode ({why}): the answer skips it")
+                    for pos, why in sorted(seg.undecoded.items())]
+        return out
+
     def _index_arrays(self, k: int, kind: FileKind) -> tuple[np.ndarray, np.ndarray] | None:
         """A segment's usable offset index as (offsets, positions), or time index as (timestamps,
         offsets), absolute, in entry order; None when it is absent or fails its check."""

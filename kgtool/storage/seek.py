@@ -26,7 +26,7 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 
 from kgtool.codec.batch import _decode_records
-from kgtool.codec.model import RecordBatch
+from kgtool.codec.model import RecordBatch, ScanProblem
 from kgtool.codec.segment import open_segment, scan_segment
 from kgtool.errors import DecodeError, UsageError
 from kgtool.storage.files import FileKind, SegmentFiles, map_file
@@ -79,6 +79,8 @@ class _Segment:
         #: the (offset, timestamp) of the records of the last batches decoded, by position (a
         #: partition asked about many nearby instants decodes each batch once)
         self._records: dict[int, list[tuple[int, int]] | None] = {}
+        #: batches asked about that did not decode: position -> what is wrong
+        self.undecoded: dict[int, str] = {}
 
     def records_at(self, position: int) -> list[tuple[int, int]] | None:
         """(offset, timestamp) of each record of the batch at ``position``; None when it does not
@@ -101,8 +103,11 @@ class _Segment:
         if isinstance(full, RecordBatch):
             try:
                 out = got if got else [(r.offset, r.timestamp) for r in full.records]
-            except DecodeError:
-                out = None
+            except DecodeError as exc:
+                self.undecoded[position] = str(exc)
+        else:
+            self.undecoded[position] = f"{full.kind}: {full.reason}" if isinstance(full, ScanProblem) \
+                else "no batch there"
         if len(self._records) >= _RECORDS_CACHED:
             self._records.pop(next(iter(self._records)))
         self._records[position] = out

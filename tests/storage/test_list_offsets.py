@@ -217,3 +217,28 @@ def test_the_walk_itself_answers_plain_batches(partition):
     got = np.frombuffer(lo._speedups.seek_sweep(log._seg(0).data, 1, keys, starts, soffs, none, none), np.int64)
     assert (got != lo.ASK_PYTHON).all()
     assert got.tolist() == [log.timestamp_at(int(k)) for k in keys]
+
+
+def test_a_batch_asked_about_that_does_not_decode_is_a_problem_naming_it(partition, tmp_path):
+    """A CRC that does not check out in a batch a question lands in: the answer comes from the
+    batches after it, as the one-at-a-time reader gives it, and the damage is named (file, byte)."""
+    import numpy as np
+
+    d = str(tmp_path / "orders-3")
+    shutil.copytree(partition, d)
+    log0 = PartitionLog(d)
+    seg = log0.segments[0].log
+    batches = [b for b in scan_file(seg) if not b.is_control]
+    victim = batches[len(batches) // 2]
+    with open(seg, "r+b") as fh:  # a byte of its records: the CRC no longer checks out
+        fh.seek(victim.position + victim.size_in_bytes - 2)
+        byte = fh.read(1)
+        fh.seek(-1, 1)
+        fh.write(bytes([byte[0] ^ 0xFF]))
+    one, many = PartitionLog(d), PartitionLog(d)
+    offs = np.arange(victim.base_offset - 2, victim.last_offset + 3, dtype=np.int64)
+    stamps, known = many.stamps_at(offs)
+    assert [int(s) if k else None for s, k in zip(stamps, known)] == [one.timestamp_at(int(o)) for o in offs]
+    for log in (one, many):
+        assert [(f, p) for f, p, _w in log.damage()] == [(seg, victim.position)]
+        assert "does not decode" in log.damage()[0][2]
