@@ -116,8 +116,8 @@ class PartitionLog:
             return
         size = len(data)
         bounds = np.append(np.append(0, positions), [size, size])  # entry -1 (none): from the start
-        lo = bounds[np.unique(slots) + 1]
-        hi = bounds[np.unique(slots) + 3]
+        used = np.unique(slots)
+        lo, hi = bounds[used + 1], bounds[used + 3]
         page = mmap.PAGESIZE
         lo = lo // page * page
         # merge the ranges that touch: one request each
