@@ -399,7 +399,6 @@ def _partition_lag_py(bounds, when, offset, owner_bounds, owner_times, owner_ids
     view = LogView(log.end_at, log.timestamp_at)
     cols: dict[str, list[Any]] = {f: [] for f in _ROW_FIELDS}
     last = np.full(len(bounds) - 1, -1, np.int64)
-    window_min = min_distance_ms
 
     for s in range(len(bounds) - 1):
         eff = [Effective(int(when[j]), None if offset[j] == DELETED else int(offset[j]))
@@ -407,7 +406,7 @@ def _partition_lag_py(bounds, when, offset, owner_bounds, owner_times, owner_ids
         owners = [(int(owner_times[j]), None if owner_ids[j] < 0 else int(owner_ids[j]))
                   for j in range(owner_bounds[s], owner_bounds[s + 1])]
         rows, at_end = lag_rows(eff, owners, view, step_ms=step_ms, until=until, end=end, intervals=intervals,
-                                refresh_ms=refresh_ms, min_distance_ms=window_min)
+                                refresh_ms=refresh_ms, min_distance_ms=min_distance_ms)
         pairs = [(r, 0) for r in rows]
         if at_end is not None and not (rows and at_end is rows[-1]):
             pairs.append((at_end, 1))
