@@ -2,8 +2,12 @@
  * forward walk (included by _speedups.c; the pure-Python twin is kgtool.storage.list_offsets'
  * PartitionLog.end_at and timestamp_at, which answer whatever this walk declines).
  *
- * seek_sweep(buffer, mode, keys, starts, start_offsets, check_offsets, check_timestamps) -> bytes
+ * seek_sweep(buffer, mode, keys, starts, start_offsets, check_offsets, check_timestamps[, checked])
+ *     -> bytes, or (bytes, bytes) with checked
  *   Every argument after mode is a buffer of native int64, one per question, keys ascending.
+ *   checked (optional): the positions of batches whose CRC an earlier walk of this segment
+ *     checked, ascending (not checked again); then the positions this walk checked come back
+ *     too, ascending.
  *   mode 0 (UnifiedLog.fetchOffsetByTimestamp, FileRecords.searchForTimestamp): key T; the answer
  *     is the offset of the first record, from starts[i] on, whose timestamp is at least T (the
  *     batch's max timestamp for LogAppendTime). Before scanning, the time index entry the start
@@ -62,10 +66,41 @@ typedef struct {
     int32_t index;      /* its index in the batch */
 } resume_t;
 
+/* The batches whose CRC is known good: those an earlier walk checked (ascending, visited in
+ * order by a cursor: a walk's positions rise), and those this walk checks (appended). */
+typedef struct {
+    const int64_t *before;
+    Py_ssize_t n_before, at;
+    int64_t *now;
+    Py_ssize_t n_now, cap_now;
+    int keep;   /* the caller asked for the positions checked */
+    int failed; /* out of memory */
+} checked_t;
+
+static int checked_before(checked_t *c, int64_t pos) {
+    if (!c->n_before) return 0;
+    if (c->at > 0 && c->before[c->at - 1] > pos) c->at = 0; /* a walk that went back: start over */
+    while (c->at < c->n_before && c->before[c->at] < pos) c->at++;
+    return c->at < c->n_before && c->before[c->at] == pos;
+}
+
+static void checked_add(checked_t *c, int64_t pos) {
+    if (!c->keep || c->failed) return;
+    if (c->n_now == c->cap_now) {
+        Py_ssize_t cap = c->cap_now ? 2 * c->cap_now : 256;
+        int64_t *grown = realloc(c->now, (size_t)cap * 8);
+        if (!grown) { c->failed = 1; return; }
+        c->now = grown;
+        c->cap_now = cap;
+    }
+    c->now[c->n_now++] = pos;
+}
+
 static int seek_records(const seg_t *s, int64_t pos, const bhead_t *h, int mode, int64_t key, int64_t *out,
-                        int64_t *verified, resume_t *at) {
+                        int64_t *verified, resume_t *at, checked_t *ck) {
     const uint8_t *p = s->base + pos;
     if (h->attributes & 7) return 2; /* compressed: the Python reader decompresses */
+    if (*verified != pos && checked_before(ck, pos)) *verified = pos;
     if (*verified != pos) { /* the CRC once per batch, however many questions it answers */
         /* the whole batch is read: one request for its pages, not a fault at a time (what the
          * caller's prefetch did not already ask for) */
@@ -75,6 +110,7 @@ static int seek_records(const seg_t *s, int64_t pos, const bhead_t *h, int mode,
         (void)madvise((void *)a, (size_t)((uintptr_t)p + (uintptr_t)h->total - a), MADV_WILLNEED);
         if ((uint32_t)be32(p + 17) != crc32c_compute(p + 21, (size_t)(h->total - 21))) return 2;
         *verified = pos;
+        checked_add(ck, pos);
     }
     int lat = (h->attributes & 8) != 0;
     const uint8_t *r = p + 61, *e = p + h->total;
@@ -117,19 +153,28 @@ static int seek_holder_ok(const seg_t *s, int64_t pos, int64_t off, int64_t ts) 
 }
 
 static PyObject *py_seek_sweep(PyObject *self, PyObject *args) {
-    Py_buffer data, keys, starts, soffs, coffs, cts;
+    Py_buffer data, keys, starts, soffs, coffs, cts, before;
     int mode;
-    if (!PyArg_ParseTuple(args, "y*iy*y*y*y*y*", &data, &mode, &keys, &starts, &soffs, &coffs, &cts)) return NULL;
-    PyObject *result = NULL;
+    memset(&before, 0, sizeof before);
+    if (!PyArg_ParseTuple(args, "y*iy*y*y*y*y*|y*", &data, &mode, &keys, &starts, &soffs, &coffs, &cts, &before))
+        return NULL;
+    PyObject *result = NULL, *answers = NULL;
+    checked_t ck = {NULL, 0, 0, NULL, 0, 0, 0, 0};
     Py_ssize_t n = keys.len / 8;
     if ((mode != 0 && mode != 1) || keys.len % 8 || starts.len != keys.len || soffs.len != keys.len ||
-        coffs.len != keys.len || cts.len != keys.len) {
+        coffs.len != keys.len || cts.len != keys.len || before.len % 8) {
         PyErr_SetString(PyExc_ValueError, "seek_sweep: mode 0 or 1 and five int64 arrays of one length");
         goto done;
     }
-    result = PyBytes_FromStringAndSize(NULL, n * 8);
-    if (!result) goto done;
-    int64_t *out = (int64_t *)PyBytes_AS_STRING(result);
+    if (before.obj) {
+        ck.before = before.buf;
+        ck.n_before = before.len / 8;
+        ck.keep = 1;
+    }
+    answers = PyBytes_FromStringAndSize(NULL, n * 8);
+    if (!answers) goto done;
+    result = answers;
+    int64_t *out = (int64_t *)PyBytes_AS_STRING(answers);
     const int64_t *k = keys.buf, *st = starts.buf, *so = soffs.buf, *co = coffs.buf, *ct = cts.buf;
     seg_t s = {(const uint8_t *)data.buf, (int64_t)data.len};
     int64_t cursor = -1;   /* the batch of the previous answer */
@@ -151,7 +196,7 @@ static PyObject *py_seek_sweep(PyObject *self, PyObject *args) {
             int skip = mode == 0 ? h.max_ts < k[i] : (h.last_offset < k[i] || (h.attributes & 0x20));
             if (!skip) {
                 int64_t v;
-                int c = seek_records(&s, pos, &h, mode, k[i], &v, &verified, &at);
+                int c = seek_records(&s, pos, &h, mode, k[i], &v, &verified, &at, &ck);
                 if (c == 2) break;
                 if (c == 0) {
                     out[i] = v;
@@ -163,7 +208,22 @@ static PyObject *py_seek_sweep(PyObject *self, PyObject *args) {
         }
     }
     Py_END_ALLOW_THREADS
+    if (before.obj) {
+        if (ck.failed) {
+            Py_CLEAR(answers);
+            result = PyErr_NoMemory();
+            goto done;
+        }
+        /* ascending but where a question's start went back before the batches checked for
+         * the one before: the caller sorts them */
+        PyObject *now = PyBytes_FromStringAndSize((const char *)ck.now, ck.n_now * 8);
+        result = now ? PyTuple_Pack(2, answers, now) : NULL;
+        Py_XDECREF(now);
+        Py_DECREF(answers);
+    }
 done:
+    free(ck.now);
+    if (before.obj) PyBuffer_Release(&before);
     PyBuffer_Release(&data);
     PyBuffer_Release(&keys);
     PyBuffer_Release(&starts);

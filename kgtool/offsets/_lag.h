@@ -3,22 +3,27 @@
  * kgtool.offsets.lag.lag_rows with kgtool.offsets.burrow.CommitWindow, which this follows
  * step for step (tests/offsets/test_lag_kernel.py holds them equal):
  *
- * lag_rows(seq_bounds, when, offset, end_commit, stamp, stamp_known, instants, ends,
+ * lag_rows(seq_bounds, when, offset, instants, ends, offs, stamps, stamps_known,
  *          owner_bounds, owner_times, owner_ids, step_ms, until, has_until, end, has_end,
  *          intervals, min_distance_ms,
  *          out_seq, out_t, out_committed, out_end, out_lag, out_lag_ms, out_status, out_owner,
- *          out_kind, out_last) -> rows written
+ *          out_last) -> (table rows, end rows)
  *
  * Inputs (native arrays): sequence s is commits seq_bounds[s] .. seq_bounds[s+1]-1, in the order
- * they took effect: when (ms), offset (LAG_DELETED: the committed offset was deleted),
- * end_commit (the log end at when), stamp / stamp_known (the timestamp of the next record read
- * from that offset). instants / ends: every instant asked about, ascending, and end(T) at each.
+ * they took effect: when (ms), offset (LAG_DELETED: the committed offset was deleted).
+ * instants / ends: every instant asked about (each commit's among them), ascending, and end(T)
+ * at each; offs / stamps / stamps_known: every committed offset, ascending, and the timestamp of
+ * the record there (the next one read from it), when known.
  * Owners of sequence s: owner_bounds[s] .. owner_bounds[s+1]-1, times ascending, ids (-1: none).
- * Rows (outputs, one per row): kind 0 a lag table row (an instant: a commit, or a step between
- * the first and the last commit, at most until); kind 1 the state at end only (the offsets
- * table, the episodes' last point). out_last[s]: the row holding the state at end, or -1.
+ * Rows (outputs, the "room"): the lag table's rows (an instant: a commit, or a step between the
+ * first and the last commit, at most until) from the front, in sequence order then time; the
+ * states at end only (the offsets table, the episodes' last point) from the back, the first
+ * sequence's last. out_last[s]: the row of the room holding the state at end, or -1.
  * out_status: a Burrow status (burrow.Status), or LAG_POLLS + the status to take when one of
- * the recent polls saw the consumer caught up (checkIfRecentLagZero: the caller looks). */
+ * the recent polls saw the consumer caught up (checkIfRecentLagZero: the caller looks).
+ *
+ * lag_runs(...): the runs of one status over each sequence's points (its rows, then its state at
+ * end), for the episodes and the peaks; see py_lag_runs. */
 
 #define LAG_DELETED INT64_MIN
 #define LAG_POLLS 16
@@ -78,17 +83,17 @@ static int window_status(const window_t *w, int64_t log_end, int64_t now_ms) {
     return stopped ? LAG_POLLS + rest : rest;
 }
 
-/* end(t), t among the instants asked about: a sequence's rows rise in time, so the search
- * gallops from the previous row's place (*at) before it halves. */
-static inline int64_t lag_end_at(const int64_t *instants, const int64_t *ends, Py_ssize_t m, int64_t t,
-                                 Py_ssize_t *at) {
+/* The first place in a[0..m) holding x or more (a ascending): the search gallops from the last
+ * place found (*at), as a sequence's instants and committed offsets mostly rise, before it
+ * halves. */
+static inline Py_ssize_t lag_find(const int64_t *a, Py_ssize_t m, int64_t x, Py_ssize_t *at) {
     Py_ssize_t lo = *at, hi, step = 1;
-    if (lo < 0 || lo >= m || instants[lo] > t) {
+    if (lo < 0 || lo >= m || a[lo] > x) {
         lo = 0;
         hi = m;
     } else {
         hi = lo + 1;
-        while (hi < m && instants[hi] < t) {
+        while (hi < m && a[hi] < x) {
             lo = hi;
             hi += step;
             step <<= 1;
@@ -97,42 +102,49 @@ static inline int64_t lag_end_at(const int64_t *instants, const int64_t *ends, P
     }
     while (lo < hi) {
         Py_ssize_t mid = (lo + hi) / 2;
-        if (instants[mid] < t) lo = mid + 1; else hi = mid;
+        if (a[mid] < x) lo = mid + 1; else hi = mid;
     }
     *at = lo;
-    return lo < m ? ends[lo] : ends[m - 1];
+    return lo;
+}
+
+/* end(t), t among the instants asked about. */
+static inline int64_t lag_end_at(const int64_t *instants, const int64_t *ends, Py_ssize_t m, int64_t t,
+                                 Py_ssize_t *at) {
+    Py_ssize_t i = lag_find(instants, m, t, at);
+    return i < m ? ends[i] : ends[m - 1];
 }
 
 static PyObject *py_lag_rows(PyObject *self, PyObject *args) {
-    Py_buffer b[21];
+    Py_buffer b[20];
     long long step, until, end;
     int has_until, has_end, intervals;
     long long min_distance;
     memset(b, 0, sizeof b);
-    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*y*y*y*y*LLiLiiLw*w*w*w*w*w*w*w*w*w*", &b[0], &b[1], &b[2], &b[3], &b[4],
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*y*y*y*y*LLiLiiLw*w*w*w*w*w*w*w*w*", &b[0], &b[1], &b[2], &b[3], &b[4],
                           &b[5], &b[6], &b[7], &b[8], &b[9], &b[10], &step, &until, &has_until, &end, &has_end,
                           &intervals, &min_distance, &b[11], &b[12], &b[13], &b[14], &b[15], &b[16], &b[17], &b[18],
-                          &b[19], &b[20]))
+                          &b[19]))
         return NULL;
     PyObject *result = NULL;
-    Py_ssize_t S = b[0].len / 8 - 1, N = b[1].len / 8, M = b[6].len / 8, cap = b[12].len / 8;
-    if (S < 0 || b[2].len != b[1].len || b[3].len != b[1].len || b[4].len != b[1].len || b[5].len != N ||
-        b[7].len != b[6].len || b[8].len != b[0].len || b[10].len * 2 != b[9].len || intervals < 1 ||
-        intervals > LAG_MAX_INTERVALS || b[11].len != cap * 4 || b[13].len != cap * 8 || b[14].len != cap * 8 ||
-        b[15].len != cap * 8 || b[16].len != cap * 8 || b[17].len != cap || b[18].len != cap * 4 ||
-        b[19].len != cap || b[20].len != S * 8 || (N && !M)) {
+    Py_ssize_t S = b[0].len / 8 - 1, N = b[1].len / 8, M = b[3].len / 8, U = b[5].len / 8, cap = b[11].len / 4;
+    if (S < 0 || b[2].len != b[1].len || b[4].len != b[3].len || b[6].len != b[5].len || b[7].len != U ||
+        b[8].len != b[0].len || b[10].len * 2 != b[9].len || intervals < 1 || intervals > LAG_MAX_INTERVALS ||
+        b[12].len != cap * 8 || b[13].len != cap * 8 || b[14].len != cap * 8 || b[15].len != cap * 8 ||
+        b[16].len != cap * 8 || b[17].len != cap || b[18].len != cap * 4 || b[19].len != S * 8 || (N && !M)) {
         PyErr_SetString(PyExc_ValueError, "lag_rows: arrays of mismatched lengths");
         goto done;
     }
-    const int64_t *bounds = b[0].buf, *when = b[1].buf, *off = b[2].buf, *end_commit = b[3].buf, *stamp = b[4].buf;
-    const uint8_t *known = b[5].buf;
-    const int64_t *inst = b[6].buf, *ends = b[7].buf, *obounds = b[8].buf, *otimes = b[9].buf;
+    const int64_t *bounds = b[0].buf, *when = b[1].buf, *off = b[2].buf, *inst = b[3].buf, *ends = b[4].buf,
+                  *offs = b[5].buf, *stamps = b[6].buf;
+    const uint8_t *known = b[7].buf;
+    const int64_t *obounds = b[8].buf, *otimes = b[9].buf;
     const int32_t *oids = b[10].buf;
     int32_t *o_seq = b[11].buf, *o_owner = b[18].buf;
     int64_t *o_t = b[12].buf, *o_comm = b[13].buf, *o_end = b[14].buf, *o_lag = b[15].buf, *o_lms = b[16].buf,
-            *o_last = b[20].buf;
-    uint8_t *o_status = b[17].buf, *o_kind = b[19].buf;
-    Py_ssize_t r = 0;
+            *o_last = b[19].buf;
+    uint8_t *o_status = b[17].buf;
+    Py_ssize_t r = 0, tail = cap; /* table rows [0, r), states at end [tail, cap) */
     int overflow = 0;
     window_t w;
     for (Py_ssize_t s = 0; s < S && !overflow; s++) {
@@ -144,7 +156,9 @@ static PyObject *py_lag_rows(PyObject *self, PyObject *args) {
         w.min_distance = min_distance;
         Py_ssize_t k = c0, ok0 = obounds[s], ok1 = obounds[s + 1];
         Py_ssize_t cur = -1;   /* the commit in force */
-        Py_ssize_t near = -1;  /* where the last row's instant was found */
+        int64_t cur_stamp = 0;
+        int cur_known = 0;
+        Py_ssize_t near = -1, near_c = -1, near_o = -1; /* where the last row's instant, commit, offset were found */
         int64_t row_t_last = INT64_MIN;
         int have_rows = 0;
         /* the instants: each commit's time and first + j*step before the last, merged, at most until */
@@ -175,41 +189,145 @@ static PyObject *py_lag_rows(PyObject *self, PyObject *args) {
                 }
             }
             while (k < c1 && when[k] <= t) { /* advance */
-                if (off[k] == LAG_DELETED) w.n = 0; else window_add(&w, off[k], when[k], end_commit[k]);
+                if (off[k] == LAG_DELETED) {
+                    w.n = 0;
+                } else {
+                    window_add(&w, off[k], when[k], lag_end_at(inst, ends, M, when[k], &near_c));
+                    Py_ssize_t j = lag_find(offs, U, off[k], &near_o);
+                    cur_known = j < U && offs[j] == off[k] && known[j];
+                    cur_stamp = cur_known ? stamps[j] : 0;
+                }
                 cur = k++;
             }
             if (cur < 0 || off[cur] == LAG_DELETED) continue;
             if (at_end && have_rows && row_t_last == end) { o_last[s] = r - 1; continue; }
-            if (r >= cap) { overflow = 1; break; }
+            if (r >= tail) { overflow = 1; break; }
             int64_t end_t = lag_end_at(inst, ends, M, t, &near);
             int64_t committed = off[cur];
             int64_t lag = end_t - committed, lag_ms = 0;
-            if (lag > 0 && known[cur]) lag_ms = t - stamp[cur] > 0 ? t - stamp[cur] : 0;
+            if (lag > 0 && cur_known) lag_ms = t - cur_stamp > 0 ? t - cur_stamp : 0;
             Py_ssize_t lo = ok0, hi = ok1; /* the owner: the last change at or before t */
             while (lo < hi) {
                 Py_ssize_t mid = (lo + hi) / 2;
                 if (otimes[mid] <= t) lo = mid + 1; else hi = mid;
             }
-            o_seq[r] = (int32_t)s;
-            o_t[r] = t;
-            o_comm[r] = committed;
-            o_end[r] = end_t;
-            o_lag[r] = lag;
-            o_lms[r] = lag_ms;
-            o_status[r] = (uint8_t)window_status(&w, end_t, t);
-            o_owner[r] = lo > ok0 ? oids[lo - 1] : -1;
-            o_kind[r] = (uint8_t)at_end;
-            if (at_end) o_last[s] = r; else { have_rows = 1; row_t_last = t; }
-            r++;
+            Py_ssize_t i = at_end ? --tail : r++;
+            o_seq[i] = (int32_t)s;
+            o_t[i] = t;
+            o_comm[i] = committed;
+            o_end[i] = end_t;
+            o_lag[i] = lag;
+            o_lms[i] = lag_ms;
+            o_status[i] = (uint8_t)window_status(&w, end_t, t);
+            o_owner[i] = lo > ok0 ? oids[lo - 1] : -1;
+            if (at_end) o_last[s] = i; else { have_rows = 1; row_t_last = t; }
         }
     }
     if (overflow)
         PyErr_SetString(PyExc_ValueError, overflow == 1 ? "lag_rows: more rows than the room given"
                                                         : "lag_rows: sequence bounds out of range");
     else
-        result = PyLong_FromSsize_t(r);
+        result = Py_BuildValue("nn", r, cap - tail);
 done:
-    for (int i = 0; i < 21; i++)
+    for (int i = 0; i < 20; i++)
+        if (b[i].obj) PyBuffer_Release(&b[i]);
+    return result;
+}
+
+/* lag_runs(S, seq, t, lag, lag_ms, status, owner, n, m,
+ *          ep_seq, ep_status, ep_start, ep_end, ep_last, ep_peak, ep_peak_ms, ep_owner_bounds, ep_owners,
+ *          seq_peak, seq_peak_ms, seq_worst) -> (episodes, owners listed)
+ *
+ * The points of sequence s: its rows of the room's front [0, n) (in sequence order), then its
+ * state at end when the back [cap - m, cap) holds one (the first sequence's at cap - 1). A run
+ * is a stretch of a sequence's points with one status; each run whose status is not OK is an
+ * episode: its status, first and last instants, the instant of the point after it in the
+ * sequence (LAG_DELETED: none, still open), its peak lag and lag_ms, and its owners (each owner
+ * id >= 0 of its points, consecutive repeats dropped: ep_owner_bounds[e] .. [e+1] of ep_owners).
+ * seq_peak / seq_peak_ms / seq_worst: the largest lag, lag_ms and status of each sequence's
+ * points (0 without points). kgtool.offsets.lag._runs_py is the pure twin. */
+static PyObject *py_lag_runs(PyObject *self, PyObject *args) {
+    Py_buffer b[18];
+    Py_ssize_t S, n, m;
+    memset(b, 0, sizeof b);
+    if (!PyArg_ParseTuple(args, "ny*y*y*y*y*y*nnw*w*w*w*w*w*w*w*w*w*w*w*", &S, &b[0], &b[1], &b[2], &b[3], &b[4],
+                          &b[5], &n, &m, &b[6], &b[7], &b[8], &b[9], &b[10], &b[11], &b[12], &b[13], &b[14],
+                          &b[15], &b[16], &b[17]))
+        return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t cap = b[0].len / 4, E = b[7].len;
+    if (S < 0 || n < 0 || m < 0 || n + m > cap || b[1].len != cap * 8 || b[2].len != cap * 8 ||
+        b[3].len != cap * 8 || b[4].len != cap || b[5].len != cap * 4 || E < n + m || b[6].len != E * 4 ||
+        b[8].len != E * 8 || b[9].len != E * 8 || b[10].len != E * 8 || b[11].len != E * 8 || b[12].len != E * 8 ||
+        b[13].len != (E + 1) * 8 || b[14].len < (n + m) * 4 || b[15].len != S * 8 || b[16].len != S * 8 ||
+        b[17].len != S) {
+        PyErr_SetString(PyExc_ValueError, "lag_runs: arrays of mismatched lengths");
+        goto done;
+    }
+    const int32_t *seq = b[0].buf, *owner = b[5].buf;
+    const int64_t *t = b[1].buf, *lag = b[2].buf, *lms = b[3].buf;
+    const uint8_t *status = b[4].buf;
+    int32_t *e_seq = b[6].buf, *e_owners = b[14].buf;
+    uint8_t *e_status = b[7].buf, *s_worst = b[17].buf;
+    int64_t *e_start = b[8].buf, *e_end = b[9].buf, *e_last = b[10].buf, *e_peak = b[11].buf, *e_pms = b[12].buf,
+            *e_ob = b[13].buf, *s_peak = b[15].buf, *s_pms = b[16].buf;
+    for (Py_ssize_t s = 0; s < S; s++) { s_peak[s] = 0; s_pms[s] = 0; s_worst[s] = 0; }
+    Py_ssize_t E_n = 0, P = 0, p = 0, q = 0; /* episodes, owners listed, next front row, next end row */
+    int open = 0;             /* an episode is being built (E_n - 1) */
+    int64_t run_seq = -1;
+    int run_status = -1;
+    int32_t run_owner = -1;   /* the last owner listed for the open episode */
+    e_ob[0] = 0;
+    for (;;) {
+        Py_ssize_t i;
+        if (p < n && (q >= m || seq[p] <= seq[cap - 1 - q])) i = p++;
+        else if (q < m) i = cap - 1 - q++;
+        else break;
+        int64_t s = seq[i];
+        if (s < 0 || s >= S) {
+            PyErr_SetString(PyExc_ValueError, "lag_runs: a row's sequence out of range");
+            goto done;
+        }
+        if (lag[i] > s_peak[s]) s_peak[s] = lag[i];
+        if (lms[i] > s_pms[s]) s_pms[s] = lms[i];
+        if (status[i] > s_worst[s]) s_worst[s] = status[i];
+        if (s != run_seq || status[i] != run_status) {
+            if (open) {
+                e_end[E_n - 1] = s == run_seq ? t[i] : LAG_DELETED;
+                e_ob[E_n] = P;
+                open = 0;
+            }
+            run_seq = s;
+            run_status = status[i];
+            if (run_status != ST_OK) {
+                if (E_n >= E) break; /* cannot happen: a run holds a point */
+                e_seq[E_n] = (int32_t)s;
+                e_status[E_n] = (uint8_t)run_status;
+                e_start[E_n] = t[i];
+                e_peak[E_n] = lag[i];
+                e_pms[E_n] = lms[i];
+                E_n++;
+                open = 1;
+                run_owner = -1;
+            }
+        }
+        if (open) {
+            e_last[E_n - 1] = t[i];
+            if (lag[i] > e_peak[E_n - 1]) e_peak[E_n - 1] = lag[i];
+            if (lms[i] > e_pms[E_n - 1]) e_pms[E_n - 1] = lms[i];
+            if (owner[i] >= 0 && owner[i] != run_owner) {
+                e_owners[P++] = owner[i];
+                run_owner = owner[i];
+            }
+        }
+    }
+    if (open) {
+        e_end[E_n - 1] = LAG_DELETED;
+        e_ob[E_n] = P;
+    }
+    result = Py_BuildValue("nn", E_n, P);
+done:
+    for (int i = 0; i < 18; i++)
         if (b[i].obj) PyBuffer_Release(&b[i]);
     return result;
 }

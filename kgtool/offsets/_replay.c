@@ -606,6 +606,7 @@ fail:
 
 static PyMethodDef methods[] = {
     {"lag_rows", py_lag_rows, METH_VARARGS, "The lag rows and Burrow statuses of one data partition's sequences."},
+    {"lag_runs", py_lag_runs, METH_VARARGS, "The episodes and peaks of one data partition's lag rows."},
     {"replay_commits", py_replay_commits, METH_VARARGS, "Replay offset commits into the partition state."},
     {"end_transaction", py_end_transaction, METH_VARARGS, "Replay a COMMIT or ABORT marker of one producer."},
     {"track_moves", py_track_moves, METH_VARARGS, "The partitions whose owners changed (the zombie rule's moves)."},

@@ -276,13 +276,11 @@ _POLLS = 16
 
 @dataclass
 class LagArrays:
-    """The rows of every sequence (a group's commits on one partition) of a data partition.
+    """Rows of the sequences (a group's commits on one partition) of a data partition.
 
     ``seq`` (int32), ``t``, ``committed``, ``end``, ``lag``, ``lag_ms`` (int64), ``status``
-    (uint8, :class:`Status`), ``owner`` (int32, an index into the owners given, -1: none),
-    ``kind`` (uint8: 0 a lag table row, 1 the state at the end only), one element a row, rows
-    in sequence order then time; ``last`` (int64, a sequence each): the row holding the state at
-    the end, -1 without a committed offset then."""
+    (uint8, :class:`Status`), ``owner`` (int32, an index into the owners given, -1: none), one
+    element a row."""
 
     seq: np.ndarray
     t: np.ndarray
@@ -292,18 +290,78 @@ class LagArrays:
     lag_ms: np.ndarray
     status: np.ndarray
     owner: np.ndarray
-    kind: np.ndarray
-    last: np.ndarray
 
     def __len__(self) -> int:
         return len(self.t)
 
     def take(self, idx: np.ndarray | slice) -> LagArrays:
         """The rows at ``idx`` (indices, a mask or a slice: a slice gives views)."""
-        return LagArrays(*(getattr(self, f)[idx] for f in _ROW_FIELDS), self.last)
+        return LagArrays(*(getattr(self, f)[idx] for f in _ROW_FIELDS))
+
+    @classmethod
+    def empty(cls, n: int) -> LagArrays:
+        return cls(np.empty(n, np.int32), np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, np.int64),
+                   np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, np.uint8), np.empty(n, np.int32))
 
 
-_ROW_FIELDS = ("seq", "t", "committed", "end", "lag", "lag_ms", "status", "owner", "kind")
+_ROW_FIELDS = ("seq", "t", "committed", "end", "lag", "lag_ms", "status", "owner")
+
+
+@dataclass
+class PartitionLag:
+    """What :func:`partition_lag` gives: its rows in one room of arrays. The lag table's rows are
+    ``room[:n]`` (sequence order, then time): :attr:`rows`, views. The states at the end that
+    are not also a table row (the offsets table's lag, the episodes' last point) are the last
+    ``m`` of the room, the first sequence's last: :attr:`at_end`. ``last[s]``: the row of the
+    room holding sequence ``s``'s state at the end, -1 without a committed offset then."""
+
+    room: LagArrays
+    n: int
+    m: int
+    last: np.ndarray
+
+    @property
+    def rows(self) -> LagArrays:
+        return self.room.take(slice(0, self.n))
+
+    @property
+    def at_end(self) -> LagArrays:
+        """The states at the end only, in sequence order (a copy)."""
+        cap = len(self.room)
+        return self.room.take(np.arange(cap - 1, cap - 1 - self.m, -1))
+
+    def row(self, k: int) -> dict[str, int]:
+        """Row ``k`` of the room, as ints."""
+        return {f: int(getattr(self.room, f)[k]) for f in _ROW_FIELDS}
+
+
+@dataclass
+class Runs:
+    """The episodes and peaks of a :class:`PartitionLag` (:func:`partition_runs`). A sequence's
+    points are its table rows, then its state at the end when that is not a row; an episode is
+    a stretch of a sequence's points with one status other than OK. Episode ``e``: ``seq``,
+    ``status`` (uint8), ``start`` and ``last`` (its first and last point's instants), ``end``
+    (the next point's instant, DELETED: none, still open at the end), ``peak_lag``,
+    ``peak_lag_ms``, its owners ``owners[owner_bounds[e]:owner_bounds[e+1]]`` (ids, in order,
+    consecutive repeats dropped). Per sequence: its points' largest lag, lag_ms and status
+    (``seq_worst`` 0: no point)."""
+
+    seq: np.ndarray
+    status: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    last: np.ndarray
+    peak_lag: np.ndarray
+    peak_lag_ms: np.ndarray
+    owner_bounds: np.ndarray
+    owners: np.ndarray
+    seq_peak_lag: np.ndarray
+    seq_peak_lag_ms: np.ndarray
+    seq_worst: np.ndarray
+
+    def held(self, e: int) -> list[int]:
+        """Episode ``e``'s owners, each once, in the order they held the partition."""
+        return list(dict.fromkeys(self.owners[self.owner_bounds[e]:self.owner_bounds[e + 1]].tolist()))
 
 
 class PartitionSource(Protocol):
@@ -338,11 +396,24 @@ def step_instants(bounds: np.ndarray, when: np.ndarray, step_ms: int) -> tuple[n
     return when[np.repeat(first_i, count)] + k * step_ms, seqs
 
 
+def _distinct(values: np.ndarray) -> np.ndarray:
+    """The distinct values, ascending: a mark a value over their range when it is small beside
+    their number (no sort: a partition's commit instants and offsets are dense), else np.unique."""
+    if not len(values):
+        return np.zeros(0, np.int64)
+    lo, hi = int(values.min()), int(values.max())
+    if hi - lo >= 4 * len(values) + (1 << 16):
+        return np.unique(values)
+    seen = np.zeros(hi - lo + 1, np.bool_)
+    seen[values - lo] = True
+    return np.flatnonzero(seen) + lo
+
+
 def partition_lag(bounds: np.ndarray, when: np.ndarray, offset: np.ndarray, owner_bounds: np.ndarray,
                   owner_times: np.ndarray, owner_ids: np.ndarray, log: Any, *, step_ms: int = DEFAULT_STEP_MS,
                   until: int | None = None, end: int | None = None, intervals: int = INTERVALS,
                   min_distance_ms: int = MIN_DISTANCE_MS, refresh_ms: int = OFFSET_REFRESH_MS,
-                  pure: bool = False) -> LagArrays:
+                  pure: bool = False, asked: tuple[np.ndarray, np.ndarray] | None = None) -> PartitionLag:
     """:func:`lag_rows` of every sequence of one data partition at once. Sequence ``s`` is
     commits ``bounds[s]:bounds[s+1]`` (``when`` ascending within it, ``offset`` DELETED where the
     committed offset was deleted); its owners ``owner_bounds[s]:owner_bounds[s+1]`` (times
@@ -350,55 +421,144 @@ def partition_lag(bounds: np.ndarray, when: np.ndarray, offset: np.ndarray, owne
 
     The instants are asked of the log once each, ascending (one walk per segment), and so are the
     committed offsets' timestamps; the rows come from ``_lag.h`` (``pure``, or without the
-    compiled extension: :func:`lag_rows` a sequence at a time, the same rows)."""
+    compiled extension: :func:`lag_rows` a sequence at a time, the same rows in the same room).
+    ``asked``: :func:`questions` of these arguments, when the caller has them (and may have
+    asked the log to prefetch their answers)."""
     bounds = np.ascontiguousarray(bounds, np.int64)
     when = np.ascontiguousarray(when, np.int64)
     offset = np.ascontiguousarray(offset, np.int64)
     if pure or _replay is None:
         return _partition_lag_py(bounds, when, offset, owner_bounds, owner_times, owner_ids, log, step_ms, until, end,
                                  intervals, min_distance_ms, refresh_ms)
-    steps, _ = step_instants(bounds, when, step_ms)
-    asked = [when, steps] + ([np.array([end], np.int64)] if end is not None else [])
-    instants_ = np.unique(np.concatenate(asked))
+    instants_, offs = asked if asked is not None else questions(bounds, when, offset, step_ms, end)
     ends = log.ends_at(instants_)
-    end_commit = ends[np.searchsorted(instants_, when)] if len(when) else np.zeros(0, np.int64)
-    live = offset != DELETED
-    offs = np.unique(offset[live])
     stamps_u, known_u = log.stamps_at(offs)
-    at = np.searchsorted(offs, np.where(live, offset, 0))
-    at = np.minimum(at, max(len(offs) - 1, 0))
-    stamp = stamps_u[at] if len(offs) else np.zeros(len(when), np.int64)
-    known = (known_u[at] & live) if len(offs) else np.zeros(len(when), np.bool_)
     nseq = len(bounds) - 1
-    cap = len(when) + len(steps) + nseq
-    out = LagArrays(np.empty(cap, np.int32), np.empty(cap, np.int64), np.empty(cap, np.int64),
-                    np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap, np.int64),
-                    np.empty(cap, np.uint8), np.empty(cap, np.int32), np.empty(cap, np.uint8),
-                    np.empty(nseq, np.int64))
-    n = _replay.lag_rows(bounds, when, offset, end_commit, np.ascontiguousarray(stamp, np.int64),
-                         known.astype(np.uint8), instants_, ends,
-                         np.ascontiguousarray(owner_bounds, np.int64), np.ascontiguousarray(owner_times, np.int64),
-                         np.ascontiguousarray(owner_ids, np.int32), step_ms, until or 0, until is not None,
-                         end or 0, end is not None, intervals, min_distance_ms,
-                         out.seq, out.t, out.committed, out.end, out.lag, out.lag_ms, out.status, out.owner,
-                         out.kind, out.last)
-    rows = out.take(slice(0, n))
-    polled = np.flatnonzero(rows.status >= _POLLS)
-    if len(polled):  # checkIfRecentLagZero: the log ends at Burrow's last polls before each such row
-        grid = rows.t[polled][:, None] - refresh_ms * np.arange(intervals - 1, -1, -1, dtype=np.int64)[None, :]
-        polls = np.unique(grid)
-        seen = log.ends_at(polls)[np.searchsorted(polls, grid)]
-        caught_up = (seen <= rows.committed[polled][:, None]).any(axis=1)
-        rows.status[polled] = np.where(caught_up, rows.status[polled] - _POLLS, int(Status.STOP))
-    return rows
+    cap = _room(bounds, when, step_ms)
+    room = LagArrays.empty(cap)
+    last = np.empty(nseq, np.int64)
+    n, m = _replay.lag_rows(bounds, when, offset, instants_, ends, offs, np.ascontiguousarray(stamps_u, np.int64),
+                            known_u.astype(np.uint8), np.ascontiguousarray(owner_bounds, np.int64),
+                            np.ascontiguousarray(owner_times, np.int64), np.ascontiguousarray(owner_ids, np.int32),
+                            step_ms, until or 0, until is not None, end or 0, end is not None, intervals,
+                            min_distance_ms, room.seq, room.t, room.committed, room.end, room.lag, room.lag_ms,
+                            room.status, room.owner, last)
+    out = PartitionLag(room, n, m, last)
+    _settle_polls(out, log, intervals, refresh_ms)
+    return out
+
+
+def questions(bounds: np.ndarray, when: np.ndarray, offset: np.ndarray, step_ms: int, end: int | None
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """What :func:`partition_lag` asks of the log: every instant (the commits', the steps', the
+    end), and every committed offset, each once, ascending."""
+    steps, _ = step_instants(bounds, when, step_ms)
+    instants_ = _distinct(np.concatenate([when, steps] + ([np.array([end], np.int64)] if end is not None else [])))
+    return instants_, _distinct(offset[offset != DELETED])
+
+
+def _room(bounds: np.ndarray, when: np.ndarray, step_ms: int) -> int:
+    """The rows :func:`partition_lag` can make: a commit or a step each, and a state at the end
+    a sequence."""
+    nseq = len(bounds) - 1
+    steps = 0
+    if step_ms > 0 and nseq:
+        first_i, last_i = bounds[:-1], bounds[1:] - 1
+        live = last_i >= first_i
+        span = when[last_i[live]] - when[first_i[live]]
+        steps = int(np.maximum((span - 1) // step_ms, 0).sum())
+    return len(when) + steps + nseq
+
+
+def _settle_polls(out: PartitionLag, log: Any, intervals: int, refresh_ms: int) -> None:
+    """checkIfRecentLagZero: each row marked _POLLS is STOP unless one of Burrow's last polls
+    before it saw the log end at or below the committed offset (one more ``ends_at``)."""
+    room = out.room
+    cap = len(room)
+    polled = np.flatnonzero(room.status[:out.n] >= _POLLS)
+    if out.m:
+        polled = np.r_[polled, cap - out.m + np.flatnonzero(room.status[cap - out.m:] >= _POLLS)]
+    if not len(polled):
+        return
+    grid = room.t[polled][:, None] - refresh_ms * np.arange(intervals - 1, -1, -1, dtype=np.int64)[None, :]
+    polls = np.unique(grid)
+    seen = log.ends_at(polls)[np.searchsorted(polls, grid)]
+    caught_up = (seen <= room.committed[polled][:, None]).any(axis=1)
+    room.status[polled] = np.where(caught_up, room.status[polled] - _POLLS, int(Status.STOP))
+
+
+def partition_runs(lag: PartitionLag, nseq: int, pure: bool = False) -> Runs:
+    """The episodes and peaks of ``lag`` (:class:`Runs`): ``_lag.h``'s lag_runs, or
+    :func:`_runs_py` (``pure``, or without the compiled extension)."""
+    if pure or _replay is None:
+        return _runs_py(lag, nseq)
+    room = lag.room
+    cap = len(room)
+    e_cap = lag.n + lag.m
+    r = Runs(np.empty(e_cap, np.int32), np.empty(e_cap, np.uint8), *(np.empty(e_cap, np.int64) for _ in range(5)),
+             np.empty(e_cap + 1, np.int64), np.empty(max(e_cap, 1), np.int32), np.empty(nseq, np.int64),
+             np.empty(nseq, np.int64), np.empty(nseq, np.uint8))
+    e, p = _replay.lag_runs(nseq, room.seq, room.t, room.lag, room.lag_ms, room.status, room.owner, lag.n, lag.m,
+                            r.seq, r.status, r.start, r.end, r.last, r.peak_lag, r.peak_lag_ms, r.owner_bounds,
+                            r.owners, r.seq_peak_lag, r.seq_peak_lag_ms, r.seq_worst)
+    assert cap >= e_cap
+    return Runs(r.seq[:e], r.status[:e], r.start[:e], r.end[:e], r.last[:e], r.peak_lag[:e], r.peak_lag_ms[:e],
+                r.owner_bounds[:e + 1], r.owners[:p], r.seq_peak_lag, r.seq_peak_lag_ms, r.seq_worst)
+
+
+def _runs_py(lag: PartitionLag, nseq: int) -> Runs:
+    """The pure twin of ``_lag.h``'s lag_runs (:func:`partition_runs`)."""
+    rows, tail = lag.rows, lag.at_end
+    # the points: each sequence's rows, then its state at the end (a stable sort by sequence)
+    pts = LagArrays(*(np.concatenate([getattr(rows, f), getattr(tail, f)]) for f in _ROW_FIELDS))
+    pts = pts.take(np.argsort(pts.seq, kind="stable"))
+    eps: dict[str, list[int]] = {k: [] for k in ("seq", "status", "start", "end", "last", "peak_lag", "peak_lag_ms")}
+    owner_bounds, owners = [0], []
+    peak = np.zeros(nseq, np.int64)
+    peak_ms = np.zeros(nseq, np.int64)
+    worst = np.zeros(nseq, np.uint8)
+    n = len(pts)
+    k = 0
+    while k < n:
+        s, st = int(pts.seq[k]), int(pts.status[k])
+        z = k
+        while z < n and pts.seq[z] == s and pts.status[z] == st:
+            z += 1
+        peak[s] = max(peak[s], int(pts.lag[k:z].max()))
+        peak_ms[s] = max(peak_ms[s], int(pts.lag_ms[k:z].max()))
+        worst[s] = max(int(worst[s]), st)
+        if st != int(Status.OK):
+            for f, v in (("seq", s), ("status", st), ("start", int(pts.t[k])), ("last", int(pts.t[z - 1])),
+                         ("end", int(pts.t[z]) if z < n and pts.seq[z] == s else DELETED),
+                         ("peak_lag", int(pts.lag[k:z].max())), ("peak_lag_ms", int(pts.lag_ms[k:z].max()))):
+                eps[f].append(v)
+            prev = -1
+            for o in pts.owner[k:z].tolist():
+                if o >= 0 and o != prev:
+                    owners.append(o)
+                    prev = o
+            owner_bounds.append(len(owners))
+        k = z
+    return Runs(np.array(eps["seq"], np.int32), np.array(eps["status"], np.uint8),
+                *(np.array(eps[f], np.int64) for f in ("start", "end", "last", "peak_lag", "peak_lag_ms")),
+                np.array(owner_bounds, np.int64), np.array(owners, np.int32), peak, peak_ms, worst)
 
 
 def _partition_lag_py(bounds, when, offset, owner_bounds, owner_times, owner_ids, log, step_ms, until, end, intervals,
-                      min_distance_ms, refresh_ms) -> LagArrays:
-    """The pure-Python path of :func:`partition_lag`: :func:`lag_rows` per sequence."""
+                      min_distance_ms, refresh_ms) -> PartitionLag:
+    """The pure-Python path of :func:`partition_lag`: :func:`lag_rows` per sequence, into the
+    same room as the kernel's."""
     view = LogView(log.end_at, log.timestamp_at)
-    cols: dict[str, list[Any]] = {f: [] for f in _ROW_FIELDS}
+    room = LagArrays.empty(_room(bounds, when, step_ms))
+    cap = len(room)
     last = np.full(len(bounds) - 1, -1, np.int64)
+    n = m = 0
+
+    def put(i: int, s: int, r: LagRow) -> None:
+        for f, v in (("seq", s), ("t", r.timestamp), ("committed", r.committed_offset), ("end", r.log_end_offset),
+                     ("lag", r.lag), ("lag_ms", r.lag_ms), ("status", int(Status[r.lag_status])),
+                     ("owner", -1 if r.owner is None else r.owner)):
+            getattr(room, f)[i] = v
 
     for s in range(len(bounds) - 1):
         eff = [Effective(int(when[j]), None if offset[j] == DELETED else int(offset[j]))
@@ -407,20 +567,14 @@ def _partition_lag_py(bounds, when, offset, owner_bounds, owner_times, owner_ids
                   for j in range(owner_bounds[s], owner_bounds[s + 1])]
         rows, at_end = lag_rows(eff, owners, view, step_ms=step_ms, until=until, end=end, intervals=intervals,
                                 refresh_ms=refresh_ms, min_distance_ms=min_distance_ms)
-        pairs = [(r, 0) for r in rows]
-        if at_end is not None and not (rows and at_end is rows[-1]):
-            pairs.append((at_end, 1))
-        for r, kind in pairs:
-            cols["seq"].append(s)
-            cols["t"].append(r.timestamp)
-            cols["committed"].append(r.committed_offset)
-            cols["end"].append(r.log_end_offset)
-            cols["lag"].append(r.lag)
-            cols["lag_ms"].append(r.lag_ms)
-            cols["status"].append(int(Status[r.lag_status]))
-            cols["owner"].append(-1 if r.owner is None else r.owner)
-            cols["kind"].append(kind)
+        for r in rows:
+            put(n, s, r)
+            n += 1
         if at_end is not None:
-            last[s] = len(cols["t"]) - 1
-    types = {"seq": np.int32, "status": np.uint8, "owner": np.int32, "kind": np.uint8}
-    return LagArrays(*(np.array(cols[f], types.get(f, np.int64)) for f in _ROW_FIELDS), last)
+            if rows and at_end is rows[-1]:
+                last[s] = n - 1
+            else:
+                m += 1
+                put(cap - m, s, at_end)
+                last[s] = cap - m
+    return PartitionLag(room, n, m, last)

@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from kgtool.offsets.burrow import Status
-from kgtool.offsets.lag import LagArrays, partition_lag
+from kgtool.offsets.lag import DELETED, LagArrays, PartitionLag, Runs, partition_lag, partition_runs, questions
 from kgtool.offsets.lag_input import LagInput
 from kgtool.offsets.options import AuditOptions
 
@@ -101,22 +102,25 @@ class _Sequences:
 _STATUS_NAMES = [s.name for s in sorted(Status)]
 
 
-def _dictionary(indices: np.ndarray, values: list[Any]) -> Any:
+def _dictionary(indices: np.ndarray, values: list[Any], valid: np.ndarray | None = None) -> Any:
     """A dictionary-encoded string column: ``values[indices]``, null where the index is -1 or the
-    value None."""
+    value None. ``valid``: where the index is not -1, when the caller knows it (the owner columns
+    share it). The dictionary holds each value once, in the order of ``values``."""
     import pyarrow as pa
 
-    uniq = sorted({v for v in values if v is not None})
-    place = {v: k for k, v in enumerate(uniq)}
-    lut = np.array([place[v] if v is not None else -1 for v in values] + [-1], np.int32)
+    place: dict[Any, int] = {}
+    lut = np.array([-1 if v is None else place.setdefault(v, len(place)) for v in values] + [-1], np.int32)
     codes = lut[indices]  # index -1 takes the last: -1, null
-    valid = codes >= 0
-    nulls = len(codes) - int(np.count_nonzero(valid))
-    # the indices with their validity bitmap made here (pa.array's mask= goes through pandas)
-    bitmap = pa.py_buffer(np.packbits(valid, bitorder="little").tobytes()) if nulls else None
-    data = np.where(valid, codes, 0) if nulls else codes
-    idx = pa.Array.from_buffers(pa.int32(), len(codes), [bitmap, pa.py_buffer(data.tobytes())], nulls)
-    return pa.DictionaryArray.from_arrays(idx, _strings(uniq))
+    n = len(codes)
+    if valid is None or None in values:
+        valid = codes >= 0
+    nulls = n - int(np.count_nonzero(valid))
+    bitmap = None
+    if nulls:  # the validity bitmap made here (pa.array's mask= goes through pandas); nulls point at 0
+        bitmap = pa.py_buffer(np.packbits(valid, bitorder="little"))
+        codes = np.maximum(codes, 0)
+    idx = pa.Array.from_buffers(pa.int32(), n, [bitmap, pa.py_buffer(codes)], nulls)
+    return pa.DictionaryArray.from_arrays(idx, _strings(list(place)))
 
 
 def _strings(values: list[str]) -> Any:
@@ -131,11 +135,13 @@ def _strings(values: list[str]) -> Any:
 
 
 def _lag_table(rows: LagArrays, seqs: _Sequences, topic: str, partition: int) -> Any:
-    """The lag table's rows, as an Arrow table (string columns dictionary-encoded)."""
+    """The lag table's rows, as an Arrow table (string columns dictionary-encoded; the integer
+    columns are the rows' arrays, not copied)."""
     import pyarrow as pa
 
     owners = seqs.owners
     n = len(rows)
+    held = rows.owner >= 0
     return pa.table({
         "group": _dictionary(rows.seq, seqs.group),
         "log_partition": pa.array(np.array(seqs.log_partition, np.int32)[rows.seq] if n else np.zeros(0, np.int32)),
@@ -143,11 +149,37 @@ def _lag_table(rows: LagArrays, seqs: _Sequences, topic: str, partition: int) ->
         "partition": pa.array(np.full(n, partition, np.int32)),
         "timestamp": pa.array(rows.t), "committed_offset": pa.array(rows.committed),
         "log_end_offset": pa.array(rows.end), "lag": pa.array(rows.lag), "lag_ms": pa.array(rows.lag_ms),
-        "lag_status": _dictionary(rows.status.astype(np.int32), _STATUS_NAMES),
-        "consumer_id": _dictionary(rows.owner, [o[0] for o in owners]),
-        "host": _dictionary(rows.owner, [o[1] for o in owners]),
-        "client_id": _dictionary(rows.owner, [o[2] for o in owners]),
+        "lag_status": _dictionary(rows.status, _STATUS_NAMES),
+        "consumer_id": _dictionary(rows.owner, [o[0] for o in owners], held),
+        "host": _dictionary(rows.owner, [o[1] for o in owners], held),
+        "client_id": _dictionary(rows.owner, [o[2] for o in owners], held),
     })
+
+
+@dataclass
+class _Work:
+    """A data partition's lag, prepared (:func:`prepare`): its copy chosen, its sequences, and
+    what it asks of the log, already asked of the kernel."""
+
+    index: int
+    choice: Any  # kgtool.storage.list_offsets.CopyChoice
+    seqs: _Sequences
+    asked: tuple[np.ndarray, np.ndarray]
+
+
+def prepare(index: int, inputs: list[LagInput], options: AuditOptions, end_instant: int | None) -> _Work:
+    """The first half of :func:`lag_partition`: the copy chosen, the sequences, the questions,
+    and the pages the answers need asked of the kernel (``PartitionLog.prefetch``: a task
+    prepares the next partition before it finishes this one, so that one's reads overlap this
+    one's work)."""
+    from kgtool.storage.list_offsets import choose_copy
+
+    _tp, dirs = options.lag_partitions[index]
+    choice = choose_copy(list(dirs))
+    seqs = _Sequences(inputs)
+    asked = questions(seqs.bounds, seqs.when, seqs.offset, options.lag_step_ms, end_instant)
+    choice.chosen.prefetch(*asked)
+    return _Work(index, choice, seqs, asked)
 
 
 def lag_partition(index: int, inputs: list[LagInput], options: AuditOptions, end_instant: int | None,
@@ -155,47 +187,54 @@ def lag_partition(index: int, inputs: list[LagInput], options: AuditOptions, end
     """One data partition's lag; ``write(table, part, rows)`` writes table rows (an Arrow table or
     dicts; when the audit writes tables). Returns its summary (episodes, offsets with lag, the copy
     read)."""
-    from kgtool.storage.list_offsets import choose_copy
+    return finish(prepare(index, inputs, options, end_instant), options, end_instant, write)
 
-    (topic, partition), dirs = options.lag_partitions[index]
-    choice = choose_copy(list(dirs))
+
+def finish(work: _Work, options: AuditOptions, end_instant: int | None,
+           write: Callable[[str, int, Any], None] | None = None) -> dict[str, Any]:
+    """The second half of :func:`lag_partition`."""
+    index, choice, seqs = work.index, work.choice, work.seqs
+    (topic, partition), _dirs = options.lag_partitions[index]
     log = choice.chosen
-    seqs = _Sequences(inputs)
-    rows = partition_lag(seqs.bounds, seqs.when, seqs.offset, seqs.owner_bounds, seqs.owner_times, seqs.owner_ids,
-                         log, step_ms=options.lag_step_ms, until=options.until, end=end_instant)
+    out = partition_lag(seqs.bounds, seqs.when, seqs.offset, seqs.owner_bounds, seqs.owner_times, seqs.owner_ids,
+                        log, step_ms=options.lag_step_ms, until=options.until, end=end_instant, asked=work.asked)
+    rows = out.rows
     part = PART_BASE + index
-    shown = rows.kind == 0
     if options.since is not None:
-        shown &= rows.t >= options.since
-    table_rows = int(shown.sum())
+        shown = rows.t >= options.since
+        if not shown.all():
+            rows = rows.take(shown)
+    table_rows = len(rows)
     if write is not None:
-        write("lag", part, _lag_table(rows.take(shown) if table_rows < len(rows) else rows, seqs, topic, partition))
-    # the episodes' points: every row, and the state at the end after the last (a consumer that
+        write("lag", part, _lag_table(rows, seqs, topic, partition))
+    # the episodes over every row and the state at the end after the last (a consumer that
     # stopped for good is STOP there)
-    keep = rows.kind == 0
-    tail = np.flatnonzero(rows.kind == 1)
-    prev_ok = (tail > 0) & (rows.seq[np.maximum(tail - 1, 0)] == rows.seq[tail])
-    later = ~prev_ok | (rows.t[tail] > rows.t[np.maximum(tail - 1, 0)])
-    keep[tail[later]] = True
-    pts = rows if keep.all() else rows.take(keep)
-    episode_rows, found = _episodes(pts, seqs, topic, partition)
+    runs = partition_runs(out, len(seqs.group))
+    episode_rows, found = _episodes(runs, seqs, topic, partition)
     peaks: dict[str, list[Any]] = {}
     lines: dict[str, str] = {}
-    if len(pts):
-        starts = np.flatnonzero(np.r_[True, pts.seq[1:] != pts.seq[:-1]])
-        stops = np.r_[starts[1:], len(pts)]
-        top_lag = np.maximum.reduceat(pts.lag, starts)
-        top_ms = np.maximum.reduceat(pts.lag_ms, starts)
-        worst = np.maximum.reduceat(pts.status, starts)
-        for a, z, lag, ms, w in zip(starts.tolist(), stops.tolist(), top_lag.tolist(), top_ms.tolist(), worst.tolist()):
-            group = seqs.group[int(pts.seq[a])]
-            peak = peaks.setdefault(group, [0, 0, "OK"])
-            peak[0], peak[1] = max(peak[0], lag), max(peak[1], ms)
-            if w > Status[peak[2]]:
-                peak[2] = Status(w).name
-            if options.group_pattern is not None and options.group_matches(group):
-                lines[group] = sparkline(_lag_over_time(pts.t[a:z], pts.committed[a:z], log))  # --group only
-    offsets, ahead = _offsets_with_lag(rows, seqs, log, end_instant)
+    worst_of = runs.seq_worst.tolist()
+    for s, (lag, ms, w) in enumerate(zip(runs.seq_peak_lag.tolist(), runs.seq_peak_lag_ms.tolist(), worst_of)):
+        if not w:
+            continue  # no point
+        group = seqs.group[s]
+        peak = peaks.setdefault(group, [0, 0, "OK"])
+        peak[0], peak[1] = max(peak[0], lag), max(peak[1], ms)
+        if w > Status[peak[2]]:
+            peak[2] = Status(w).name
+    if options.group_pattern is not None:  # --group's sparklines
+        everything = out.rows
+        starts = np.searchsorted(everything.seq, np.arange(len(seqs.group) + 1))
+        for s, group in enumerate(seqs.group):
+            if not worst_of[s] or not options.group_matches(group):
+                continue
+            a, z = int(starts[s]), int(starts[s + 1])
+            t, committed = everything.t[a:z], everything.committed[a:z]
+            k = int(out.last[s])
+            if k >= out.n:  # the state at the end, after the rows
+                t, committed = np.append(t, out.room.t[k]), np.append(committed, out.room.committed[k])
+            lines[group] = sparkline(_lag_over_time(t, committed, log))
+    offsets, ahead = _offsets_with_lag(out, seqs, log, end_instant)
     if write is not None:
         write("lag_episodes", part, episode_rows)
         write("offsets", part, offsets)
@@ -215,33 +254,25 @@ def lag_partition(index: int, inputs: list[LagInput], options: AuditOptions, end
     }
 
 
-def _episodes(pts: LagArrays, seqs: _Sequences, topic: str, partition: int
+def _episodes(runs: Runs, seqs: _Sequences, topic: str, partition: int
               ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """:func:`kgtool.offsets.lag.episodes` of every sequence: the runs of one status other than
-    OK. Returns the lag_episodes table's rows, and the same for the driver's rules, compact
-    (:data:`EPISODE_FIELDS` lists, groups and owners as indices into tables beside them)."""
+    """The lag_episodes table's rows (:class:`kgtool.offsets.lag.Runs`' episodes), and the same
+    for the driver's rules, compact (:data:`EPISODE_FIELDS` lists, groups and owners as indices
+    into tables beside them)."""
     rows: list[dict[str, Any]] = []
     owner_index: dict[int, int] = {}
     found: dict[str, Any] = {"groups": seqs.group, "log_partitions": seqs.log_partition, "rows": []}
-    if len(pts):
-        starts = np.flatnonzero(np.r_[True, (pts.seq[1:] != pts.seq[:-1]) | (pts.status[1:] != pts.status[:-1])])
-        stops = np.r_[starts[1:], len(pts)]
-        bad = np.flatnonzero(pts.status[starts] != int(Status.OK))
-        top_lag = np.maximum.reduceat(pts.lag, starts) if len(bad) else None
-        top_ms = np.maximum.reduceat(pts.lag_ms, starts) if len(bad) else None
-        for r in bad.tolist():
-            a, z = int(starts[r]), int(stops[r])
-            s = int(pts.seq[a])
-            held = [k for k in dict.fromkeys(pts.owner[a:z].tolist()) if k >= 0]
-            owners = [seqs.owner(k) for k in held]
-            status, start, last = Status(int(pts.status[a])).name, int(pts.t[a]), int(pts.t[z - 1])
-            end = int(pts.t[z]) if z < len(pts) and pts.seq[z] == s else None
-            rows.append({"group": seqs.group[s], "log_partition": seqs.log_partition[s], "topic": topic,
-                         "partition": partition, "status": status, "start": start, "end": end,
-                         "peak_lag": int(top_lag[r]), "peak_lag_ms": int(top_ms[r]),
-                         "owners": [o[0] for o in owners]})
-            found["rows"].append([s, status, start, end, last, int(top_lag[r]), int(top_ms[r]),
-                                  [owner_index.setdefault(k, len(owner_index)) for k in held]])
+    for e, (s, st, start, end, last, peak, peak_ms) in enumerate(zip(
+            runs.seq.tolist(), runs.status.tolist(), runs.start.tolist(), runs.end.tolist(), runs.last.tolist(),
+            runs.peak_lag.tolist(), runs.peak_lag_ms.tolist())):
+        held = runs.held(e)
+        status = Status(st).name
+        end_ = None if end == DELETED else end
+        rows.append({"group": seqs.group[s], "log_partition": seqs.log_partition[s], "topic": topic,
+                     "partition": partition, "status": status, "start": start, "end": end_,
+                     "peak_lag": peak, "peak_lag_ms": peak_ms, "owners": [seqs.owner(k)[0] for k in held]})
+        found["rows"].append([s, status, start, end_, last, peak, peak_ms,
+                              [owner_index.setdefault(k, len(owner_index)) for k in held]])
     found["owners"] = [list(seqs.owner(k)) for k in owner_index]
     return rows, found
 
@@ -250,29 +281,30 @@ def _episodes(pts: LagArrays, seqs: _Sequences, topic: str, partition: int
 EPISODE_FIELDS = ("seq", "status", "start", "end", "last", "peak_lag", "peak_lag_ms", "owners")
 
 
-def _offsets_with_lag(rows: LagArrays, seqs: _Sequences, log: Any, end_instant: int | None
+def _offsets_with_lag(out: PartitionLag, seqs: _Sequences, log: Any, end_instant: int | None
                       ) -> tuple[list[dict[str, Any]], list[str]]:
     """The offsets table's rows of the partition with their lag columns: the state at the end
     instant; when no commit of the offset was seen (before --since), the log end alone. And a
     note for each committed offset past the log end of the copy read."""
-    out, ahead = [], []
+    res, ahead = [], []
     end = int(log.ends_at(np.array([end_instant], np.int64))[0]) if end_instant is not None else None
     for s, row in sorted(seqs.offset_rows.items()):
         group = seqs.group[s]
         if row["offset"] > log.log_end_offset:
             ahead.append(f"group {group!r} committed offset {row['offset']}, past the log end "
                          f"{log.log_end_offset} of {log.directory}: the copy given holds less than the group read")
-        k = int(rows.last[s]) if s < len(rows.last) else -1
-        if k >= 0 and rows.committed[k] == row["offset"]:
-            member, host, client = seqs.owner(int(rows.owner[k]))
-            lag_cols = {"log_end_offset": int(rows.end[k]), "lag": int(rows.lag[k]), "lag_ms": int(rows.lag_ms[k]),
-                        "lag_status": Status(int(rows.status[k])).name, "consumer_id": member, "host": host,
+        k = int(out.last[s]) if s < len(out.last) else -1
+        if k >= 0 and out.room.committed[k] == row["offset"]:
+            r = out.row(k)
+            member, host, client = seqs.owner(r["owner"])
+            lag_cols = {"log_end_offset": r["end"], "lag": r["lag"], "lag_ms": r["lag_ms"],
+                        "lag_status": Status(r["status"]).name, "consumer_id": member, "host": host,
                         "client_id": client}
         else:
             lag_cols = {"log_end_offset": end, "lag": None if end is None else end - row["offset"], "lag_ms": None,
                         "lag_status": None, "consumer_id": None, "host": None, "client_id": None}
-        out.append({**row, **lag_cols})
-    return out, ahead
+        res.append({**row, **lag_cols})
+    return res, ahead
 
 
 def task(options: AuditOptions, end_instant: int | None, out_root: str | None, fmt: str,
@@ -283,10 +315,7 @@ def task(options: AuditOptions, end_instant: int | None, out_root: str | None, f
     def run(task_index: int, _items: Iterator[Any]) -> Iterator[str]:
         from kgtool.spark.output import table_writers
 
-        for index in range(task_index, len(options.lag_partitions), tasks):
-            inputs = LagInput.read_all(exchange, index)
-            if not inputs:
-                continue
+        def done(work: _Work) -> str:
             with table_writers() as writers:
                 def write(name: str, part: int, rows: Any) -> None:
                     if out_root is None:
@@ -299,8 +328,20 @@ def task(options: AuditOptions, end_instant: int | None, out_root: str | None, f
                     if len(rows):
                         writers[name].write(rows)
 
-                summary = lag_partition(index, inputs, options, end_instant, write)
-            yield json.dumps(summary, separators=(",", ":"))
+                summary = finish(work, options, end_instant, write)
+            return json.dumps(summary, separators=(",", ":"))
+
+        pending: _Work | None = None  # prepared: its reads under way while the one before finishes
+        for index in range(task_index, len(options.lag_partitions), tasks):
+            inputs = LagInput.read_all(exchange, index)
+            if not inputs:
+                continue
+            work = prepare(index, inputs, options, end_instant)
+            if pending is not None:
+                yield done(pending)
+            pending = work
+        if pending is not None:
+            yield done(pending)
 
     return run
 

@@ -35,6 +35,7 @@ from kgtool.storage.seek import _floor, _Segment, seek_time_in
 _speedups: Any = native.load("kgtool.codec._speedups")
 #: seek_sweep's answer where it declines (kgtool/codec/_seek.h): the Python reader answers.
 ASK_PYTHON = np.iinfo(np.int64).min
+_NONE = np.zeros(0, np.int64)
 
 
 class PartitionLog:
@@ -53,6 +54,10 @@ class PartitionLog:
         #: damage met on the way to the log end (file, byte, message): the log end found is
         #: where the readable log ends, said, never taken silently
         self.problems: list[tuple[str, int, str]] = []
+        #: per segment, the positions of the batches whose CRC a walk checked, ascending
+        self._checked: dict[int, np.ndarray] = {}
+        #: what :meth:`prefetch` planned, by mode (0 ends_at, 1 stamps_at): (keys given, plan)
+        self._planned: dict[int, tuple[np.ndarray, list[tuple]]] = {}
 
     def _seg(self, k: int) -> _Segment:
         seg = self._open.get(k)
@@ -126,15 +131,25 @@ class PartitionLog:
             if end > start:
                 data.madvise(mmap.MADV_WILLNEED, start, end - start)
 
-    def ends_at(self, times: np.ndarray) -> np.ndarray:
-        """:meth:`end_at` of each of ``times`` (ascending, int64), one walk per segment
-        (``_speedups.seek_sweep``); what the walk declines is answered by :meth:`end_at`."""
-        times = np.ascontiguousarray(times, np.int64)
-        out = np.full(len(times), self.log_end_offset, np.int64)
-        if not len(times) or not self.segments:
-            return out
-        if _speedups is None:
-            return np.fromiter((self.end_at(int(t)) for t in times), np.int64, len(times))
+    def prefetch(self, times: np.ndarray, offsets: np.ndarray) -> None:
+        """Plan :meth:`ends_at` of ``times`` and :meth:`stamps_at` of ``offsets`` (the same arrays
+        given to them later), asking the kernel now for the pages they will read: the reads then
+        go on while the caller does something else."""
+        if _speedups is None or not self.segments:
+            return
+        self._planned = {0: (times, self._end_plan(np.ascontiguousarray(times, np.int64))),
+                         1: (offsets, self._stamp_plan(np.ascontiguousarray(offsets, np.int64)))}
+
+    def _plan(self, mode: int, keys: np.ndarray, given: np.ndarray) -> list[tuple]:
+        got = self._planned.pop(mode, None)
+        if got is not None and got[0] is given:
+            return got[1]
+        return self._end_plan(keys) if mode == 0 else self._stamp_plan(keys)
+
+    def _end_plan(self, times: np.ndarray) -> list[tuple]:
+        """Per segment asked about: (segment, first and last question + 1, keys, starts, the
+        offset index entries they came from, the time index entries to hold to the log)."""
+        plan = []
         first = np.searchsorted(np.asarray(self._largest(), np.int64), times, "left")  # bisect_left, as end_at
         bounds = np.searchsorted(first, np.arange(len(self.segments) + 1), "left")
         for k in range(len(self.segments)):
@@ -153,27 +168,14 @@ class PartitionLog:
                 check_off = np.full(len(keys), -1, np.int64)
                 check_ts = np.zeros(len(keys), np.int64)
             starts, soffs = self._starts(k, check_off)
-            got = np.frombuffer(_speedups.seek_sweep(self._seg(k).data, 0, keys, starts, soffs, check_off, check_ts),
-                                np.int64).copy()
-            for i in np.flatnonzero(got == ASK_PYTHON):
-                got[i] = self.end_at(int(keys[i]))
-            out[a:b] = got
-        return out
+            plan.append((k, a, b, keys, starts, soffs, check_off, check_ts))
+        return plan
 
-    def stamps_at(self, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`timestamp_at` of each of ``offsets`` (ascending, int64): (timestamps, known),
-        ``known`` False where it is None; one walk per segment, as :meth:`ends_at`."""
-        offsets = np.ascontiguousarray(offsets, np.int64)
-        stamps = np.zeros(len(offsets), np.int64)
-        known = np.zeros(len(offsets), np.bool_)
-        if not len(offsets) or not self.segments:
-            return stamps, known
+    def _stamp_plan(self, offsets: np.ndarray) -> list[tuple]:
+        """Per segment asked about: (segment, first question, keys (those before the log end),
+        starts, the offset index entries they came from)."""
+        plan = []
         leo = self.log_end_offset
-        if _speedups is None:
-            for i, o in enumerate(offsets):
-                ts = self.timestamp_at(int(o))
-                stamps[i], known[i] = (0, False) if ts is None else (ts, True)
-            return stamps, known
         floor = np.maximum(np.searchsorted(np.asarray([s.base_offset for s in self.segments], np.int64),
                                            offsets, "right") - 1, 0)  # _floor
         bounds = np.searchsorted(floor, np.arange(len(self.segments) + 1), "left")
@@ -184,9 +186,53 @@ class PartitionLog:
             if not len(keys):
                 continue
             starts, soffs = self._starts(k, keys)
+            plan.append((k, a, keys, starts, soffs))
+        return plan
+
+    def _sweep(self, k: int, mode: int, keys: np.ndarray, starts: np.ndarray, soffs: np.ndarray,
+               check_off: np.ndarray, check_ts: np.ndarray) -> np.ndarray:
+        """``_speedups.seek_sweep`` over segment ``k``; each batch's CRC is checked once over all
+        the walks of the segment (the positions checked kept, ascending)."""
+        before = self._checked.get(k, _NONE)
+        got, now = _speedups.seek_sweep(self._seg(k).data, mode, keys, starts, soffs, check_off, check_ts, before)
+        if now:
+            self._checked[k] = np.union1d(before, np.frombuffer(now, np.int64))
+        return np.frombuffer(got, np.int64)
+
+    def ends_at(self, times: np.ndarray) -> np.ndarray:
+        """:meth:`end_at` of each of ``times`` (ascending, int64), one walk per segment
+        (``_speedups.seek_sweep``); what the walk declines is answered by :meth:`end_at`."""
+        given = times
+        times = np.ascontiguousarray(times, np.int64)
+        out = np.full(len(times), self.log_end_offset, np.int64)
+        if not len(times) or not self.segments:
+            return out
+        if _speedups is None:
+            return np.fromiter((self.end_at(int(t)) for t in times), np.int64, len(times))
+        for k, a, b, keys, starts, soffs, check_off, check_ts in self._plan(0, times, given):
+            got = self._sweep(k, 0, keys, starts, soffs, check_off, check_ts).copy()
+            for i in np.flatnonzero(got == ASK_PYTHON):
+                got[i] = self.end_at(int(keys[i]))
+            out[a:b] = got
+        return out
+
+    def stamps_at(self, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`timestamp_at` of each of ``offsets`` (ascending, int64): (timestamps, known),
+        ``known`` False where it is None; one walk per segment, as :meth:`ends_at`."""
+        given = offsets
+        offsets = np.ascontiguousarray(offsets, np.int64)
+        stamps = np.zeros(len(offsets), np.int64)
+        known = np.zeros(len(offsets), np.bool_)
+        if not len(offsets) or not self.segments:
+            return stamps, known
+        if _speedups is None:
+            for i, o in enumerate(offsets):
+                ts = self.timestamp_at(int(o))
+                stamps[i], known[i] = (0, False) if ts is None else (ts, True)
+            return stamps, known
+        for k, a, keys, starts, soffs in self._plan(1, offsets, given):
             none = np.full(len(keys), -1, np.int64)
-            got = np.frombuffer(_speedups.seek_sweep(self._seg(k).data, 1, keys, starts, soffs, none, none),
-                                np.int64)
+            got = self._sweep(k, 1, keys, starts, soffs, none, none)
             ok = got != ASK_PYTHON
             stamps[a:a + len(keys)][ok] = got[ok]
             known[a:a + len(keys)][ok] = True

@@ -76,9 +76,19 @@ def partitions(draw):
         [np.array(oids, np.int32)], step, until, end
 
 
-def _same(a: lag.LagArrays, b: lag.LagArrays) -> None:
-    for f in lag._ROW_FIELDS + ("last",):
-        assert getattr(a, f).tolist() == getattr(b, f).tolist(), f
+def _same(a: lag.PartitionLag, b: lag.PartitionLag) -> None:
+    """The same rows, states at the end and places of the states at the end; and the same runs
+    (episodes and peaks) from the kernel's and the pure twin's."""
+    assert (a.n, a.m, len(a.room)) == (b.n, b.m, len(b.room))
+    for f in lag._ROW_FIELDS:
+        assert getattr(a.rows, f).tolist() == getattr(b.rows, f).tolist(), f
+        assert getattr(a.at_end, f).tolist() == getattr(b.at_end, f).tolist(), f
+    assert a.last.tolist() == b.last.tolist()
+    nseq = len(a.last)
+    ra, rb = lag.partition_runs(a, nseq), lag.partition_runs(b, nseq, pure=True)
+    for f in ("seq", "status", "start", "end", "last", "peak_lag", "peak_lag_ms", "owner_bounds", "owners",
+              "seq_peak_lag", "seq_peak_lag_ms", "seq_worst"):
+        assert getattr(ra, f).tolist() == getattr(rb, f).tolist(), f
 
 
 @settings(max_examples=300, deadline=None)
@@ -107,8 +117,8 @@ def test_stop_needs_the_polls_and_a_recent_catch_up_cancels_it():
         want = lag.partition_lag(bounds, when, offset, ob, np.zeros(0, np.int64), np.zeros(0, np.int32), log,
                                  step_ms=1000, end=end, pure=True)
         _same(got, want)
-        assert got.status[got.last[0]] == status
-        assert got.lag[got.last[0]] == 90 if status is Status.STOP else 50
+        assert got.room.status[got.last[0]] == status
+        assert got.room.lag[got.last[0]] == 90 if status is Status.STOP else 50
 
 
 def test_step_instants_are_those_of_instants():
