@@ -331,3 +331,117 @@ done:
         if (b[i].obj) PyBuffer_Release(&b[i]);
     return result;
 }
+
+/* lag_pick(key_index, key, timestamp, record_offset, offset, deleted, effective, effective_at,
+ *          marker_offsets, marker_times, counts, out_key, out_rows, out_bounds) -> rows picked
+ *
+ * One chunk of the replay's commits (kgtool.offsets.lag_input.LagInputs.commits): the rows that
+ * took effect (effective, uint8) on a data partition given (key_index[key] >= 0, the partition's
+ * lag index; int32 per store key): their store key (int32), and as an int64 pair when they took
+ * effect (their record's timestamp, or the timestamp of the marker at effective_at when that is
+ * neither LAG_DELETED (none) nor their own record offset: marker_offsets ascending,
+ * marker_times beside; a marker not found leaves the record's) and the offset committed
+ * (LAG_DELETED for a tombstone: deleted, uint8). The rows go out by data partition (out_bounds:
+ * partition p's are out_bounds[p] .. out_bounds[p+1]-1, int64, one more than the partitions),
+ * in log order within each. counts[key] (int64) counts the rows picked. */
+static inline int64_t lag_pick_when(const int64_t *ts, const int64_t *rec, const int64_t *eat, const int64_t *mk,
+                                    const int64_t *mt, Py_ssize_t nm, Py_ssize_t i) {
+    int64_t when = ts[i];
+    if (eat[i] != LAG_DELETED && eat[i] != rec[i] && nm) {
+        Py_ssize_t lo = 0, hi = nm;
+        while (lo < hi) {
+            Py_ssize_t mid = (lo + hi) / 2;
+            if (mk[mid] < eat[i]) lo = mid + 1; else hi = mid;
+        }
+        if (lo < nm && mk[lo] == eat[i]) when = mt[lo];
+    }
+    return when;
+}
+
+static PyObject *py_lag_pick(PyObject *self, PyObject *args) {
+    Py_buffer b[14];
+    memset(b, 0, sizeof b);
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*y*y*y*w*w*w*w*", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &b[6],
+                          &b[7], &b[8], &b[9], &b[10], &b[11], &b[12], &b[13]))
+        return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t nk = b[0].len / 4, n = b[1].len / 8, nm = b[8].len / 8, np_ = b[13].len / 8 - 1;
+    if (b[2].len != n * 8 || b[3].len != n * 8 || b[4].len != n * 8 || b[5].len != n || b[6].len != n ||
+        b[7].len != n * 8 || b[9].len != b[8].len || b[10].len != nk * 8 || b[11].len < n * 4 ||
+        b[12].len < n * 16 || np_ < 0) {
+        PyErr_SetString(PyExc_ValueError, "lag_pick: arrays of mismatched lengths");
+        goto done;
+    }
+    const int32_t *kidx = b[0].buf;
+    const int64_t *key = b[1].buf, *ts = b[2].buf, *rec = b[3].buf, *off = b[4].buf, *eat = b[7].buf,
+                  *mk = b[8].buf, *mt = b[9].buf;
+    const uint8_t *del = b[5].buf, *eff = b[6].buf;
+    int64_t *counts = b[10].buf, *orow = b[12].buf, *bounds = b[13].buf;
+    int32_t *okey = b[11].buf;
+    for (Py_ssize_t p = 0; p <= np_; p++) bounds[p] = 0;
+    for (Py_ssize_t i = 0; i < n; i++) { /* count by partition */
+        int64_t k = key[i];
+        if (k < 0 || k >= nk || kidx[k] >= np_) {
+            PyErr_SetString(PyExc_ValueError, "lag_pick: a key or partition out of range");
+            goto done;
+        }
+        if (eff[i] && kidx[k] >= 0) bounds[kidx[k] + 1]++;
+    }
+    for (Py_ssize_t p = 0; p < np_; p++) bounds[p + 1] += bounds[p];
+    for (Py_ssize_t i = 0; i < n; i++) { /* place */
+        int64_t k = key[i];
+        if (!eff[i] || kidx[k] < 0) continue;
+        int64_t r = bounds[kidx[k]]++;
+        okey[r] = (int32_t)k;
+        orow[2 * r] = lag_pick_when(ts, rec, eat, mk, mt, nm, i);
+        orow[2 * r + 1] = del[i] ? LAG_DELETED : off[i];
+        counts[k]++;
+    }
+    for (Py_ssize_t p = np_; p > 0; p--) bounds[p] = bounds[p - 1]; /* back to each partition's first */
+    bounds[0] = 0;
+    result = PyLong_FromSsize_t(bounds[np_]);
+done:
+    for (int i = 0; i < 14; i++)
+        if (b[i].obj) PyBuffer_Release(&b[i]);
+    return result;
+}
+
+/* lag_scatter(key, place, rows, out): row i (rows: int64 pairs, when and offset) goes to row
+ * place[key[i]] of out (pairs), which then moves on by one (a counting sort's second pass: the
+ * caller sets each key's first row; rows of one key keep their order). key int32, place int64. */
+static PyObject *py_lag_scatter(PyObject *self, PyObject *args) {
+    Py_buffer b[4];
+    memset(b, 0, sizeof b);
+    if (!PyArg_ParseTuple(args, "y*w*y*w*", &b[0], &b[1], &b[2], &b[3])) return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t n = b[0].len / 4, nkeys = b[1].len / 8, m = b[3].len / 16;
+    if (b[2].len != n * 16 || b[3].len % 16) {
+        PyErr_SetString(PyExc_ValueError, "lag_scatter: arrays of mismatched lengths");
+        goto done;
+    }
+    const int32_t *key = b[0].buf;
+    int64_t *place = b[1].buf, *out = b[3].buf;
+    const int64_t *rows = b[2].buf;
+    for (Py_ssize_t i = 0; i < n; i++) { /* checked first: nothing written on bad input */
+        int32_t k = key[i];
+        if (k < 0 || k >= nkeys || place[k] < 0 || place[k] >= m) {
+            PyErr_SetString(PyExc_ValueError, "lag_scatter: a key out of range");
+            goto done;
+        }
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t at = place[key[i]]++;
+        if (at >= m) {
+            PyErr_SetString(PyExc_ValueError, "lag_scatter: more rows of a key than its room");
+            goto done;
+        }
+        out[2 * at] = rows[2 * i];
+        out[2 * at + 1] = rows[2 * i + 1];
+    }
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    for (int i = 0; i < 4; i++)
+        if (b[i].obj) PyBuffer_Release(&b[i]);
+    return result;
+}

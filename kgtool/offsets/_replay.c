@@ -607,6 +607,8 @@ fail:
 static PyMethodDef methods[] = {
     {"lag_rows", py_lag_rows, METH_VARARGS, "The lag rows and Burrow statuses of one data partition's sequences."},
     {"lag_runs", py_lag_runs, METH_VARARGS, "The episodes and peaks of one data partition's lag rows."},
+    {"lag_scatter", py_lag_scatter, METH_VARARGS, "A counting sort's second pass over lag inputs."},
+    {"lag_pick", py_lag_pick, METH_VARARGS, "The lag inputs of one chunk of commits."},
     {"replay_commits", py_replay_commits, METH_VARARGS, "Replay offset commits into the partition state."},
     {"end_transaction", py_end_transaction, METH_VARARGS, "Replay a COMMIT or ABORT marker of one producer."},
     {"track_moves", py_track_moves, METH_VARARGS, "The partitions whose owners changed (the zombie rule's moves)."},

@@ -148,11 +148,11 @@ class PartitionReplay:
                  sink: Callable[[Any], None] | None = None, last_markers: dict[int, int] | None = None,
                  pure: bool | None = None, keep_problems: int = SHOWN_PROBLEMS,
                  rows_sink: Callable[[str, list[dict[str, Any]]], None] | None = None,
-                 history_sink: Callable[[Any], None] | None = None,
+                 history_sink: Callable[[PartitionReplay, _Held], None] | None = None,
                  history_rows: Callable[[str, list[Any]], None] | None = None) -> None:
         self.log_partition = log_partition
-        #: every chunk of the commits table, and the generations and members rows, before --since
-        #: hides rows (lag needs the whole history)
+        #: every chunk of commits (the replay and its columns: ``history_sink(self, held)``), and
+        #: the generations and members rows, before --since hides rows (lag needs the whole history)
         self.history_sink = history_sink
         self.history_rows = history_rows
         # With rows_sink, final rows of the small tables leave in batches as the log goes on
@@ -509,7 +509,7 @@ class PartitionReplay:
                 table = table.unify_dictionaries().combine_chunks()
                 table = table.take(pc.sort_indices(table, [("record_offset", "ascending")]))
             if self.history_sink is not None and table.num_rows:
-                self.history_sink(table)
+                self.history_sink(self, held)
             if self.options.since is not None and table.num_rows:
                 import pyarrow.compute as pc
 

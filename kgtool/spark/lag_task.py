@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
+from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,6 +31,8 @@ from kgtool.offsets.options import AuditOptions
 #: A data partition's tables part files are numbered after the offsets-log tasks' (the
 #: partitions of __consumer_offsets are 0..offsets.topic.num.partitions-1, at most a few hundred).
 PART_BASE = 1 << 20
+#: The data partitions a lag task prepares ahead of the one it finishes (their pages asked for).
+LOOKAHEAD = 1
 #: Owners listed per episode, sparkline width.
 SPARK_WIDTH = 40
 _BLOCKS = " ▁▂▃▄▅▆▇█"
@@ -67,14 +70,14 @@ class _Sequences:
         self.group: list[str] = []
         self.log_partition: list[int] = []
         self.offset_rows: dict[int, dict[str, Any]] = {}
-        seq, when, offset = [], [], []
+        sizes, when, offset = [], [], []
         owner_of: dict[tuple[Any, Any, Any], int] = {}
         otimes, oids, obounds = [], [], [np.zeros(1, np.int64)]
         for inp in inputs:
             base = len(self.group)
             self.group.extend(inp.groups)
             self.log_partition.extend([inp.log_partition] * len(inp.groups))
-            seq.append(inp.group.astype(np.int64) + base)
+            sizes.append(np.diff(inp.group_bounds))
             when.append(inp.when)
             offset.append(inp.offset)
             for c, row in inp.offset_rows.items():
@@ -89,8 +92,9 @@ class _Sequences:
         def cat(xs: list[np.ndarray], t: Any) -> np.ndarray:
             return np.concatenate(xs).astype(t) if xs else np.zeros(0, t)
 
-        self.seq, self.when, self.offset = cat(seq, np.int64), cat(when, np.int64), cat(offset, np.int64)
-        self.bounds = np.searchsorted(self.seq, np.arange(len(self.group) + 1)).astype(np.int64)
+        self.when, self.offset = cat(when, np.int64), cat(offset, np.int64)
+        self.bounds = np.zeros(len(self.group) + 1, np.int64)
+        np.cumsum(cat(sizes, np.int64), out=self.bounds[1:])
         self.owner_bounds = cat(obounds, np.int64)
         self.owner_times = cat(otimes, np.int64)
         self.owner_ids = cat(oids, np.int32)
@@ -331,17 +335,16 @@ def task(options: AuditOptions, end_instant: int | None, out_root: str | None, f
                 summary = finish(work, options, end_instant, write)
             return json.dumps(summary, separators=(",", ":"))
 
-        pending: _Work | None = None  # prepared: its reads under way while the one before finishes
+        pending: deque[_Work] = deque()  # prepared: their reads under way while the ones before finish
         for index in range(task_index, len(options.lag_partitions), tasks):
             inputs = LagInput.read_all(exchange, index)
             if not inputs:
                 continue
-            work = prepare(index, inputs, options, end_instant)
-            if pending is not None:
-                yield done(pending)
-            pending = work
-        if pending is not None:
-            yield done(pending)
+            pending.append(prepare(index, inputs, options, end_instant))
+            if len(pending) > LOOKAHEAD:
+                yield done(pending.popleft())
+        while pending:
+            yield done(pending.popleft())
 
     return run
 

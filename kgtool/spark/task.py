@@ -270,7 +270,7 @@ def audit_partition(
         mapped: dict[str, RangeReader] = {}
         try:
             rp = PartitionReplay(part, options, sink=commits, pure=pure, rows_sink=rows,
-                                 history_sink=lag.commits_table if lag is not None else None,
+                                 history_sink=lag.replay_chunk if lag is not None else None,
                                  history_rows=lag.history_rows if lag is not None else None,
                                  last_markers=last_markers(files, options, split_bytes, storage, keep=mapped,
                                                            times=marker_times))

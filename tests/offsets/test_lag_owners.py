@@ -71,31 +71,56 @@ def test_a_group_with_member_records_of_its_own_takes_the_event_path():
 
 
 def test_a_transactional_commit_takes_effect_at_its_marker_and_a_deletion_is_kept():
-    """LagInputs on a chunk of the commits table: the instant of a commit is its record's time,
+    """LagInputs on chunks of the replay's commits: the instant of a commit is its record's time,
     or its COMMIT marker's (known from the task's pre-pass before the replay); a deleted offset
-    (null) stays a deletion; other topics and data partitions not given are left out."""
-    import pyarrow as pa
-
+    (a tombstone) stays a deletion; commits that did not take effect, other topics and data
+    partitions not given are left out; each group's commits come by time, log order among
+    equal instants, in chunks merged by record offset."""
     from kgtool.offsets.lag import DELETED
-    from kgtool.offsets.lag_input import LagInputs
+    from kgtool.offsets.lag_input import CommitChunk, LagInputs
+    from kgtool.offsets.store import NULL
 
     markers = {50: 9_000}
     inputs = LagInputs({("orders", 0): 0, ("orders", 1): 1}, 7, markers)
-    table = pa.table({
-        "group": pa.array(["g", "g", "g", "h", "g"]).dictionary_encode(),
-        "topic": pa.array(["orders", "orders", "other", "orders", "orders"]).dictionary_encode(),
-        "partition": pa.array([0, 0, 0, 1, 5], pa.int32()),
-        "timestamp": pa.array([1_000, 2_000, 3_000, 4_000, 5_000], pa.int64()),
-        "offset": pa.array([10, None, 30, 40, 50], pa.int64()),
-        "record_offset": pa.array([1, 2, 3, 4, 5], pa.int64()),
-        "effective_at_offset": pa.array([50, 2, 3, 4, 5], pa.int64()),
-        "effective": pa.array([True, True, True, True, True]),
-    })
-    inputs.commits_table(table)
+    keys = [("g", "orders", 0), ("g", "other", 0), ("h", "orders", 1), ("g", "orders", 5), ("h", "orders", 0)]
+
+    def chunk(key, ts, rec, offset, deleted=None, effective=None, at=None):
+        n = len(key)
+        return CommitChunk(np.array(key, np.int64), np.array(ts, np.int64), np.array(rec, np.int64),
+                           np.array(offset, np.int64), np.array(deleted or [False] * n),
+                           np.array(effective or [True] * n), np.array(at or rec, np.int64))
+
+    inputs.commits([chunk([0, 0, 1, 2, 3, 4], [1_000, 2_000, 3_000, 4_000, 5_000, 5_500], [1, 2, 3, 4, 5, 6],
+                          [10, 0, 30, 40, 50, 60], deleted=[False, True, False, False, False, False],
+                          effective=[True, True, True, True, True, False], at=[50, 2, 3, 4, 5, NULL])],
+                   len(keys), lambda k: keys[k])
+    # a chunk replayed inside another: merged by record offset (h's two commits at one instant)
+    inputs.commits([chunk([2], [7_000], [9], [42]), chunk([2], [7_000], [8], [41])], len(keys), lambda k: keys[k])
     got = {k: inp for k, inp in inputs.payloads()}
     assert sorted(got) == [0, 1]
     zero = got[0]
-    assert zero.groups == ["g"] and zero.log_partition == 7
+    assert zero.groups == ["g"] and zero.log_partition == 7 and zero.group_bounds.tolist() == [0, 2]
     # sorted by time within the group: the deletion at 2,000, then the transaction's commit at its marker
     assert zero.when.tolist() == [2_000, 9_000] and zero.offset.tolist() == [DELETED, 10]
-    assert got[1].groups == ["h"] and got[1].when.tolist() == [4_000] and got[1].offset.tolist() == [40]
+    one = got[1]
+    assert one.groups == ["h"] and one.when.tolist() == [4_000, 7_000, 7_000] and one.offset.tolist() == [40, 41, 42]
+
+
+def test_the_counting_sort_keeps_each_keys_log_order_with_or_without_the_kernel():
+    from kgtool.offsets.lag_input import _scatter, _scatter_py
+
+    rng = np.random.default_rng(7)
+    key = rng.integers(0, 50, 5_000).astype(np.int32)
+    when = np.arange(5_000, dtype=np.int64)
+    counts = np.bincount(key, minlength=50)
+    rows = np.stack([when, -when], axis=1)
+    outs = []
+    for fn in (_scatter, _scatter_py):
+        place = np.r_[0, np.cumsum(counts)[:-1]].astype(np.int64)
+        out = np.empty((5_000, 2), np.int64)
+        for a in range(0, 5_000, 700):  # chunk by chunk
+            fn(key[a:a + 700], place, rows[a:a + 700], out)
+        outs.append((out[:, 0].tolist(), out[:, 1].tolist(), place.tolist()))
+    assert outs[0] == outs[1]
+    order = np.argsort(key, kind="stable")
+    assert outs[0][0] == when[order].tolist() and outs[0][1] == (-when[order]).tolist()
