@@ -114,10 +114,46 @@ static uint32_t crc_hw(uint32_t crc, const uint8_t *p, size_t n) {
 }
 #endif
 
+static int xpow_init(void);
+static inline uint32_t crc32c_shift(uint32_t crc, uint32_t n);
+
+#if defined(__x86_64__) && defined(__GNUC__)
+/* Spans of at least this many bytes go as three streams (crc_hw3). */
+#define CRC_HW3_MIN 1024
+
+/* crc_hw over three thirds of the span at once: the crc32 instruction takes three cycles to
+ * give its result but can start one a cycle, so three independent streams run about three
+ * times as fast as one. Each third after the first starts from a zero register; the register is
+ * linear in its start (a zero byte multiplies it by x^8), so reg(c, A || B) = c_A * x^(8|B|)
+ * ^ reg(0, B): crc32c_shift joins them. */
+__attribute__((target("sse4.2")))
+static uint32_t crc_hw3(uint32_t crc, const uint8_t *p, size_t n) {
+    size_t third = (n / 3) & ~(size_t)7;
+    const uint8_t *p1 = p + third, *p2 = p + 2 * third;
+    uint64_t c0 = crc, c1 = 0, c2 = 0;
+    for (size_t i = 0; i < third; i += 8) {
+        uint64_t v0, v1, v2;
+        memcpy(&v0, p + i, 8);
+        memcpy(&v1, p1 + i, 8);
+        memcpy(&v2, p2 + i, 8);
+        c0 = __builtin_ia32_crc32di(c0, v0);
+        c1 = __builtin_ia32_crc32di(c1, v1);
+        c2 = __builtin_ia32_crc32di(c2, v2);
+    }
+    uint32_t r = crc32c_shift((uint32_t)c0, (uint32_t)third) ^ (uint32_t)c1;
+    r = crc32c_shift(r, (uint32_t)third) ^ (uint32_t)c2;
+    return crc_hw(r, p + 3 * third, n - 3 * third);
+}
+#endif
+
 /* The CRC-32C of a || p[0:n], given crc = the CRC-32C of a (0 for an empty a). */
 static uint32_t crc32c_extend(uint32_t crc, const uint8_t *p, size_t n) {
 #if defined(__x86_64__) && defined(__GNUC__)
-    if (have_sse42) return crc_hw(crc ^ 0xFFFFFFFFu, p, n) ^ 0xFFFFFFFFu;
+    if (have_sse42) {
+        if (n >= CRC_HW3_MIN && n < ((size_t)1 << 31) && have_pclmul && !xpow_init())
+            return crc_hw3(crc ^ 0xFFFFFFFFu, p, n) ^ 0xFFFFFFFFu;
+        return crc_hw(crc ^ 0xFFFFFFFFu, p, n) ^ 0xFFFFFFFFu;
+    }
 #endif
     return crc_sw(crc ^ 0xFFFFFFFFu, p, n) ^ 0xFFFFFFFFu;
 }

@@ -413,7 +413,8 @@ def partition_lag(bounds: np.ndarray, when: np.ndarray, offset: np.ndarray, owne
                   owner_times: np.ndarray, owner_ids: np.ndarray, log: Any, *, step_ms: int = DEFAULT_STEP_MS,
                   until: int | None = None, end: int | None = None, intervals: int = INTERVALS,
                   min_distance_ms: int = MIN_DISTANCE_MS, refresh_ms: int = OFFSET_REFRESH_MS,
-                  pure: bool = False, asked: tuple[np.ndarray, np.ndarray] | None = None) -> PartitionLag:
+                  pure: bool = False, asked: tuple[np.ndarray, np.ndarray] | None = None,
+                  answers: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> PartitionLag:
     """:func:`lag_rows` of every sequence of one data partition at once. Sequence ``s`` is
     commits ``bounds[s]:bounds[s+1]`` (``when`` ascending within it, ``offset`` DELETED where the
     committed offset was deleted); its owners ``owner_bounds[s]:owner_bounds[s+1]`` (times
@@ -423,7 +424,8 @@ def partition_lag(bounds: np.ndarray, when: np.ndarray, offset: np.ndarray, owne
     committed offsets' timestamps; the rows come from ``_lag.h`` (``pure``, or without the
     compiled extension: :func:`lag_rows` a sequence at a time, the same rows in the same room).
     ``asked``: :func:`questions` of these arguments, when the caller has them (and may have
-    asked the log to prefetch their answers)."""
+    asked the log to prefetch their answers); ``answers``: :func:`answer` of them, when the
+    caller has that too."""
     bounds = np.ascontiguousarray(bounds, np.int64)
     when = np.ascontiguousarray(when, np.int64)
     offset = np.ascontiguousarray(offset, np.int64)
@@ -431,8 +433,7 @@ def partition_lag(bounds: np.ndarray, when: np.ndarray, offset: np.ndarray, owne
         return _partition_lag_py(bounds, when, offset, owner_bounds, owner_times, owner_ids, log, step_ms, until, end,
                                  intervals, min_distance_ms, refresh_ms)
     instants_, offs = asked if asked is not None else questions(bounds, when, offset, step_ms, end)
-    ends = log.ends_at(instants_)
-    stamps_u, known_u = log.stamps_at(offs)
+    ends, stamps_u, known_u = answers if answers is not None else answer(log, (instants_, offs))
     nseq = len(bounds) - 1
     cap = _room(bounds, when, step_ms)
     room = LagArrays.empty(cap)
@@ -455,6 +456,14 @@ def questions(bounds: np.ndarray, when: np.ndarray, offset: np.ndarray, step_ms:
     steps, _ = step_instants(bounds, when, step_ms)
     instants_ = _distinct(np.concatenate([when, steps] + ([np.array([end], np.int64)] if end is not None else [])))
     return instants_, _distinct(offset[offset != DELETED])
+
+
+def answer(log: Any, asked: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The log's answers to :func:`questions`: end(T) at each instant, and the timestamp at each
+    committed offset with whether it is known."""
+    instants_, offs = asked
+    stamps, known = log.stamps_at(offs)
+    return log.ends_at(instants_), stamps, known
 
 
 def _room(bounds: np.ndarray, when: np.ndarray, step_ms: int) -> int:

@@ -12,6 +12,7 @@ partition belongs to the member whose latest row holds it).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from itertools import chain
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -424,27 +425,29 @@ def _owner_entries(groups: dict[str, _GroupOwners], codes: dict[str, int]
     only the changes kept). A consumer group's member records move partitions one member at a
     time: :func:`_owner_timelines`. Both give the owner at any instant as the events do."""
     table: dict[tuple[Any, Any, Any], int] = {}
-    # the classic groups, flattened: a record each (group, record offset, time), an assignment
-    # each (record offset, owner, lag index)
+    # the classic groups, flattened: a record each (group, record offset, time), a member each
+    # (record offset, owner, its lag indices)
     s_g: list[int] = []
     s_rec: list[int] = []
     s_ts: list[int] = []
-    a_rec: list[int] = []
-    a_owner: list[int] = []
-    a_dp: list[int] = []
+    m_rec: list[int] = []
+    m_owner: list[int] = []
+    m_dps: list[list[int]] = []
     other: list[tuple[int, int, int, int]] = []  # (lag index, group code, time, owner) of the rest
     for name, o in groups.items():
         g = codes.setdefault(name, len(codes))
         gens = {e[0] for e in o.events if e[2] == "gen"}
         if o.protocol == "classic" and all(e[0] in gens for e in o.events) and _classic_rows(
-                o.events, g, table, s_g, s_rec, s_ts, a_rec, a_owner, a_dp):
+                o.events, g, table, s_g, s_rec, s_ts, m_rec, m_owner, m_dps):
             continue
         for dp, (times, owners) in _owner_timelines(o).items():
             for ts, owner in zip(times, owners):
                 other.append((dp, g, ts, -1 if owner is None else table.setdefault(owner, len(table))))
+    sizes = np.fromiter(map(len, m_dps), np.int64, len(m_dps))
+    a_dp = np.fromiter(chain.from_iterable(m_dps), np.int64, int(sizes.sum()))
     dp, grp, ts, ids = _classic_entries(np.array(s_g, np.int64), np.array(s_rec, np.int64), np.array(s_ts, np.int64),
-                                        np.array(a_rec, np.int64), np.array(a_owner, np.int64),
-                                        np.array(a_dp, np.int64))
+                                        np.repeat(np.array(m_rec, np.int64), sizes),
+                                        np.repeat(np.array(m_owner, np.int64), sizes), a_dp)
     if other:
         more = np.array(other, np.int64)
         dp, grp, ts, ids = (np.concatenate([x, more[:, i]]) for i, x in enumerate((dp, grp, ts, ids)))
@@ -453,11 +456,12 @@ def _owner_entries(groups: dict[str, _GroupOwners], codes: dict[str, int]
 
 
 def _classic_rows(events: list[tuple], g: int, table: dict[tuple[Any, Any, Any], int], s_g: list[int],
-                  s_rec: list[int], s_ts: list[int], a_rec: list[int], a_owner: list[int], a_dp: list[int]) -> bool:
-    """A classic group's records and assignments appended to the lists of :func:`_owner_entries`;
+                  s_rec: list[int], s_ts: list[int], m_rec: list[int], m_owner: list[int], m_dps: list[list[int]]
+                  ) -> bool:
+    """A classic group's records and members appended to the lists of :func:`_owner_entries`;
     False (nothing appended) when a record lists a member twice: the events then decide, one by
     one, what each row takes from the others."""
-    marks = [len(x) for x in (s_g, s_rec, s_ts, a_rec, a_owner, a_dp)]
+    marks = [len(x) for x in (s_g, s_rec, s_ts, m_rec, m_owner, m_dps)]
     rows: dict[Any, tuple[Any, list[int]]] = {}
     # a record's generation row, then its members' rows (the replay hands a generation's row on
     # when the next closes it, after its members')
@@ -465,10 +469,9 @@ def _classic_rows(events: list[tuple], g: int, table: dict[tuple[Any, Any, Any],
     for rec, ts, kind, payload in ordered + [(None, None, "gen", None)]:
         if kind == "gen":
             for owner, assigned in rows.values():
-                oid = table.setdefault(owner, len(table))
-                a_rec.extend([s_rec[-1]] * len(assigned))
-                a_owner.extend([oid] * len(assigned))
-                a_dp.extend(assigned)
+                m_rec.append(s_rec[-1])
+                m_owner.append(table.setdefault(owner, len(table)))
+                m_dps.append(assigned)
             rows = {}
             if rec is not None:
                 s_g.append(g)
@@ -477,7 +480,7 @@ def _classic_rows(events: list[tuple], g: int, table: dict[tuple[Any, Any, Any],
             continue
         member, client, host, assigned = payload
         if member in rows:
-            for x, n in zip((s_g, s_rec, s_ts, a_rec, a_owner, a_dp), marks):
+            for x, n in zip((s_g, s_rec, s_ts, m_rec, m_owner, m_dps), marks):
                 del x[n:]
             return False
         rows[member] = ((member, host, client), assigned)

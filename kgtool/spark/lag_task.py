@@ -24,7 +24,8 @@ from typing import Any
 import numpy as np
 
 from kgtool.offsets.burrow import Status
-from kgtool.offsets.lag import DELETED, LagArrays, PartitionLag, Runs, partition_lag, partition_runs, questions
+from kgtool.offsets.lag import (DELETED, LagArrays, PartitionLag, Runs, answer, partition_lag, partition_runs,
+                                questions)
 from kgtool.offsets.lag_input import LagInput
 from kgtool.offsets.options import AuditOptions
 
@@ -162,20 +163,23 @@ def _lag_table(rows: LagArrays, seqs: _Sequences, topic: str, partition: int) ->
 
 @dataclass
 class _Work:
-    """A data partition's lag, prepared (:func:`prepare`): its copy chosen, its sequences, and
-    what it asks of the log, already asked of the kernel."""
+    """A data partition's lag, prepared (:func:`prepare`): its copy chosen, its sequences, what
+    it asks of the log, and the answers (a future when a thread of the task's finds them)."""
 
     index: int
     choice: Any  # kgtool.storage.list_offsets.CopyChoice
     seqs: _Sequences
     asked: tuple[np.ndarray, np.ndarray]
+    answers: Any = None  # concurrent.futures.Future of kgtool.offsets.lag.answer, or None
 
 
-def prepare(index: int, inputs: list[LagInput], options: AuditOptions, end_instant: int | None) -> _Work:
+def prepare(index: int, inputs: list[LagInput], options: AuditOptions, end_instant: int | None,
+            reader: Any = None) -> _Work:
     """The first half of :func:`lag_partition`: the copy chosen, the sequences, the questions,
-    and the pages the answers need asked of the kernel (``PartitionLog.prefetch``: a task
-    prepares the next partition before it finishes this one, so that one's reads overlap this
-    one's work)."""
+    the pages the answers need asked of the kernel (``PartitionLog.prefetch``), and with a
+    ``reader`` (a one-thread executor) the answers looked for on it. A task prepares the next
+    partition before it finishes this one: that one's reads, which wait on the disk and leave
+    the GIL, overlap this one's work."""
     from kgtool.storage.list_offsets import choose_copy
 
     _tp, dirs = options.lag_partitions[index]
@@ -183,7 +187,8 @@ def prepare(index: int, inputs: list[LagInput], options: AuditOptions, end_insta
     seqs = _Sequences(inputs)
     asked = questions(seqs.bounds, seqs.when, seqs.offset, options.lag_step_ms, end_instant)
     choice.chosen.prefetch(*asked)
-    return _Work(index, choice, seqs, asked)
+    answers = reader.submit(answer, choice.chosen, asked) if reader is not None else None
+    return _Work(index, choice, seqs, asked, answers)
 
 
 def lag_partition(index: int, inputs: list[LagInput], options: AuditOptions, end_instant: int | None,
@@ -201,7 +206,8 @@ def finish(work: _Work, options: AuditOptions, end_instant: int | None,
     (topic, partition), _dirs = options.lag_partitions[index]
     log = choice.chosen
     out = partition_lag(seqs.bounds, seqs.when, seqs.offset, seqs.owner_bounds, seqs.owner_times, seqs.owner_ids,
-                        log, step_ms=options.lag_step_ms, until=options.until, end=end_instant, asked=work.asked)
+                        log, step_ms=options.lag_step_ms, until=options.until, end=end_instant, asked=work.asked,
+                        answers=work.answers.result() if work.answers is not None else None)
     rows = out.rows
     part = PART_BASE + index
     if options.since is not None:
@@ -335,16 +341,19 @@ def task(options: AuditOptions, end_instant: int | None, out_root: str | None, f
                 summary = finish(work, options, end_instant, write)
             return json.dumps(summary, separators=(",", ":"))
 
+        from concurrent.futures import ThreadPoolExecutor
+
         pending: deque[_Work] = deque()  # prepared: their reads under way while the ones before finish
-        for index in range(task_index, len(options.lag_partitions), tasks):
-            inputs = LagInput.read_all(exchange, index)
-            if not inputs:
-                continue
-            pending.append(prepare(index, inputs, options, end_instant))
-            if len(pending) > LOOKAHEAD:
+        with ThreadPoolExecutor(1, thread_name_prefix="kgtool-lag-reads") as reader:
+            for index in range(task_index, len(options.lag_partitions), tasks):
+                inputs = LagInput.read_all(exchange, index)
+                if not inputs:
+                    continue
+                pending.append(prepare(index, inputs, options, end_instant, reader))
+                if len(pending) > LOOKAHEAD:
+                    yield done(pending.popleft())
+            while pending:
                 yield done(pending.popleft())
-        while pending:
-            yield done(pending.popleft())
 
     return run
 

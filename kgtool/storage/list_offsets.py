@@ -36,6 +36,9 @@ _speedups: Any = native.load("kgtool.codec._speedups")
 #: seek_sweep's answer where it declines (kgtool/codec/_seek.h): the Python reader answers.
 ASK_PYTHON = np.iinfo(np.int64).min
 _NONE = np.zeros(0, np.int64)
+#: The bytes :meth:`PartitionLog._prefetch` asks for past its two index entries: a batch of a
+#: producer's default ``batch.size``, which the walk reads whole to check its CRC.
+PREFETCH_BATCH = 16 * 1024
 
 
 class PartitionLog:
@@ -112,7 +115,8 @@ class PartitionLog:
     def _prefetch(self, k: int, slots: np.ndarray, positions: np.ndarray) -> None:
         """Ask the kernel, all at once, for what the walk will read: from each question's offset
         index entry to the entry two after it (the batch there and the next, where the answer
-        lies unless the batches are small; then a few more of them, about two index intervals).
+        lies unless the batches are small; then a few more of them, about two index intervals),
+        and a batch more.
         The reads then overlap instead of waiting one fault at a time. The mapping keeps the
         kernel's default advice: with MADV_RANDOM it maps each page by a fault of its own, cached
         or not (measured: 0.30 s against 0.04 s for a cold 64 MiB partition's questions)."""
@@ -122,7 +126,8 @@ class PartitionLog:
         size = len(data)
         bounds = np.append(np.append(0, positions), [size, size])  # entry -1 (none): from the start
         used = np.unique(slots)
-        lo, hi = bounds[used + 1], bounds[used + 3]
+        # and a batch more: the walk checks each batch it reads whole (a producer's batch.size)
+        lo, hi = bounds[used + 1], np.minimum(bounds[used + 3] + PREFETCH_BATCH, size)
         page = mmap.PAGESIZE
         lo = lo // page * page
         # merge the ranges that touch: one request each
