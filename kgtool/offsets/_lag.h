@@ -30,30 +30,59 @@
 enum { ST_OK = 1, ST_WARN = 2, ST_STOP = 4, ST_STALL = 5, ST_REWIND = 6 };
 #define LAG_MAX_INTERVALS 64
 
+/* A (group, topic, partition)'s window of its last commits (burrow.CommitWindow), as a ring,
+ * with what calculatePartitionStatus asks of it kept as counts, each commit changing them in
+ * constant time: the entries whose lag is zero, and the neighbouring pairs whose offset went
+ * back, whose offset changed, whose lag went down. */
+#define LAG_RING 64 /* LAG_MAX_INTERVALS, a power of two */
 typedef struct {
-    int64_t offset[LAG_MAX_INTERVALS], ts[LAG_MAX_INTERVALS], lag[LAG_MAX_INTERVALS];
-    int n, intervals;
+    int64_t offset[LAG_RING], ts[LAG_RING], lag[LAG_RING];
+    int head, n, intervals;
     int64_t min_distance;
+    int zero_lag, went_back, changed, lag_down;
 } window_t;
+
+#define W_AT(w, i) (((w)->head + (i)) & (LAG_RING - 1))
+
+static inline void window_reset(window_t *w) {
+    w->head = w->n = 0;
+    w->zero_lag = w->went_back = w->changed = w->lag_down = 0;
+}
+
+/* the pair (entry i-1, entry i) counted in (sign 1) or out (sign -1) */
+static inline void window_pair(window_t *w, int i, int sign) {
+    int a = W_AT(w, i - 1), b = W_AT(w, i);
+    w->went_back += sign * (w->offset[b] < w->offset[a]);
+    w->changed += sign * (w->offset[b] != w->offset[a]);
+    w->lag_down += sign * (w->lag[b] < w->lag[a]);
+}
 
 /* inmemory.go addConsumerOffset / mergeFrequentCommitIntoPrevious (burrow.CommitWindow.add) */
 static void window_add(window_t *w, int64_t offset, int64_t ts, int64_t broker) {
     int64_t lag = broker > offset ? broker - offset : 0;
-    if (w->n && ts - w->ts[w->n - 1] < w->min_distance) {
-        w->offset[w->n - 1] = offset;
-        w->lag[w->n - 1] = lag;
+    if (w->n && ts - w->ts[W_AT(w, w->n - 1)] < w->min_distance) {
+        int last = W_AT(w, w->n - 1);
+        if (w->n > 1) window_pair(w, w->n - 1, -1);
+        w->zero_lag -= w->lag[last] == 0;
+        w->offset[last] = offset;
+        w->lag[last] = lag;
+        w->zero_lag += lag == 0;
+        if (w->n > 1) window_pair(w, w->n - 1, 1);
         return;
     }
-    if (w->n == w->intervals) {
-        memmove(w->offset, w->offset + 1, (size_t)(w->n - 1) * 8);
-        memmove(w->ts, w->ts + 1, (size_t)(w->n - 1) * 8);
-        memmove(w->lag, w->lag + 1, (size_t)(w->n - 1) * 8);
+    if (w->n == w->intervals) { /* the oldest goes */
+        if (w->n > 1) window_pair(w, 1, -1);
+        w->zero_lag -= w->lag[w->head] == 0;
+        w->head = (w->head + 1) & (LAG_RING - 1);
         w->n--;
     }
-    w->offset[w->n] = offset;
-    w->ts[w->n] = ts;
-    w->lag[w->n] = lag;
+    int at = W_AT(w, w->n);
+    w->offset[at] = offset;
+    w->ts[at] = ts;
+    w->lag[at] = lag;
     w->n++;
+    w->zero_lag += lag == 0;
+    if (w->n > 1) window_pair(w, w->n - 1, 1);
 }
 
 static inline int64_t floor_div(int64_t a, int64_t b) {
@@ -65,21 +94,14 @@ static inline int64_t floor_div(int64_t a, int64_t b) {
  * the status without STOP when STOP depends on the recent polls. */
 static int window_status(const window_t *w, int64_t log_end, int64_t now_ms) {
     if (!w->n) return ST_OK;
-    int64_t last = w->offset[w->n - 1];
-    int64_t current = log_end > last ? log_end - last : 0;
+    int last = W_AT(w, w->n - 1);
+    int64_t current = log_end > w->offset[last] ? log_end - w->offset[last] : 0;
     if (current <= 0) return ST_OK;
-    int stopped = floor_div(now_ms, 1000) * 1000 - w->ts[w->n - 1] > w->ts[w->n - 1] - w->ts[0];
-    int always = 1, rewind = 0, stalled = 1, not_decreasing = 1;
-    for (int i = 0; i < w->n; i++) {
-        if (w->lag[i] == 0) always = 0;
-        if (i) {
-            if (w->lag[i] < w->lag[i - 1]) not_decreasing = 0;
-            if (w->offset[i] < w->offset[i - 1]) rewind = 1;
-            if (w->offset[i] != w->offset[i - 1]) stalled = 0;
-        }
-    }
+    int64_t first_ts = w->ts[w->head], last_ts = w->ts[last];
+    int stopped = floor_div(now_ms, 1000) * 1000 - last_ts > last_ts - first_ts;
     int rest = ST_OK;
-    if (always) rest = rewind ? ST_REWIND : stalled ? ST_STALL : not_decreasing ? ST_WARN : ST_OK;
+    if (!w->zero_lag) /* every lag of the window non-zero */
+        rest = w->went_back ? ST_REWIND : !w->changed ? ST_STALL : !w->lag_down ? ST_WARN : ST_OK;
     return stopped ? LAG_POLLS + rest : rest;
 }
 
@@ -151,7 +173,7 @@ static PyObject *py_lag_rows(PyObject *self, PyObject *args) {
         Py_ssize_t c0 = bounds[s], c1 = bounds[s + 1];
         o_last[s] = -1;
         if (c0 < 0 || c1 > N || c0 > c1) { overflow = 2; break; }
-        w.n = 0;
+        window_reset(&w);
         w.intervals = intervals;
         w.min_distance = min_distance;
         Py_ssize_t k = c0, ok0 = obounds[s], ok1 = obounds[s + 1];
@@ -190,7 +212,7 @@ static PyObject *py_lag_rows(PyObject *self, PyObject *args) {
             }
             while (k < c1 && when[k] <= t) { /* advance */
                 if (off[k] == LAG_DELETED) {
-                    w.n = 0;
+                    window_reset(&w);
                 } else {
                     window_add(&w, off[k], when[k], lag_end_at(inst, ends, M, when[k], &near_c));
                     Py_ssize_t j = lag_find(offs, U, off[k], &near_o);
