@@ -115,7 +115,7 @@ def _dictionary(indices: np.ndarray, values: list[Any], valid: np.ndarray | None
 
     place: dict[Any, int] = {}
     lut = np.array([-1 if v is None else place.setdefault(v, len(place)) for v in values] + [-1], np.int32)
-    codes = lut[indices]  # index -1 takes the last: -1, null
+    codes = np.take(lut, indices)  # index -1 takes the last: -1, null (take: faster than lut[indices])
     n = len(codes)
     if valid is None or None in values:
         valid = codes >= 0
@@ -149,7 +149,7 @@ def _lag_table(rows: LagArrays, seqs: _Sequences, topic: str, partition: int) ->
     held = rows.owner >= 0
     return pa.table({
         "group": _dictionary(rows.seq, seqs.group),
-        "log_partition": pa.array(np.array(seqs.log_partition, np.int32)[rows.seq] if n else np.zeros(0, np.int32)),
+        "log_partition": pa.array(np.take(np.array(seqs.log_partition, np.int32), rows.seq)),
         "topic": _dictionary(np.zeros(n, np.int32), [topic]),
         "partition": pa.array(np.full(n, partition, np.int32)),
         "timestamp": pa.array(rows.t), "committed_offset": pa.array(rows.committed),
