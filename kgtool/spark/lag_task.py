@@ -91,7 +91,7 @@ class _Sequences:
         self.owners: list[tuple[Any, Any, Any]] = list(owner_of)
 
         def cat(xs: list[np.ndarray], t: Any) -> np.ndarray:
-            return np.concatenate(xs).astype(t) if xs else np.zeros(0, t)
+            return np.concatenate(xs).astype(t, copy=False) if xs else np.zeros(0, t)
 
         self.when, self.offset = cat(when, np.int64), cat(offset, np.int64)
         self.bounds = np.zeros(len(self.group) + 1, np.int64)
