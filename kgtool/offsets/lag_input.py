@@ -251,7 +251,8 @@ class LagInputs:
             codes = sorted(set(with_commits) | {c for c, _r in rows_of.get(k, [])})
             local = {c: i for i, c in enumerate(codes)}
             sizes = np.zeros(len(codes), np.int64)
-            sizes[[local[c] for c in with_commits]] = counts[ka:kb]
+            # a group deleted and made again has new store keys: one sequence still, by time
+            np.add.at(sizes, [local[c] for c in with_commits], counts[ka:kb])
             group_bounds = np.zeros(len(codes) + 1, np.int64)
             np.cumsum(sizes, out=group_bounds[1:])
             w, o = _in_time_order(*self._partition_rows(k, keys[ka:kb], counts[ka:kb], room), group_bounds)

@@ -124,3 +124,56 @@ def test_the_counting_sort_keeps_each_keys_log_order_with_or_without_the_kernel(
     assert outs[0] == outs[1]
     order = np.argsort(key, kind="stable")
     assert outs[0][0] == when[order].tolist() and outs[0][1] == (-when[order]).tolist()
+
+
+def test_the_compiled_pick_and_sort_give_the_inputs_numpy_gives(monkeypatch):
+    """LagInputs over random chunks (keys on given and other partitions, several store keys of
+    one (group, topic, partition) as a group deleted and made again has, deletions, commits that
+    did not take effect, transactions at markers, chunks replayed inside others): the same
+    inputs with ``_lag.h``'s lag_pick and lag_scatter as with NumPy alone, each group's commits
+    one sequence in time order."""
+    from kgtool.offsets import lag_input as LI
+    from kgtool.offsets.store import NULL
+
+    if LI._replay is None:
+        pytest.skip("the compiled extension is not built")
+    rng = np.random.default_rng(11)
+    keys = [(f"g{k % 7}", "orders" if k % 5 else "other", k % 4) for k in range(40)]
+    markers = {10_000 + m: 50_000 + m for m in range(0, 400, 7)}
+
+    def chunks(seed):
+        r = np.random.default_rng(seed)
+        out, rec = [], 0
+        for _ in range(12):
+            n = int(r.integers(0, 300))
+            recs = rec + np.arange(n, dtype=np.int64)
+            rec += n
+            at = np.where(r.random(n) < 0.2, 10_000 + r.integers(0, 400, n), recs)
+            at = np.where(r.random(n) < 0.05, NULL, at)
+            parts = [LI.CommitChunk(r.integers(0, 40, n), 1_000 * recs // 7, recs, r.integers(0, 9_000, n),
+                                    r.random(n) < 0.05, r.random(n) < 0.9, at)]
+            if n and r.random() < 0.3:  # one replayed inside it: interleaved record offsets
+                k = int(r.integers(1, n + 1))
+                parts = [LI.CommitChunk(*(getattr(parts[0], f)[::2] for f in ("key", "timestamp", "record_offset",
+                                                                                "offset", "deleted", "effective",
+                                                                                "effective_at"))),
+                         LI.CommitChunk(*(getattr(parts[0], f)[1::2] for f in ("key", "timestamp", "record_offset",
+                                                                                 "offset", "deleted", "effective",
+                                                                                 "effective_at")))][:max(1, k % 3)]
+            out.append(parts)
+        return out
+
+    def inputs(compiled):
+        monkeypatch.setattr(LI, "_replay", LI._replay if compiled else None)
+        li = LI.LagInputs({("orders", p): p for p in range(4)}, 3, dict(markers))
+        for parts in chunks(5):
+            li.commits(parts, len(keys), lambda k: keys[k])
+        return {k: (v.groups, v.group_bounds.tolist(), v.when.tolist(), v.offset.tolist())
+                for k, v in li.payloads()}
+
+    compiled = inputs(True)
+    assert compiled == inputs(False)
+    assert sum(len(v[2]) for v in compiled.values()) > 500
+    for groups, bounds, when, _offset in compiled.values():
+        assert len(bounds) == len(groups) + 1 and bounds[-1] == len(when)
+        assert all(when[a:b] == sorted(when[a:b]) for a, b in zip(bounds, bounds[1:]))

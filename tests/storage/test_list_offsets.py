@@ -242,3 +242,32 @@ def test_a_batch_asked_about_that_does_not_decode_is_a_problem_naming_it(partiti
     for log in (one, many):
         assert [(f, p) for f, p, _w in log.damage()] == [(seg, victim.position)]
         assert "does not decode" in log.damage()[0][2]
+
+
+def test_prefetched_questions_and_batches_checked_once_give_the_same_answers(partition, tmp_path):
+    """``prefetch`` plans the walks the next ``ends_at`` and ``stamps_at`` of the same arrays
+    take; the second walk does not check again a batch the first checked; a batch whose CRC does
+    not check out is never taken as checked (both walks name it)."""
+    import numpy as np
+
+    d = str(tmp_path / "orders-3")
+    shutil.copytree(partition, d)
+    seg = PartitionLog(d).segments[0].log
+    victim = [b for b in scan_file(seg) if not b.is_control][3]
+    with open(seg, "r+b") as fh:
+        fh.seek(victim.position + victim.size_in_bytes - 2)
+        byte = fh.read(1)
+        fh.seek(-1, 1)
+        fh.write(bytes([byte[0] ^ 0xFF]))
+    recs = _records(partition)
+    times = np.array(sorted({ts for _, ts in recs if ts is not None} | {TS - 1}), np.int64)
+    offs = np.arange(-1, max(o for o, _ in recs) + 3, dtype=np.int64)
+    one, planned = PartitionLog(d), PartitionLog(d)
+    planned.prefetch(times, offs)
+    assert set(planned._planned) == {0, 1}
+    stamps, known = planned.stamps_at(offs)  # in the other order than asked: plans are by kind
+    assert planned.ends_at(times).tolist() == [one.end_at(int(t)) for t in times]
+    assert [int(s) if k else None for s, k in zip(stamps, known)] == [one.timestamp_at(int(o)) for o in offs]
+    assert not planned._planned
+    assert victim.position not in set(np.concatenate(list(planned._checked.values())).tolist())
+    assert [(f, p) for f, p, _w in planned.damage()] == [(seg, victim.position)]
