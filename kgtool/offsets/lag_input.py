@@ -197,10 +197,18 @@ class LagInputs:
         """Members-table rows as the replay makes them (tuples, ``MEMBER``)."""
         g, rec, ts, mid, cid, host, parts = (MEMBER[n] for n in (
             "group", "record_offset", "timestamp", "member_id", "client_id", "client_host", "assigned_partitions"))
-        given = self._given
+        given, cache = self._given, self._tp_cache
         for r in rows:
             names = r[parts]
-            assigned = [k for k in map(given, names) if k >= 0] if names else []
+            if names:
+                try:  # every name seen before: one dict lookup each
+                    assigned = [cache[t] for t in names]
+                except KeyError:
+                    assigned = [given(t) for t in names]
+                if -1 in assigned:
+                    assigned = [k for k in assigned if k >= 0]
+            else:
+                assigned = []
             o = self.owners.get(r[g])
             if o is None:
                 o = self.owners[r[g]] = _GroupOwners()
