@@ -105,6 +105,12 @@ static int window_status(const window_t *w, int64_t log_end, int64_t now_ms) {
     return stopped ? LAG_POLLS + rest : rest;
 }
 
+/* The buffers an argument parse filled (the rest zeroed), released. */
+static void lag_release(Py_buffer *b, int n) {
+    for (int i = 0; i < n; i++)
+        if (b[i].obj) PyBuffer_Release(&b[i]);
+}
+
 /* The first place in a[0..m) holding x or more (a ascending): the search gallops from the last
  * place found (*at), as a sequence's instants and committed offsets mostly rise, before it
  * halves. */
@@ -251,8 +257,7 @@ static PyObject *py_lag_rows(PyObject *self, PyObject *args) {
     else
         result = Py_BuildValue("nn", r, cap - tail);
 done:
-    for (int i = 0; i < 20; i++)
-        if (b[i].obj) PyBuffer_Release(&b[i]);
+    lag_release(b, 20);
     return result;
 }
 
@@ -349,8 +354,7 @@ static PyObject *py_lag_runs(PyObject *self, PyObject *args) {
     }
     result = Py_BuildValue("nn", E_n, P);
 done:
-    for (int i = 0; i < 18; i++)
-        if (b[i].obj) PyBuffer_Release(&b[i]);
+    lag_release(b, 18);
     return result;
 }
 
@@ -423,8 +427,7 @@ static PyObject *py_lag_pick(PyObject *self, PyObject *args) {
     bounds[0] = 0;
     result = PyLong_FromSsize_t(bounds[np_]);
 done:
-    for (int i = 0; i < 14; i++)
-        if (b[i].obj) PyBuffer_Release(&b[i]);
+    lag_release(b, 14);
     return result;
 }
 
@@ -463,7 +466,6 @@ static PyObject *py_lag_scatter(PyObject *self, PyObject *args) {
     result = Py_None;
     Py_INCREF(result);
 done:
-    for (int i = 0; i < 4; i++)
-        if (b[i].obj) PyBuffer_Release(&b[i]);
+    lag_release(b, 4);
     return result;
 }
