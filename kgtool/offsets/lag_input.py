@@ -78,6 +78,12 @@ class LagInputs:
         self._chunks: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self._counts = np.zeros(0, np.int64)
         self.owners: dict[str, _GroupOwners] = {}
+        #: the members rows, flat (one element a row): group code, record offset, timestamp,
+        #: owner ((member_id, client_host, client_id) in ``_owner_ids``), member id code, lag
+        #: indices of its partitions; each group's generation rows stay events of ``owners``
+        self._members: dict[str, list[Any]] = {k: [] for k in ("group", "rec", "ts", "owner", "member", "dps")}
+        self._owner_ids: dict[tuple[Any, Any, Any], int] = {}
+        self._member_ids: dict[Any, int] = {}
         self.offsets: dict[tuple[str, str, int], dict[str, Any]] = {}
         self.log_partition = log_partition
         self.missing = 0  # offsets rows whose data partition was not given
@@ -194,10 +200,14 @@ class LagInputs:
                 o.events.append((r["record_offset"], r["timestamp"], "gen", None))
 
     def member_tuples(self, rows: list[tuple]) -> None:
-        """Members-table rows as the replay makes them (tuples, ``MEMBER``)."""
+        """Members-table rows as the replay makes them (tuples, ``MEMBER``), kept flat."""
         g, rec, ts, mid, cid, host, parts = (MEMBER[n] for n in (
             "group", "record_offset", "timestamp", "member_id", "client_id", "client_host", "assigned_partitions"))
         given, cache = self._given, self._tp_cache
+        m = self._members
+        m_group, m_rec, m_ts, m_owner, m_member, m_dps = (m[k] for k in ("group", "rec", "ts", "owner", "member",
+                                                                          "dps"))
+        owner_ids, member_ids = self._owner_ids, self._member_ids
         for r in rows:
             names = r[parts]
             if names:
@@ -209,10 +219,85 @@ class LagInputs:
                     assigned = [k for k in assigned if k >= 0]
             else:
                 assigned = []
-            o = self.owners.get(r[g])
-            if o is None:
-                o = self.owners[r[g]] = _GroupOwners()
-            o.events.append((r[rec], r[ts], "member", (r[mid], r[cid], r[host], assigned)))
+            name = r[g]
+            if name not in self.owners:
+                self.owners[name] = _GroupOwners()
+            m_group.append(self._group_code(name))
+            m_rec.append(r[rec])
+            m_ts.append(r[ts])
+            m_owner.append(owner_ids.setdefault((r[mid], r[host], r[cid]), len(owner_ids)))
+            m_member.append(member_ids.setdefault(r[mid], len(member_ids)))
+            m_dps.append(assigned)
+
+    def owner_changes(self) -> tuple[list[tuple[Any, Any, Any]], tuple[np.ndarray, ...]]:
+        """Every change of owner of every (group, data partition) of the rows kept: the owner
+        table ((consumer_id, host, client_id), by id) and arrays (lag index, group code,
+        timestamp, owner id or -1 for nobody) sorted by lag index, then group, then time.
+
+        A classic group's GroupMetadata record is a whole new assignment: when every member row
+        of the group is at one of its generation records and no record lists a member twice,
+        its partitions' owners come from the flat rows with NumPy (:func:`_classic_entries`).
+        Any other group (a consumer group's member records move partitions one member at a time)
+        goes through its events (:func:`_owner_timelines`). Both give the owner at any instant
+        as the events do."""
+        m = self._members
+        n = len(m["group"])
+        for name in self.owners:
+            self._group_code(name)
+        names = {c: name for name, c in self._groups.items()}
+        mg, mrec, mts, mown, mmem = (np.array(m[k], np.int64) for k in ("group", "rec", "ts", "owner", "member"))
+        # generation rows of classic groups: (group code, record offset, timestamp)
+        gens = [(self._groups[name], rec, ts) for name, o in self.owners.items() if o.protocol == "classic"
+                for rec, ts, kind, _p in o.events if kind == "gen"]
+        gg, grec, gts = (np.array(x, np.int64) for x in zip(*gens)) if gens else (np.zeros(0, np.int64),) * 3
+        classic = np.zeros(len(self._groups), np.bool_)
+        classic[[self._groups[name] for name, o in self.owners.items() if o.protocol == "classic"]] = True
+        # a member row belongs to the generation record at its record offset (a record is one
+        # group's): there must be one, of its group; and a member may not be listed twice there
+        held = np.zeros(n, np.bool_)
+        if len(grec) and n:
+            order = np.argsort(grec, kind="stable")
+            at = np.minimum(np.searchsorted(grec[order], mrec), len(grec) - 1)
+            held = (grec[order][at] == mrec) & (gg[order][at] == mg)
+        bad = np.zeros(len(self._groups), np.bool_)
+        bad[mg[~held]] = True
+        if n > 1:
+            o2 = np.lexsort((mmem, mrec))
+            twice = (mrec[o2][1:] == mrec[o2][:-1]) & (mmem[o2][1:] == mmem[o2][:-1])
+            bad[mg[o2][1:][twice]] = True
+        fast = classic & ~bad
+        rows = fast[mg] if n else np.zeros(0, np.bool_)
+        sizes = np.fromiter((len(d) for d, f in zip(m["dps"], rows.tolist()) if f), np.int64)
+        a_dp = np.fromiter(chain.from_iterable(d for d, f in zip(m["dps"], rows.tolist()) if f), np.int64,
+                           int(sizes.sum()))
+        keep = fast[gg] if len(gg) else np.zeros(0, np.bool_)
+        dp, grp, ts, ids = _classic_entries(gg[keep], grec[keep], gts[keep], np.repeat(mrec[rows], sizes),
+                                            np.repeat(mown[rows], sizes), a_dp)
+        table = list(self._owner_ids)
+        other: list[tuple[int, int, int, int]] = []  # (lag index, group code, time, owner) of the rest
+        slow = [g for g in range(len(self._groups)) if not fast[g]]
+        if slow:
+            extra_ids = dict(self._owner_ids)
+            of_group = {g: [] for g in slow}
+            for i in np.flatnonzero(~rows).tolist():
+                of_group[int(mg[i])].append(i)
+            for g in slow:
+                o = self.owners.get(names[g])
+                if o is None:
+                    continue
+                member_rows = [(int(mrec[i]), int(mts[i]), "member",
+                                (table[int(mown[i])][0], table[int(mown[i])][2], table[int(mown[i])][1], m["dps"][i]))
+                               for i in of_group[g]]
+                events = _GroupOwners(o.protocol, [e for e in o.events if e[2] == "gen"] + member_rows)
+                for d, (times, owners) in _owner_timelines(events).items():
+                    for t, owner in zip(times, owners):
+                        other.append((d, g, t, -1 if owner is None else extra_ids.setdefault(owner, len(extra_ids))))
+            table = list(extra_ids)
+        if other:
+            more = np.array(other, np.int64)
+            dp, grp, ts, ids = (np.concatenate([x, more[:, i]]) for i, x in enumerate((dp, grp, ts, ids)))
+        order = np.lexsort((np.arange(len(dp)), grp, dp))  # by partition and group, each one's changes in order
+        return table, (dp[order], grp[order], ts[order], ids[order])
 
     def _given(self, text: str) -> int:
         """A ``topic-partition`` string's lag index when that partition was given, else -1."""
@@ -245,7 +330,7 @@ class LagInputs:
         rows_of: dict[int, list[tuple[int, dict[str, Any]]]] = {}
         for (g, t, p), row in self.offsets.items():
             rows_of.setdefault(self.partitions[(t, p)], []).append((self._groups[g], row))
-        owners, (o_dp, o_group, o_times, o_ids) = _owner_entries(self.owners, self._groups)
+        owners, (o_dp, o_group, o_times, o_ids) = self.owner_changes()
         o_bounds = np.searchsorted(o_dp, np.arange(len(self.partitions) + 1))
         keys = np.flatnonzero(self._counts)
         keys = keys[np.lexsort((self._key_group[keys], self._key_index[keys]))]  # by partition, then group
@@ -422,83 +507,9 @@ class LagInput:
                    offset_rows={c: r for c, r in head["offset_rows"]}, **arrays)
 
 
-def _owner_entries(groups: dict[str, _GroupOwners], codes: dict[str, int]
-                   ) -> tuple[list[tuple[Any, Any, Any]], tuple[np.ndarray, ...]]:
-    """Every change of owner of every (group, data partition): the owner table ((consumer_id,
-    host, client_id), by id) and arrays (lag index, group code, timestamp, owner id or -1 for
-    nobody) sorted by lag index, then group, then time.
-
-    A classic group's GroupMetadata record is a whole new assignment: its partitions' owners are
-    that record's, or nobody; those groups are done as arrays at once (the owner of each
-    partition at each of the group's records, the records at one instant taken as the last, and
-    only the changes kept). A consumer group's member records move partitions one member at a
-    time: :func:`_owner_timelines`. Both give the owner at any instant as the events do."""
-    table: dict[tuple[Any, Any, Any], int] = {}
-    # the classic groups, flattened: a record each (group, record offset, time), a member each
-    # (record offset, owner, its lag indices)
-    s_g: list[int] = []
-    s_rec: list[int] = []
-    s_ts: list[int] = []
-    m_rec: list[int] = []
-    m_owner: list[int] = []
-    m_dps: list[list[int]] = []
-    other: list[tuple[int, int, int, int]] = []  # (lag index, group code, time, owner) of the rest
-    for name, o in groups.items():
-        g = codes.setdefault(name, len(codes))
-        gens = {e[0] for e in o.events if e[2] == "gen"}
-        if o.protocol == "classic" and all(e[0] in gens for e in o.events) and _classic_rows(
-                o.events, g, table, s_g, s_rec, s_ts, m_rec, m_owner, m_dps):
-            continue
-        for dp, (times, owners) in _owner_timelines(o).items():
-            for ts, owner in zip(times, owners):
-                other.append((dp, g, ts, -1 if owner is None else table.setdefault(owner, len(table))))
-    sizes = np.fromiter(map(len, m_dps), np.int64, len(m_dps))
-    a_dp = np.fromiter(chain.from_iterable(m_dps), np.int64, int(sizes.sum()))
-    dp, grp, ts, ids = _classic_entries(np.array(s_g, np.int64), np.array(s_rec, np.int64), np.array(s_ts, np.int64),
-                                        np.repeat(np.array(m_rec, np.int64), sizes),
-                                        np.repeat(np.array(m_owner, np.int64), sizes), a_dp)
-    if other:
-        more = np.array(other, np.int64)
-        dp, grp, ts, ids = (np.concatenate([x, more[:, i]]) for i, x in enumerate((dp, grp, ts, ids)))
-    order = np.lexsort((np.arange(len(dp)), grp, dp))  # by partition and group, each one's changes in order
-    return list(table), (dp[order], grp[order], ts[order], ids[order])
-
-
-def _classic_rows(events: list[tuple], g: int, table: dict[tuple[Any, Any, Any], int], s_g: list[int],
-                  s_rec: list[int], s_ts: list[int], m_rec: list[int], m_owner: list[int], m_dps: list[list[int]]
-                  ) -> bool:
-    """A classic group's records and members appended to the lists of :func:`_owner_entries`;
-    False (nothing appended) when a record lists a member twice: the events then decide, one by
-    one, what each row takes from the others."""
-    marks = [len(x) for x in (s_g, s_rec, s_ts, m_rec, m_owner, m_dps)]
-    rows: dict[Any, tuple[Any, list[int]]] = {}
-    # a record's generation row, then its members' rows (the replay hands a generation's row on
-    # when the next closes it, after its members')
-    ordered = sorted(events, key=lambda e: (e[0], e[2] != "gen"))
-    for rec, ts, kind, payload in ordered + [(None, None, "gen", None)]:
-        if kind == "gen":
-            for owner, assigned in rows.values():
-                m_rec.append(s_rec[-1])
-                m_owner.append(table.setdefault(owner, len(table)))
-                m_dps.append(assigned)
-            rows = {}
-            if rec is not None:
-                s_g.append(g)
-                s_rec.append(rec)
-                s_ts.append(ts)
-            continue
-        member, client, host, assigned = payload
-        if member in rows:
-            for x, n in zip((s_g, s_rec, s_ts, m_rec, m_owner, m_dps), marks):
-                del x[n:]
-            return False
-        rows[member] = ((member, host, client), assigned)
-    return True
-
-
 def _classic_entries(s_g: np.ndarray, s_rec: np.ndarray, s_ts: np.ndarray, a_rec: np.ndarray, a_owner: np.ndarray,
                      a_dp: np.ndarray) -> tuple[np.ndarray, ...]:
-    """The changes of owner of classic groups' partitions (see :func:`_owner_entries`): records
+    """The changes of owner of classic groups' partitions (see :meth:`LagInputs.owner_changes`): records
     ``s_*`` (each a group's whole assignment), assignments ``a_*`` (a record's member holding a
     partition). Returns (lag index, group code, timestamp, owner or -1), by pair then time."""
     empty = np.zeros(0, np.int64)

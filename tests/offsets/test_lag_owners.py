@@ -1,16 +1,19 @@
 """Owners over time for the lag phase (kgtool.offsets.lag_input): the classic groups' arrays
-(_classic_entries) against the event-by-event timelines (_owner_timelines), as the owner at
-every instant that matters; and a group that is not classic-only takes the event path."""
+(LagInputs.owner_changes over the flat members rows, _classic_entries) against the
+event-by-event timelines (_owner_timelines), as the owner at every instant that matters; and a
+group that is not classic-only takes the event path."""
 
 from __future__ import annotations
 
 from bisect import bisect_right
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kgtool.offsets.lag_input import _GroupOwners, _owner_entries, _owner_timelines
+from kgtool.offsets.lag_input import LagInputs, _GroupOwners, _owner_timelines
+from kgtool.offsets.tables import MEMBER
 
 MEMBERS = [("m-a", "/10.0.0.1", "c-a"), ("m-b", "/10.0.0.2", "c-b"), ("m-c", "/10.0.0.3", "c-c")]
 
@@ -39,6 +42,32 @@ def classic_groups(draw):
     return groups
 
 
+def _owner_changes(groups: dict[str, _GroupOwners]):
+    """LagInputs.owner_changes of the groups' events fed as the replay hands its rows on (members
+    rows as tuples, generation rows as dicts; data partition k is t-k), and the group codes."""
+    li = LagInputs({("t", k): k for k in range(5)}, 0)
+    width = max(MEMBER.values()) + 1
+    members, gens = [], []
+    for name, o in groups.items():
+        for rec, ts, kind, payload in o.events:
+            if kind == "gen":
+                gens.append({"group": name, "record_offset": rec, "timestamp": ts, "protocol": o.protocol})
+                continue
+            member, client, host, assigned = payload
+            row = [None] * width
+            for field, v in (("group", name), ("record_offset", rec), ("timestamp", ts), ("member_id", member),
+                             ("client_id", client), ("client_host", host),
+                             ("assigned_partitions", [f"t-{k}" for k in assigned])):
+                row[MEMBER[field]] = v
+            members.append(tuple(row))
+    li.history_rows("members", members)
+    li.history_rows("generations", gens)
+    for name, o in groups.items():
+        li.owners[name].protocol = o.protocol
+    table, arrays = li.owner_changes()
+    return table, arrays, dict(li._groups)
+
+
 def _owner_at(times, owners, t):
     k = bisect_right(times, t) - 1
     return owners[k] if k >= 0 else None
@@ -47,8 +76,7 @@ def _owner_at(times, owners, t):
 @settings(max_examples=300, deadline=None)
 @given(classic_groups())
 def test_the_classic_arrays_give_the_owners_of_the_events(groups):
-    codes = {name: k for k, name in enumerate(groups)}
-    table, (dp, grp, ts, ids) = _owner_entries(groups, dict(codes))
+    table, (dp, grp, ts, ids), codes = _owner_changes(groups)
     instants = sorted({e[1] + d for o in groups.values() for e in o.events for d in (-1, 0, 1)})
     for name, o in groups.items():
         want = _owner_timelines(o)
@@ -64,7 +92,7 @@ def test_the_classic_arrays_give_the_owners_of_the_events(groups):
 def test_a_group_with_member_records_of_its_own_takes_the_event_path():
     o = _GroupOwners(protocol="consumer")
     o.events += [(5, 100, "member", ("m-a", "c-a", "h", [0, 1])), (9, 200, "member", ("m-b", "c-b", "h", [1]))]
-    table, (dp, grp, ts, ids) = _owner_entries({"g": o}, {"g": 0})
+    table, (dp, grp, ts, ids), _codes = _owner_changes({"g": o})
     got = {(int(d), int(t)): table[i] for d, t, i in zip(dp, ts, ids)}
     assert got == {(0, 100): ("m-a", "h", "c-a"), (1, 100): ("m-a", "h", "c-a"), (1, 200): ("m-b", "h", "c-b")}
     assert np.all(np.diff(dp) >= 0)
