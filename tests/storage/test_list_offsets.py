@@ -262,12 +262,16 @@ def test_prefetched_questions_and_batches_checked_once_give_the_same_answers(par
     recs = _records(partition)
     times = np.array(sorted({ts for _, ts in recs if ts is not None} | {TS - 1}), np.int64)
     offs = np.arange(-1, max(o for o, _ in recs) + 3, dtype=np.int64)
+    from kgtool.storage import list_offsets as lo
+
+    compiled = lo._speedups is not None  # without it, prefetch plans nothing and Python answers
     one, planned = PartitionLog(d), PartitionLog(d)
     planned.prefetch(times, offs)
-    assert set(planned._planned) == {0, 1}
+    assert set(planned._planned) == ({0, 1} if compiled else set())
     stamps, known = planned.stamps_at(offs)  # in the other order than asked: plans are by kind
     assert planned.ends_at(times).tolist() == [one.end_at(int(t)) for t in times]
     assert [int(s) if k else None for s, k in zip(stamps, known)] == [one.timestamp_at(int(o)) for o in offs]
     assert not planned._planned
-    assert victim.position not in set(np.concatenate(list(planned._checked.values())).tolist())
+    if compiled:
+        assert victim.position not in set(np.concatenate(list(planned._checked.values())).tolist())
     assert [(f, p) for f, p, _w in planned.damage()] == [(seg, victim.position)]
