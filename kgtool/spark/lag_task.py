@@ -16,8 +16,8 @@ and a small summary. Nothing per record of the data partition leaves the task.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
 from collections import deque
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
