@@ -12,8 +12,8 @@ partition belongs to the member whose latest row holds it).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from itertools import chain
 from dataclasses import dataclass, field, fields
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -32,7 +32,9 @@ def _tp(text: str) -> tuple[str, int] | None:
 class _GroupOwners:
     protocol: str = "classic"
     #: (record_offset, timestamp, kind, payload): "gen" (classic generation: new owners follow) or
-    #: "member" (member_id, client_id, host, the lag indices of its assigned partitions)
+    #: "member" (member_id, client_id, host, the lag indices of its assigned partitions).
+    #: LagInputs keeps only the "gen" events here (members rows are kept flat) and makes the
+    #: "member" ones for the groups that take the event path (:meth:`LagInputs.owner_changes`).
     events: list[tuple] = field(default_factory=list)
 
 
@@ -57,9 +59,9 @@ class LagInputs:
     """Collects one partition's lag inputs while its replay runs (``partitions``: the data
     partitions given, (topic, partition) -> the lag phase's index).
 
-    Commits are kept as columns, a chunk at a time (nothing per commit in Python), with a count
-    per store key; :meth:`payloads` puts them in (data partition, group) order with one
-    counting sort and hands them on as one :class:`LagInput` per data partition."""
+    Commits are kept as columns, a chunk at a time, split by data partition (nothing per commit
+    in Python), with a count per store key; :meth:`payloads` puts each data partition's in group
+    order with a counting sort and hands them on as one :class:`LagInput` per data partition."""
 
     def __init__(self, partitions: dict[tuple[str, int], int], log_partition: int,
                  marker_times: dict[int, int] | None = None) -> None:
@@ -336,8 +338,8 @@ class LagInputs:
         keys = keys[np.lexsort((self._key_group[keys], self._key_index[keys]))]  # by partition, then group
         key_dp, key_group, counts = self._key_index[keys], self._key_group[keys], self._counts[keys]
         dp_keys = np.searchsorted(key_dp, np.arange(len(self.partitions) + 1))  # each partition's keys
-        sizes_dp = np.add.reduceat(counts, dp_keys[:-1]) if len(counts) else np.zeros(0, np.int64)
-        room = np.empty((int(sizes_dp[dp_keys[:-1] < dp_keys[1:]].max()) if len(counts) else 0, 2), np.int64)
+        sizes_dp = np.bincount(key_dp, weights=counts, minlength=len(self.partitions))  # rows a partition
+        room = np.empty((int(sizes_dp.max(initial=0)), 2), np.int64)
         for k in sorted(set(key_dp.tolist()) | set(rows_of)):
             ka, kb = int(dp_keys[k]), int(dp_keys[k + 1])
             with_commits = key_group[ka:kb].tolist()  # ascending

@@ -205,3 +205,17 @@ def test_the_compiled_pick_and_sort_give_the_inputs_numpy_gives(monkeypatch):
     for groups, bounds, when, _offset in compiled.values():
         assert len(bounds) == len(groups) + 1 and bounds[-1] == len(when)
         assert all(when[a:b] == sorted(when[a:b]) for a, b in zip(bounds, bounds[1:]))
+
+
+def test_data_partitions_given_without_commits_are_no_trouble():
+    """Data partitions given that no group committed on (after the last one that has commits,
+    as a broker's log directory holds many topics): inputs for the committed one only."""
+    from kgtool.offsets.lag_input import CommitChunk, LagInputs
+
+    li = LagInputs({("t", 0): 0, ("t", 1): 1, ("t", 2): 2}, 0, {})
+    n = 3
+    rec = np.arange(n, dtype=np.int64)
+    li.commits([CommitChunk(np.zeros(n, np.int64), rec * 10, rec, rec, np.zeros(n, np.bool_), np.ones(n, np.bool_),
+                            rec)], 1, lambda k: ("g", "t", 1))
+    got = {k: (v.groups, v.when.tolist(), v.offset.tolist()) for k, v in li.payloads()}
+    assert got == {1: (["g"], [0, 10, 20], [0, 1, 2])}
