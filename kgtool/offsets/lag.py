@@ -342,9 +342,9 @@ class Runs:
     a stretch of a sequence's points with one status other than OK. Episode ``e``: ``seq``,
     ``status`` (uint8), ``start`` and ``last`` (its first and last point's instants), ``end``
     (the next point's instant, DELETED: none, still open at the end), ``peak_lag``,
-    ``peak_lag_ms``, its owners ``owners[owner_bounds[e]:owner_bounds[e+1]]`` (ids, in order,
-    consecutive repeats dropped). Per sequence: its points' largest lag, lag_ms and status
-    (``seq_worst`` 0: no point)."""
+    ``peak_lag_ms``, its owners ``owners[owner_bounds[e]:owner_bounds[e+1]]`` (ids, in the order
+    they held it; one may come back after another: :meth:`held` lists each once). Per sequence:
+    its points' largest lag, lag_ms and status (``seq_worst`` 0: no point)."""
 
     seq: np.ndarray
     status: np.ndarray
@@ -502,7 +502,6 @@ def partition_runs(lag: PartitionLag, nseq: int, pure: bool = False) -> Runs:
     if pure or _replay is None:
         return _runs_py(lag, nseq)
     room = lag.room
-    cap = len(room)
     e_cap = lag.n + lag.m
     r = Runs(np.empty(e_cap, np.int32), np.empty(e_cap, np.uint8), *(np.empty(e_cap, np.int64) for _ in range(5)),
              np.empty(e_cap + 1, np.int64), np.empty(max(e_cap, 1), np.int32), np.empty(nseq, np.int64),
@@ -510,15 +509,14 @@ def partition_runs(lag: PartitionLag, nseq: int, pure: bool = False) -> Runs:
     e, p = _replay.lag_runs(nseq, room.seq, room.t, room.lag, room.lag_ms, room.status, room.owner, lag.n, lag.m,
                             r.seq, r.status, r.start, r.end, r.last, r.peak_lag, r.peak_lag_ms, r.owner_bounds,
                             r.owners, r.seq_peak_lag, r.seq_peak_lag_ms, r.seq_worst)
-    assert cap >= e_cap
     return Runs(r.seq[:e], r.status[:e], r.start[:e], r.end[:e], r.last[:e], r.peak_lag[:e], r.peak_lag_ms[:e],
                 r.owner_bounds[:e + 1], r.owners[:p], r.seq_peak_lag, r.seq_peak_lag_ms, r.seq_worst)
 
 
 def _runs_py(lag: PartitionLag, nseq: int) -> Runs:
-    """The pure twin of ``_lag.h``'s lag_runs (:func:`partition_runs`)."""
+    """The pure twin of ``_lag.h``'s lag_runs (:func:`partition_runs`): :func:`episodes` of each
+    sequence's points (its rows, then its state at the end), and their peaks."""
     rows, tail = lag.rows, lag.at_end
-    # the points: each sequence's rows, then its state at the end (a stable sort by sequence)
     pts = LagArrays(*(np.concatenate([getattr(rows, f), getattr(tail, f)]) for f in _ROW_FIELDS))
     pts = pts.take(np.argsort(pts.seq, kind="stable"))
     eps: dict[str, list[int]] = {k: [] for k in ("seq", "status", "start", "end", "last", "peak_lag", "peak_lag_ms")}
@@ -526,28 +524,22 @@ def _runs_py(lag: PartitionLag, nseq: int) -> Runs:
     peak = np.zeros(nseq, np.int64)
     peak_ms = np.zeros(nseq, np.int64)
     worst = np.zeros(nseq, np.uint8)
-    n = len(pts)
-    k = 0
-    while k < n:
-        s, st = int(pts.seq[k]), int(pts.status[k])
-        z = k
-        while z < n and pts.seq[z] == s and pts.status[z] == st:
-            z += 1
-        peak[s] = max(peak[s], int(pts.lag[k:z].max()))
-        peak_ms[s] = max(peak_ms[s], int(pts.lag_ms[k:z].max()))
-        worst[s] = max(int(worst[s]), st)
-        if st != int(Status.OK):
-            for f, v in (("seq", s), ("status", st), ("start", int(pts.t[k])), ("last", int(pts.t[z - 1])),
-                         ("end", int(pts.t[z]) if z < n and pts.seq[z] == s else DELETED),
-                         ("peak_lag", int(pts.lag[k:z].max())), ("peak_lag_ms", int(pts.lag_ms[k:z].max()))):
+    starts = np.searchsorted(pts.seq, np.arange(nseq + 1))
+    for s in range(nseq):
+        a, z = int(starts[s]), int(starts[s + 1])
+        if a == z:
+            continue
+        # (from 0, as lag_runs: a committed offset past the log end is no peak)
+        peak[s], peak_ms[s], worst[s] = max(0, pts.lag[a:z].max()), max(0, pts.lag_ms[a:z].max()), pts.status[a:z].max()
+        points = [LagRow(t, c, e, n, ms, Status(st).name, None if o < 0 else o) for t, c, e, n, ms, st, o in zip(
+            *(getattr(pts, f)[a:z].tolist() for f in ("t", "committed", "end", "lag", "lag_ms", "status", "owner")))]
+        for ep in episodes(points):
+            for f, v in (("seq", s), ("status", int(Status[ep.status])), ("start", ep.start), ("last", ep.last),
+                         ("end", DELETED if ep.end is None else ep.end), ("peak_lag", ep.peak_lag),
+                         ("peak_lag_ms", ep.peak_lag_ms)):
                 eps[f].append(v)
-            prev = -1
-            for o in pts.owner[k:z].tolist():
-                if o >= 0 and o != prev:
-                    owners.append(o)
-                    prev = o
+            owners.extend(ep.owners)
             owner_bounds.append(len(owners))
-        k = z
     return Runs(np.array(eps["seq"], np.int32), np.array(eps["status"], np.uint8),
                 *(np.array(eps[f], np.int64) for f in ("start", "end", "last", "peak_lag", "peak_lag_ms")),
                 np.array(owner_bounds, np.int64), np.array(owners, np.int32), peak, peak_ms, worst)
