@@ -462,8 +462,7 @@ def answer(log: Any, asked: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, 
     """The log's answers to :func:`questions`: end(T) at each instant, and the timestamp at each
     committed offset with whether it is known."""
     instants_, offs = asked
-    stamps, known = log.stamps_at(offs)
-    return log.ends_at(instants_), stamps, known
+    return log.ends_and_stamps(instants_, offs)  # segment by segment (PartitionLog)
 
 
 def _room(bounds: np.ndarray, when: np.ndarray, step_ms: int) -> int:

@@ -245,6 +245,7 @@ def finish(work: _Work, options: AuditOptions, end_instant: int | None,
                 t, committed = np.append(t, out.room.t[k]), np.append(committed, out.room.committed[k])
             lines[group] = sparkline(_lag_over_time(t, committed, log))
     offsets, ahead = _offsets_with_lag(out, seqs, log, end_instant)
+    log.close()  # the buffers of the segments read whole, for the next partitions
     if write is not None:
         write("lag_episodes", part, episode_rows)
         write("offsets", part, offsets)
@@ -324,6 +325,9 @@ def task(options: AuditOptions, end_instant: int | None, out_root: str | None, f
     (:meth:`LagInput.read_all`); a summary per data partition with inputs, as JSON strings."""
     def run(task_index: int, _items: Iterator[Any]) -> Iterator[str]:
         from kgtool.spark.output import table_writers
+        from kgtool.spark.task import keep_freed_memory
+
+        keep_freed_memory()  # the partitions' arrays reuse the memory of the ones before
 
         def done(work: _Work) -> str:
             with table_writers() as writers:

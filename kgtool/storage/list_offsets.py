@@ -28,6 +28,7 @@ import numpy as np
 from kgtool import native
 from kgtool.codec.model import RecordBatch
 from kgtool.codec.summary import TAIL_KINDS
+from kgtool.storage import direct
 from kgtool.storage.files import FileKind, list_segments
 from kgtool.storage.logview import batch_headers
 from kgtool.storage.seek import _floor, _Segment, seek_time_in
@@ -39,6 +40,9 @@ _NONE = np.zeros(0, np.int64)
 #: The bytes :meth:`PartitionLog._prefetch` asks for past its two index entries: a batch of a
 #: producer's default ``batch.size``, which the walk reads whole to check its CRC.
 PREFETCH_BATCH = 16 * 1024
+#: Segments a partition holds read whole at once (:mod:`kgtool.storage.direct`); the one read
+#: longest ago goes back to its mapping when another is read.
+LEASES = 2
 
 
 class PartitionLog:
@@ -61,6 +65,10 @@ class PartitionLog:
         self._checked: dict[int, np.ndarray] = {}
         #: what :meth:`prefetch` planned, by mode (0 ends_at, 1 stamps_at): (keys given, plan)
         self._planned: dict[int, tuple[np.ndarray, list[tuple]]] = {}
+        #: per segment, whether its walks read it whole around the page cache (decided once)
+        self._whole: dict[int, bool] = {}
+        #: the segments read whole, oldest first: their buffers and mappings
+        self._leases: dict[int, tuple[direct.Lease, Any]] = {}
 
     def _seg(self, k: int) -> _Segment:
         seg = self._open.get(k)
@@ -132,9 +140,42 @@ class PartitionLog:
         lo = lo // page * page
         # merge the ranges that touch: one request each
         first = np.r_[0, np.flatnonzero(lo[1:] > np.maximum.accumulate(hi)[:-1]) + 1]
-        for start, end in zip(lo[first].tolist(), np.maximum.reduceat(hi, first).tolist()):
+        starts, ends = lo[first], np.maximum.reduceat(hi, first)
+        if k not in self._whole:  # most of a cold segment: read whole by its first walk
+            self._whole[k] = direct.worth_reading_whole(data, int(np.maximum(ends - starts, 0).sum()))
+        if self._whole[k]:
+            return
+        for start, end in zip(starts.tolist(), ends.tolist()):
             if end > start:
                 data.madvise(mmap.MADV_WILLNEED, start, end - start)
+
+    def _read_whole(self, k: int) -> None:
+        """Segment ``k`` read whole around the page cache when :meth:`_prefetch` chose so (the
+        walk's thread waits for it, not the caller of :meth:`prefetch`); at most :data:`LEASES`
+        segments at once."""
+        if not self._whole.get(k) or k in self._leases:
+            return
+        seg = self._seg(k)
+        lease = direct.read_whole(seg.files.log, seg.size)
+        if lease is None:  # O_DIRECT refused: the mapping, with the kernel asked for it all
+            self._whole[k] = False
+            if isinstance(seg.data, mmap.mmap):
+                seg.data.madvise(mmap.MADV_WILLNEED)
+            return
+        while len(self._leases) >= LEASES:
+            self._give_back(next(iter(self._leases)))
+        self._leases[k] = (lease, seg.data)
+        seg.data = lease.view
+
+    def _give_back(self, k: int) -> None:
+        lease, self._open[k].data = self._leases.pop(k)
+        lease.release()
+
+    def close(self) -> None:
+        """Give back the buffers of the segments read whole (:mod:`kgtool.storage.direct`):
+        questions asked after read through the mappings. The log stays usable."""
+        for k in list(self._leases):
+            self._give_back(k)
 
     def prefetch(self, times: np.ndarray, offsets: np.ndarray) -> None:
         """Plan :meth:`ends_at` of ``times`` and :meth:`stamps_at` of ``offsets`` (the same arrays
@@ -199,6 +240,7 @@ class PartitionLog:
         """``_speedups.seek_sweep`` over segment ``k``; each batch's CRC is checked once over all
         the walks of the segment (the positions checked kept, ascending)."""
         before = self._checked.get(k, _NONE)
+        self._read_whole(k)
         got, now = _speedups.seek_sweep(self._seg(k).data, mode, keys, starts, soffs, check_off, check_ts, before)
         if now:
             self._checked[k] = np.union1d(before, np.frombuffer(now, np.int64))
@@ -207,35 +249,43 @@ class PartitionLog:
     def ends_at(self, times: np.ndarray) -> np.ndarray:
         """:meth:`end_at` of each of ``times`` (ascending, int64), one walk per segment
         (``_speedups.seek_sweep``); what the walk declines is answered by :meth:`end_at`."""
-        given = times
-        times = np.ascontiguousarray(times, np.int64)
-        out = np.full(len(times), self.log_end_offset, np.int64)
-        if not len(times) or not self.segments:
-            return out
-        if _speedups is None:
-            return np.fromiter((self.end_at(int(t)) for t in times), np.int64, len(times))
-        for k, a, b, keys, starts, soffs, check_off, check_ts in self._plan(0, times, given):
-            got = self._sweep(k, 0, keys, starts, soffs, check_off, check_ts).copy()
-            for i in np.flatnonzero(got == ASK_PYTHON):
-                got[i] = self.end_at(int(keys[i]))
-            out[a:b] = got
-        return out
+        return self.ends_and_stamps(times, None)[0]
 
     def stamps_at(self, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`timestamp_at` of each of ``offsets`` (ascending, int64): (timestamps, known),
         ``known`` False where it is None; one walk per segment, as :meth:`ends_at`."""
-        given = offsets
-        offsets = np.ascontiguousarray(offsets, np.int64)
+        _ends, stamps, known = self.ends_and_stamps(None, offsets)
+        return stamps, known
+
+    def ends_and_stamps(self, times: np.ndarray | None, offsets: np.ndarray | None
+                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`ends_at` of ``times`` and :meth:`stamps_at` of ``offsets`` (either None: none),
+        segment by segment: a segment read whole is read once for both."""
+        given_t, given_o = times, offsets
+        times = np.ascontiguousarray(_NONE if times is None else times, np.int64)
+        offsets = np.ascontiguousarray(_NONE if offsets is None else offsets, np.int64)
+        ends = np.full(len(times), self.log_end_offset, np.int64)
         stamps = np.zeros(len(offsets), np.int64)
         known = np.zeros(len(offsets), np.bool_)
-        if not len(offsets) or not self.segments:
-            return stamps, known
+        if not self.segments:
+            return ends, stamps, known
         if _speedups is None:
+            ends = np.fromiter((self.end_at(int(t)) for t in times), np.int64, len(times))
             for i, o in enumerate(offsets):
                 ts = self.timestamp_at(int(o))
                 stamps[i], known[i] = (0, False) if ts is None else (ts, True)
-            return stamps, known
-        for k, a, keys, starts, soffs in self._plan(1, offsets, given):
+            return ends, stamps, known
+        walks = [(p[0], 1, p) for p in (self._plan(1, offsets, given_o) if len(offsets) else ())]
+        walks += [(p[0], 0, p) for p in (self._plan(0, times, given_t) if len(times) else ())]
+        for _k, mode, p in sorted(walks, key=lambda w: (w[0], w[1])):  # by segment
+            if mode == 0:
+                k, a, b, keys, starts, soffs, check_off, check_ts = p
+                got = self._sweep(k, 0, keys, starts, soffs, check_off, check_ts).copy()
+                for i in np.flatnonzero(got == ASK_PYTHON):
+                    got[i] = self.end_at(int(keys[i]))
+                ends[a:b] = got
+                continue
+            k, a, keys, starts, soffs = p
             none = np.full(len(keys), -1, np.int64)
             got = self._sweep(k, 1, keys, starts, soffs, none, none)
             ok = got != ASK_PYTHON
@@ -245,7 +295,7 @@ class PartitionLog:
                 ts = self.timestamp_at(int(keys[i]))
                 if ts is not None:
                     stamps[a + i], known[a + i] = ts, True
-        return stamps, known
+        return ends, stamps, known
 
     def _largest(self) -> list[int]:
         """Each segment's largest timestamp so far, as a running maximum (ascending)."""

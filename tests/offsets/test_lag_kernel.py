@@ -35,6 +35,9 @@ class FakeLog:
         return (np.array([0 if g is None else g for g in got], np.int64),
                 np.array([g is not None for g in got], np.bool_))
 
+    def ends_and_stamps(self, times, offsets):
+        return (self.ends_at(times), *self.stamps_at(offsets))
+
 
 T0 = 1_700_000_000_000
 

@@ -1,0 +1,159 @@
+"""Segments read whole around the page cache (``O_DIRECT``), into buffers a process reuses.
+
+When the questions asked of a data partition read most of a segment that is not in the page
+cache (the lag of a thin topic: a question in every batch), reading it through a mapping fills
+the page cache with all of it: a fresh page of memory for each 4 KiB read, which the kernel
+must find, zero or evict, and which pushes out what other programs keep cached (on a broker's
+machine, its hot segments). kgtool reads such a segment instead with ``O_DIRECT`` into a buffer
+lent by a per-process pool, and gives the buffer back when the partition is done
+(:meth:`kgtool.storage.list_offsets.PartitionLog.close`): a scan that reads cold data once
+leaves the page cache as it found it, as PostgreSQL's ring buffers do for bulk reads
+(``src/backend/storage/buffer/README``, "Buffer Ring Replacement Strategy").
+
+A segment mostly in the page cache already, or read only in small parts (the walks' ranges under
+:data:`WHOLE_SHARE` of it), or larger than :data:`MAX_BYTES`, is read through its mapping as
+before; so is every segment where ``O_DIRECT`` is refused (tmpfs, some network file systems,
+other systems than Linux). The bytes are the same either way.
+
+Measured on the lag benchmark's data topic (64 partitions of 64 MiB, dropped from the page cache
+before, a machine whose fresh pages are dear: a virtual machine handing free memory back to its
+host): the answers of a partition took 0.037 s of CPU while fresh pages lasted and 0.145 s after,
+against 0.014 s read whole into a reused buffer.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import threading
+from typing import Any
+
+#: Segments at most this large are read whole (a buffer this large per partition in flight).
+MAX_BYTES = 256 << 20
+#: ...when the walks will read at least this share of the segment,
+WHOLE_SHARE = 0.5
+#: ...and less than this share of it is in the page cache.
+CACHED_SHARE = 0.5
+#: Bytes asked for per read.
+CHUNK = 8 << 20
+#: Idle buffers a process keeps for the next partitions.
+KEEP = 4
+#: O_DIRECT's alignment of offsets, lengths and addresses (a page: the strictest devices' block).
+ALIGN = mmap.PAGESIZE
+
+_lock = threading.Lock()
+_idle: list[mmap.mmap] = []
+_libc: Any = None
+
+
+def _mincore() -> Any:
+    """libc's mincore(2) through ctypes, or None (not Linux or glibc-like)."""
+    global _libc
+    if _libc is None:
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            fn = libc.mincore
+            fn.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p]
+            fn.restype = ctypes.c_int
+            _libc = fn
+        except (OSError, AttributeError):
+            _libc = False
+    return _libc or None
+
+
+def cached_share(data: Any) -> float | None:
+    """The share of a mapped file's pages in the page cache (mincore(2)); None when not known."""
+    if not isinstance(data, mmap.mmap) or not len(data):
+        return None
+    fn = _mincore()
+    if fn is None:
+        return None
+    import ctypes
+
+    import numpy as np
+
+    view = np.frombuffer(data, np.uint8)  # the mapping's address (read-only mappings too)
+    try:
+        pages = (len(data) + ALIGN - 1) // ALIGN
+        vec = ctypes.create_string_buffer(pages)
+        if fn(ctypes.c_void_p(view.ctypes.data), len(data), vec) != 0:
+            return None
+        return int(np.count_nonzero(np.frombuffer(vec.raw, np.uint8) & 1)) / pages
+    finally:
+        del view
+
+
+def worth_reading_whole(data: Any, wanted: int) -> bool:
+    """Whether a segment mapped as ``data`` whose walks read ``wanted`` of its bytes is better
+    read whole around the page cache (see the module's docstring)."""
+    size = len(data) if isinstance(data, mmap.mmap) else 0
+    if not size or size > MAX_BYTES or not hasattr(os, "O_DIRECT") or wanted < WHOLE_SHARE * size:
+        return False
+    share = cached_share(data)
+    return share is not None and share < CACHED_SHARE
+
+
+class Lease:
+    """A segment's bytes read whole into a pooled buffer: ``view`` (its length the file's) until
+    :meth:`release` gives the buffer back."""
+
+    def __init__(self, buffer: mmap.mmap, size: int) -> None:
+        self._buffer: mmap.mmap | None = buffer
+        self.view: memoryview | None = memoryview(buffer)[:size]
+
+    def release(self) -> None:
+        """Give the buffer back to the pool; the view must not be used after."""
+        buf, self._buffer = self._buffer, None
+        if buf is None:
+            return
+        view, self.view = self.view, None
+        try:
+            view.release()
+        except BufferError:  # something still holds the bytes (a walk on another thread): not reused
+            return
+        with _lock:
+            _idle.append(buf)
+            _idle.sort(key=len)
+            while len(_idle) > KEEP:
+                _idle.pop(0).close()  # the smallest
+
+
+def _buffer(need: int) -> mmap.mmap:
+    with _lock:
+        for i, buf in enumerate(_idle):
+            if len(buf) >= need:
+                return _idle.pop(i)
+    return mmap.mmap(-1, need)  # page-aligned, as O_DIRECT wants
+
+
+def read_whole(path: str, size: int) -> Lease | None:
+    """``path``'s ``size`` bytes read with ``O_DIRECT`` into a pooled buffer; None when the file
+    system refuses it or the file is no longer that long (the caller reads through its mapping)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECT)
+    except OSError:  # EINVAL: the file system does not do O_DIRECT
+        return None
+    need = -(-size // ALIGN) * ALIGN
+    buf = _buffer(need)
+    lease = Lease(buf, size)
+    try:
+        view = memoryview(buf)
+        done = 0
+        while done < size:
+            n = os.preadv(fd, [view[done:min(need, done + CHUNK)]], done)
+            if n <= 0:
+                break
+            done += n
+            if n % ALIGN and done < size:
+                break  # a short read inside the file: O_DIRECT cannot carry on from there
+        view.release()
+    except OSError:
+        done = -1
+    finally:
+        os.close(fd)
+    if done < size:
+        lease.release()
+        return None
+    return lease
