@@ -21,6 +21,7 @@ import numpy as np
 from kgtool.offsets.lag import DELETED, _replay
 from kgtool.offsets.store import NULL
 from kgtool.offsets.tables import MEMBER
+from kgtool.storage import direct
 
 
 def _tp(text: str) -> tuple[str, int] | None:
@@ -470,10 +471,8 @@ class LagInput:
         os.makedirs(directory, exist_ok=True)
         final = os.path.join(directory, f"{self.log_partition}.lag")
         tmp = f"{final}.{os.getpid()}.tmp"
-        with open(tmp, "wb") as fh:
-            fh.write(len(head).to_bytes(8, "little") + head)
-            for a in arrays:
-                fh.write(memoryview(a).cast("B"))
+        # around the page cache: the lag task reads it once (kgtool.storage.direct)
+        direct.write_whole(tmp, [len(head).to_bytes(8, "little") + head, *arrays])
         os.replace(tmp, final)
 
     @classmethod
@@ -486,10 +485,23 @@ class LagInput:
             return []
         out = []
         for name in sorted(n for n in os.listdir(directory) if n.endswith(".lag")):
-            with open(os.path.join(directory, name), "rb") as fh:
-                blob = fh.read()
-            n = int.from_bytes(blob[:8], "little")
-            out.append(cls.unpack(blob[8:8 + n].decode("utf-8"), memoryview(blob)[8 + n:]))
+            path = os.path.join(directory, name)
+            lease = direct.read_whole(path, os.path.getsize(path))  # written around the page cache
+            if lease is None:
+                with open(path, "rb") as fh:
+                    blob: Any = memoryview(fh.read())
+            else:
+                blob = lease.view
+            try:
+                n = int.from_bytes(blob[:8], "little")
+                inp = cls.unpack(bytes(blob[8:8 + n]).decode("utf-8"), blob[8 + n:])
+                if lease is not None:  # the arrays out of the buffer, which goes back to the pool
+                    for name_, _dt in cls._ARRAYS:
+                        setattr(inp, name_, getattr(inp, name_).copy())
+            finally:
+                if lease is not None:
+                    lease.release()
+            out.append(inp)
         return out
 
     @classmethod

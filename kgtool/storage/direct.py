@@ -1,4 +1,5 @@
-"""Segments read whole around the page cache (``O_DIRECT``), into buffers a process reuses.
+"""Files read and written whole around the page cache (``O_DIRECT``), through buffers a process
+reuses: a data partition's cold segments, and the lag phase's exchange files.
 
 When the questions asked of a data partition read most of a segment that is not in the page
 cache (the lag of a thin topic: a question in every batch), reading it through a mapping fills
@@ -14,6 +15,11 @@ A segment mostly in the page cache already, or read only in small parts (the wal
 :data:`WHOLE_SHARE` of it), or larger than :data:`MAX_BYTES`, is read through its mapping as
 before; so is every segment where ``O_DIRECT`` is refused (tmpfs, some network file systems,
 other systems than Linux). The bytes are the same either way.
+
+The lag phase's exchange files (:meth:`kgtool.offsets.lag_input.LagInput.write`, 16 bytes a
+commit, written by the offsets-log tasks and read once by the lag tasks) go the same way
+(:func:`write_whole`, then :func:`read_whole`): written through the page cache, a GiB of them cost
+2.5 s of CPU on that machine, against 0.03 s with ``O_DIRECT`` (0.33 s waiting for the disk).
 
 Measured on the lag benchmark's data topic (64 partitions of 64 MiB, dropped from the page cache
 before, a machine whose fresh pages are dear: a virtual machine handing free memory back to its
@@ -34,7 +40,7 @@ MAX_BYTES = 256 << 20
 WHOLE_SHARE = 0.5
 #: ...and less than this share of it is in the page cache.
 CACHED_SHARE = 0.5
-#: Bytes asked for per read.
+#: Bytes asked for per read or write (the size of the buffer a write goes through).
 CHUNK = 8 << 20
 #: Idle buffers a process keeps for the next partitions.
 KEEP = 4
@@ -113,11 +119,15 @@ class Lease:
             view.release()
         except BufferError:  # something still holds the bytes (a walk on another thread): not reused
             return
-        with _lock:
-            _idle.append(buf)
-            _idle.sort(key=len)
-            while len(_idle) > KEEP:
-                _idle.pop(0).close()  # the smallest
+        _give_back(buf)
+
+
+def _give_back(buf: mmap.mmap) -> None:
+    with _lock:
+        _idle.append(buf)
+        _idle.sort(key=len)
+        while len(_idle) > KEEP:
+            _idle.pop(0).close()  # the smallest
 
 
 def _buffer(need: int) -> mmap.mmap:
@@ -157,3 +167,48 @@ def read_whole(path: str, size: int) -> Lease | None:
         lease.release()
         return None
     return lease
+
+
+def write_whole(path: str, parts: list[Any]) -> None:
+    """Write the bytes of ``parts`` (buffers) one after the other as the file ``path``
+    (created or truncated), with ``O_DIRECT`` through a pooled buffer of :data:`CHUNK` bytes (the
+    last block padded, then the file cut to its length); through the page cache where
+    ``O_DIRECT`` is refused."""
+    views = [memoryview(p).cast("B") for p in parts]
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_DIRECT, 0o644)
+    except OSError:  # EINVAL: the file system does not do O_DIRECT
+        with open(path, "wb") as fh:
+            for v in views:
+                fh.write(v)
+        return
+    buf = _buffer(CHUNK)
+    stage = memoryview(buf)
+    try:
+        at = fill = 0  # the file's bytes written; the buffer's bytes filled
+
+        def flush(n: int) -> None:
+            done = 0
+            while done < n:
+                done += os.pwritev(fd, [stage[done:n]], at + done)
+
+        for v in views:
+            i = 0
+            while i < len(v):
+                k = min(len(v) - i, CHUNK - fill)
+                stage[fill:fill + k] = v[i:i + k]
+                fill, i = fill + k, i + k
+                if fill == CHUNK:
+                    flush(CHUNK)
+                    at, fill = at + CHUNK, 0
+        if fill:
+            padded = -(-fill // ALIGN) * ALIGN
+            stage[fill:padded] = bytes(padded - fill)
+            flush(padded)
+            os.ftruncate(fd, at + fill)
+    finally:
+        os.close(fd)
+        stage.release()
+        for v in views:
+            v.release()
+        _give_back(buf)

@@ -69,6 +69,8 @@ class PartitionLog:
         self._whole: dict[int, bool] = {}
         #: the segments read whole, oldest first: their buffers and mappings
         self._leases: dict[int, tuple[direct.Lease, Any]] = {}
+        #: bytes read whole around the page cache (the rest is read through the mappings)
+        self.read_whole_bytes = 0
 
     def _seg(self, k: int) -> _Segment:
         seg = self._open.get(k)
@@ -162,6 +164,7 @@ class PartitionLog:
             if isinstance(seg.data, mmap.mmap):
                 seg.data.madvise(mmap.MADV_WILLNEED)
             return
+        self.read_whole_bytes += seg.size
         while len(self._leases) >= LEASES:
             self._give_back(next(iter(self._leases)))
         self._leases[k] = (lease, seg.data)

@@ -96,6 +96,7 @@ def test_cold_segments_read_whole_answer_as_their_mappings(partition, reads, mon
     assert sorted(p for p, _ok in reads) == sorted(s.log for s in log.segments)
     if _o_direct(log.segments[0].log):
         assert all(ok for _p, ok in reads) and 0 < max(held) <= LEASES
+        assert log.read_whole_bytes == sum(os.path.getsize(s.log) for s in log.segments)
         leased = dict(log._leases)
         log.close()
         assert not log._leases
@@ -120,7 +121,7 @@ def test_o_direct_refused_reads_through_the_mapping(partition, reads, monkeypatc
     log = PartitionLog(partition)
     log.prefetch(times, offs)
     assert _answers(log, times, offs) == want
-    assert not log._leases and not any(log._whole.values())
+    assert not log._leases and not any(log._whole.values()) and log.read_whole_bytes == 0
     assert all(not ok for _p, ok in reads) and (len(reads) == len(log.segments) if COMPILED else not reads)
 
 
@@ -162,3 +163,63 @@ def test_cached_or_sparsely_asked_segments_keep_their_mappings(partition, monkey
     assert not direct.worth_reading_whole(data, int(len(data) * direct.WHOLE_SHARE) - 1)
     monkeypatch.setattr(direct, "MAX_BYTES", len(data) - 1)
     assert not direct.worth_reading_whole(data, len(data))
+
+
+@pytest.mark.parametrize("sizes", [[0], [8], [1, mmap.PAGESIZE - 1], [mmap.PAGESIZE], [3, direct.CHUNK, 5],
+                                   [direct.CHUNK - 7, 7, 0, 2 * direct.CHUNK + 1]])
+def test_files_written_whole_hold_their_bytes_exactly(tmp_path, sizes, monkeypatch):
+    rng = np.random.default_rng(len(sizes) + sum(sizes))
+    parts = [rng.integers(0, 256, n, dtype=np.uint8) for n in sizes]
+    parts[0] = bytes(parts[0])  # bytes and arrays alike
+    want = b"".join(bytes(p) for p in parts)
+    path = str(tmp_path / "x.lag")
+    direct.write_whole(path, parts)
+    assert os.path.getsize(path) == len(want)  # the padding of the last block cut off
+    with open(path, "rb") as fh:
+        assert fh.read() == want
+    got = direct.read_whole(path, len(want))
+    if _o_direct(path):
+        assert got is not None and bytes(got.view) == want
+        got.release()
+    else:
+        assert got is None
+    assert len(direct._idle) <= direct.KEEP
+    # where O_DIRECT is refused: through the page cache, the same bytes
+    real_open = os.open
+
+    def no_direct(p, flags, *a):
+        if flags & os.O_DIRECT:
+            raise OSError(errno.EINVAL, "O_DIRECT", p)
+        return real_open(p, flags, *a)
+
+    monkeypatch.setattr(direct.os, "open", no_direct)
+    direct.write_whole(path, parts)
+    with open(path, "rb") as fh:
+        assert fh.read() == want
+    assert direct.read_whole(path, len(want)) is None
+
+
+def test_lag_inputs_cross_the_exchange_as_they_are(tmp_path):
+    from kgtool.offsets.lag_input import LagInput
+
+    rng = np.random.default_rng(7)
+    n = 100_003
+    inp = LagInput(3, ["g1", "g2"], group_bounds=np.array([0, 40_000, n], np.int64),
+                   when=np.sort(rng.integers(0, 1 << 40, n)), offset=rng.integers(-1, 1 << 33, n),
+                   owners=[["m-1", "/10.0.0.1", "c"], ["m-2", None, "c"]], owner_bounds=np.array([0, 2, 3], np.int64),
+                   owner_times=np.array([5, 9, 7], np.int64), owner_ids=np.array([0, -1, 1], np.int32),
+                   offset_rows={1: {"group": "g2", "offset": 12}})
+    inp.write(str(tmp_path), 17)
+    other = LagInput(0, [], group_bounds=np.zeros(1, np.int64), when=np.zeros(0, np.int64),
+                     offset=np.zeros(0, np.int64), owners=[], owner_bounds=np.zeros(1, np.int64),
+                     owner_times=np.zeros(0, np.int64), owner_ids=np.zeros(0, np.int32), offset_rows={})
+    other.write(str(tmp_path), 17)
+    assert not [f for f in os.listdir(tmp_path / "17") if not f.endswith(".lag")]  # no temporary left
+    got = LagInput.read_all(str(tmp_path), 17)
+    assert [g.log_partition for g in got] == [0, 3]
+    for want, back in zip((other, inp), got):
+        assert (back.groups, back.owners, back.offset_rows) == (want.groups, want.owners, want.offset_rows)
+        for name, _dt in LagInput._ARRAYS:
+            a, b = getattr(want, name), getattr(back, name)
+            assert a.dtype == b.dtype and np.array_equal(a, b), name
+    assert LagInput.read_all(str(tmp_path), 18) == []
