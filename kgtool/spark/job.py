@@ -126,6 +126,28 @@ def _task(options: AuditOptions, out_root: str | None, fmt: str, storage: dict[s
     return run
 
 
+#: The lag phase's tasks: their numbers in, each data partition's summary (JSON) out.
+LAG_TASK_COLUMNS: list[tuple[str, str]] = [("task", "int32")]
+LAG_RESULT_COLUMNS: list[tuple[str, str]] = [("json", "string")]
+
+
+def _lag_task(options: AuditOptions, end_instant: int | None, out_root: str | None, fmt: str,
+              storage: dict[str, str], exchange: str, tasks: int) -> Callable[[Iterator[Any]], Iterator[Any]]:
+    """:func:`kgtool.spark.lag_task.task` as a ``mapInArrow`` function over the task numbers."""
+    def run(batches: Iterator[Any]) -> Iterator[Any]:
+        import pyarrow as pa
+
+        from kgtool.spark import lag_task
+
+        go = lag_task.task(options, end_instant, out_root, fmt, storage, exchange, tasks)
+        for b in batches:
+            for k in b.column(0).to_pylist():
+                for text in go(k, iter(())):
+                    yield pa.RecordBatch.from_arrays([pa.array([text], pa.string())], names=["json"])
+
+    return run
+
+
 # ---- driver side -----------------------------------------------------------------------------------
 def audit_partitions(spark: Any, parts: list[PartitionFiles], options: AuditOptions, *, out_root: str | None,
                      fmt: str, storage: dict[str, str], split_bytes: int,
@@ -163,8 +185,12 @@ def audit_partitions(spark: Any, parts: list[PartitionFiles], options: AuditOpti
         # a few data partitions a task (a task's start costs more than a small partition's lag):
         # at most 4 tasks a core, data partition k in task k % tasks
         n = min(len(options.lag_partitions), 4 * max(1, spark.sparkContext.defaultParallelism))
-        texts = spark.sparkContext.parallelize(range(n), n).mapPartitionsWithIndex(
-            lag_task.task(options, end_instant, out_root, fmt, storage, exchange, n)).collect()
+        # as a DataFrame's mapInArrow, as the offsets-log tasks: the same Python workers run them,
+        # numpy, pyarrow and kgtool imported already (an RDD's tasks start workers of their own)
+        tasks = spark.createDataFrame(spark.sparkContext.parallelize([(k,) for k in range(n)], n),
+                                      spark_schema(LAG_TASK_COLUMNS))
+        texts = [r["json"] for r in tasks.mapInArrow(_lag_task(options, end_instant, out_root, fmt, storage, exchange, n),
+                                                     spark_schema(LAG_RESULT_COLUMNS)).collect()]
     finally:
         if exchange is not None:
             shutil.rmtree(exchange, ignore_errors=True)

@@ -301,6 +301,8 @@ def audit_partition(
                 rd.close()
         for w in writers.values():
             w.close()
+        # the lag phase's inputs while the collector is still off (the replay's rows are alive)
+        lag_inputs = _lag_inputs(lag, lag_exchange) if lag is not None else []
     except BaseException:
         for w in writers.values():
             w.abort()
@@ -324,7 +326,7 @@ def audit_partition(
         offsets=plan,
         describe=describe,
         describe_total=counts["groups"] if options.group_pattern is not None else 0,
-        lag=_lag_inputs(lag, lag_exchange) if lag is not None else [],
+        lag=lag_inputs,
         lag_missing=lag.missing if lag is not None else 0,
         last_timestamp=rp.cover.last_timestamp if rp.cover.last_timestamp is not None and
         rp.cover.last_timestamp >= 0 else None,
