@@ -310,7 +310,7 @@ def run_audit(
     """
     from kgtool.spark import output
     from kgtool.spark.files import storage_options
-    from kgtool.offsets.tables import arrow_schema
+    from kgtool.offsets.tables import table_schema
 
     if fmt not in ("parquet", "jsonl"):
         raise UsageError(f"unknown output format {fmt!r} (parquet or jsonl)")
@@ -344,7 +344,7 @@ def run_audit(
 
             # the lag rules' findings; the lag tables always exist (empty without data partitions)
             for name, rows in (("findings", lag_findings or []), ("lag", []), ("lag_episodes", [])):
-                w = output.TableWriter(tmp, name, PART_BASE - 1, arrow_schema(TABLES[name]), fmt, storage)
+                w = output.TableWriter(tmp, name, PART_BASE - 1, table_schema(name), fmt, storage)
                 w.write(rows)
                 w.close()
         summary = combine(summaries, parts, out, options, lag_findings, lag)
@@ -355,7 +355,7 @@ def run_audit(
         if tmp is not None:
             if out is not None:
                 say(f"writing tables to {out}")
-            cov = output.TableWriter(tmp, "coverage", 0, arrow_schema(TABLES["coverage"]), fmt, storage)
+            cov = output.TableWriter(tmp, "coverage", 0, table_schema("coverage"), fmt, storage)
             cov.write(summary.coverage)
             cov.close()
             if out is not None:

@@ -116,7 +116,10 @@ def _dictionary(indices: np.ndarray, values: list[Any], valid: np.ndarray | None
 
     place: dict[Any, int] = {}
     lut = np.array([-1 if v is None else place.setdefault(v, len(place)) for v in values] + [-1], np.int32)
-    codes = np.take(lut, indices)  # index -1 takes the last: -1, null (take: faster than lut[indices])
+    if len(place) == len(values) and indices.dtype == np.int32 and indices.flags.c_contiguous:
+        codes = indices  # each value once, none None: the indices are the codes (-1 null), no gather
+    else:
+        codes = np.take(lut, indices)  # index -1 takes the last: -1, null (take: faster than lut[indices])
     n = len(codes)
     if valid is None or None in values:
         valid = codes >= 0
@@ -142,13 +145,15 @@ def _strings(values: list[str]) -> Any:
 
 def _lag_table(rows: LagArrays, seqs: _Sequences, topic: str, partition: int) -> Any:
     """The lag table's rows, as an Arrow table (string columns dictionary-encoded; the integer
-    columns are the rows' arrays, not copied)."""
+    columns are the rows' arrays, not copied; the columns never null not nullable)."""
     import pyarrow as pa
+
+    from kgtool.offsets.tables import REQUIRED
 
     owners = seqs.owners
     n = len(rows)
     held = rows.owner >= 0
-    return pa.table({
+    columns = {
         "group": _dictionary(rows.seq, seqs.group),
         "log_partition": pa.array(np.take(np.array(seqs.log_partition, np.int32), rows.seq)),
         "topic": _dictionary(np.zeros(n, np.int32), [topic]),
@@ -159,7 +164,10 @@ def _lag_table(rows: LagArrays, seqs: _Sequences, topic: str, partition: int) ->
         "consumer_id": _dictionary(rows.owner, [o[0] for o in owners], held),
         "host": _dictionary(rows.owner, [o[1] for o in owners], held),
         "client_id": _dictionary(rows.owner, [o[2] for o in owners], held),
-    })
+    }
+    required = REQUIRED["lag"]  # as the table's files hold them (tables.table_schema)
+    return pa.Table.from_arrays(list(columns.values()), schema=pa.schema(
+        [pa.field(k, c.type, nullable=k not in required) for k, c in columns.items()]))
 
 
 @dataclass
@@ -346,11 +354,11 @@ def task(options: AuditOptions, end_instant: int | None, out_root: str | None, f
                 def write(name: str, part: int, rows: Any) -> None:
                     if out_root is None:
                         return
-                    from kgtool.offsets.tables import TABLES, arrow_schema
+                    from kgtool.offsets.tables import table_schema
                     from kgtool.spark.output import TableWriter
 
                     if name not in writers:
-                        writers[name] = TableWriter(out_root, name, part, arrow_schema(TABLES[name]), fmt, storage)
+                        writers[name] = TableWriter(out_root, name, part, table_schema(name), fmt, storage)
                     if len(rows):
                         writers[name].write(rows)
 
@@ -360,9 +368,13 @@ def task(options: AuditOptions, end_instant: int | None, out_root: str | None, f
         from concurrent.futures import ThreadPoolExecutor
 
         pending: deque[_Work] = deque()  # prepared: their reads under way while the ones before finish
+        mine = range(task_index, len(options.lag_partitions), tasks)
         with ThreadPoolExecutor(1, thread_name_prefix="kgtool-lag-reads") as reader:
-            for index in range(task_index, len(options.lag_partitions), tasks):
-                inputs = LagInput.read_all(exchange, index)
+            # the reader thread also reads each partition's inputs, after the answers before
+            inputs_of = reader.submit(LagInput.read_all, exchange, mine[0]) if mine else None
+            for i, index in enumerate(mine):
+                inputs = inputs_of.result()
+                inputs_of = reader.submit(LagInput.read_all, exchange, mine[i + 1]) if i + 1 < len(mine) else None
                 if not inputs:
                     continue
                 pending.append(prepare(index, inputs, options, end_instant, reader))

@@ -206,7 +206,7 @@ def audit_partition(
     ``lag_exchange``: the directory the lag phase's inputs go to (:meth:`LagInput.write`); without
     it they stay in the summary (in-process use)."""
     from kgtool.spark.output import TableWriter
-    from kgtool.offsets.tables import arrow_schema
+    from kgtool.offsets.tables import table_schema
 
     keep_freed_memory()
     part = files.log_partition
@@ -214,7 +214,7 @@ def audit_partition(
     writers: dict[str, Any] = {}
     if out_root is not None:
         for name in TASK_TABLES:
-            writers[name] = TableWriter(out_root, name, part, arrow_schema(TABLES[name]), fmt, storage)
+            writers[name] = TableWriter(out_root, name, part, table_schema(name), fmt, storage)
 
     marker_times: dict[int, int] | None = {} if options.lag_partitions else None
     lag = LagInputs(options.lag_index(), files.log_partition, marker_times) if options.lag_partitions else None
