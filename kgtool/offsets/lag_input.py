@@ -203,34 +203,49 @@ class LagInputs:
                 o.events.append((r["record_offset"], r["timestamp"], "gen", None))
 
     def member_tuples(self, rows: list[tuple]) -> None:
-        """Members-table rows as the replay makes them (tuples, ``MEMBER``), kept flat."""
-        g, rec, ts, mid, cid, host, parts = (MEMBER[n] for n in (
+        """Members-table rows as the replay makes them (tuples, ``MEMBER``), kept flat: a column at
+        a time (the rows transposed at C speed), each assignment list converted once (the replay
+        shares one list between the rows of equal assignments)."""
+        if not rows:
+            return
+        cols = list(zip(*rows))
+        groups, recs, stamps, mids, cids, hosts, lists = (cols[MEMBER[n]] for n in (
             "group", "record_offset", "timestamp", "member_id", "client_id", "client_host", "assigned_partitions"))
-        given, cache = self._given, self._tp_cache
         m = self._members
-        m_group, m_rec, m_ts, m_owner, m_member, m_dps = (m[k] for k in ("group", "rec", "ts", "owner", "member",
-                                                                          "dps"))
-        owner_ids, member_ids = self._owner_ids, self._member_ids
-        for r in rows:
-            names = r[parts]
-            if names:
-                try:  # every name seen before: one dict lookup each
-                    assigned = [cache[t] for t in names]
-                except KeyError:
-                    assigned = [given(t) for t in names]
-                if -1 in assigned:
-                    assigned = [k for k in assigned if k >= 0]
-            else:
-                assigned = []
-            name = r[g]
+        for name in dict.fromkeys(groups):
             if name not in self.owners:
                 self.owners[name] = _GroupOwners()
-            m_group.append(self._group_code(name))
-            m_rec.append(r[rec])
-            m_ts.append(r[ts])
-            m_owner.append(owner_ids.setdefault((r[mid], r[host], r[cid]), len(owner_ids)))
-            m_member.append(member_ids.setdefault(r[mid], len(member_ids)))
-            m_dps.append(assigned)
+            self._group_code(name)
+        codes = self._groups
+        m["group"].extend([-1 if g is None else codes[g] for g in groups])
+        m["rec"].extend(recs)
+        m["ts"].extend(stamps)
+        owner_ids, member_ids = self._owner_ids, self._member_ids
+        keys = list(zip(mids, hosts, cids))
+        for key in dict.fromkeys(keys):
+            owner_ids.setdefault(key, len(owner_ids))
+        m["owner"].extend(map(owner_ids.__getitem__, keys))
+        for mid in dict.fromkeys(mids):
+            member_ids.setdefault(mid, len(member_ids))
+        m["member"].extend(map(member_ids.__getitem__, mids))
+        given, cache = self._given, self._tp_cache
+        converted: dict[int, list[int]] = {}  # id of an assignment list -> its lag indices
+        dps = []
+        for names in lists:
+            got = converted.get(id(names))
+            if got is None:
+                if names:
+                    try:  # every name seen before: one dict lookup each
+                        got = [cache[t] for t in names]
+                    except KeyError:
+                        got = [given(t) for t in names]
+                    if -1 in got:
+                        got = [k for k in got if k >= 0]
+                else:
+                    got = []
+                converted[id(names)] = got
+            dps.append(got)
+        m["dps"].extend(dps)
 
     def owner_changes(self) -> tuple[list[tuple[Any, Any, Any]], tuple[np.ndarray, ...]]:
         """Every change of owner of every (group, data partition) of the rows kept: the owner
@@ -447,17 +462,27 @@ class LagInput:
     #: the arrays of :meth:`pack`, in order, with their types
     _ARRAYS = (("group_bounds", "<i8"), ("when", "<i8"), ("offset", "<i8"), ("owner_bounds", "<i8"),
                ("owner_times", "<i8"), ("owner_ids", "<i4"))
+    #: ...and when the commits fit :func:`_deltas` (``form`` "delta32" in the head)
+    _DELTA_ARRAYS = (("group_bounds", "<i8"), ("when_first", "<i8"), ("when_steps", "<u4"),
+                     ("offset_first", "<i8"), ("offset_steps", "<i4"), ("owner_bounds", "<i8"),
+                     ("owner_times", "<i8"), ("owner_ids", "<i4"))
 
     def pack(self) -> tuple[str, list[np.ndarray]]:
-        """(the JSON head, the arrays to write after it). The arrays go as they are: lz4 cost the
-        offsets-log task more (0.28 s of a 16M-commit task) than the bytes cost the page cache
-        (16 a commit, read back once)."""
+        """(the JSON head, the arrays to write after it). The commits go as each group run's first
+        instant and offset and the steps after (:func:`_deltas`: 8 bytes a commit) when the steps
+        fit, else as they are (16): the lag phase waits on the disk for them. lz4 cost the
+        offsets-log task more (0.28 s of a 16M-commit task) than it saved."""
         import json
 
         arrays = [np.ascontiguousarray(getattr(self, name), dt) for name, dt in self._ARRAYS]
         head = {"log_partition": self.log_partition, "groups": self.groups, "owners": self.owners,
                 "offset_rows": [[c, r] for c, r in sorted(self.offset_rows.items())],
                 "lengths": [len(a) for a in arrays]}
+        compact = _deltas(arrays[0], arrays[1], arrays[2])
+        if compact is not None:  # the commits in 8 bytes, not 16
+            arrays = [arrays[0], *compact, *arrays[3:]]
+            head["lengths"] = [len(a) for a in arrays]
+            head["form"] = "delta32"
         return json.dumps(head, separators=(",", ":")), arrays
 
     def write(self, root: str, index: int) -> None:
@@ -509,16 +534,54 @@ class LagInput:
         import json
 
         head = json.loads(text)
-        sizes = [n * np.dtype(dt).itemsize for n, (_name, dt) in zip(head["lengths"], cls._ARRAYS)]
-        if len(data) != sum(sizes):
+        kinds = cls._DELTA_ARRAYS if head.get("form") == "delta32" else cls._ARRAYS
+        sizes = [n * np.dtype(dt).itemsize for n, (_name, dt) in zip(head["lengths"], kinds)]
+        if len(data) != sum(sizes) or len(sizes) != len(kinds):
             raise ValueError(f"lag input of {sum(sizes)} bytes of arrays holds {len(data)}")
         arrays, at = {}, 0
-        for n, (name, dt), nbytes in zip(head["lengths"], cls._ARRAYS, sizes):
+        for n, (name, dt), nbytes in zip(head["lengths"], kinds, sizes):
             a = np.frombuffer(data, dt, n, at)
             arrays[name] = a if a.dtype.isnative else a.astype(a.dtype.newbyteorder("="))
             at += nbytes
+        if kinds is cls._DELTA_ARRAYS:
+            bounds = arrays["group_bounds"]
+            arrays["when"] = _undelta(bounds, arrays.pop("when_first"), arrays.pop("when_steps"))
+            arrays["offset"] = _undelta(bounds, arrays.pop("offset_first"), arrays.pop("offset_steps"))
         return cls(head["log_partition"], head["groups"], owners=head["owners"],
                    offset_rows={c: r for c, r in head["offset_rows"]}, **arrays)
+
+
+def _deltas(bounds: np.ndarray, when: np.ndarray, offset: np.ndarray) -> list[np.ndarray] | None:
+    """The commits of each group run (``bounds``) as its first instant and offset and the steps
+    from each commit to the next: instants by time, so steps of under 2^32 ms (49 days) fit
+    uint32, offsets' steps int32 (a deleted offset, DELETED, does not); None when one does not
+    fit (the arrays then go as they are)."""
+    n, groups = len(when), len(bounds) - 1
+    if not n:
+        return None
+    starts = bounds[:-1][bounds[:-1] < bounds[1:]]  # the runs' first commits
+    out = []
+    for values, dt in ((when, np.uint32), (offset, np.int32)):
+        first = np.zeros(groups, np.int64)
+        first[np.flatnonzero(bounds[:-1] < bounds[1:])] = values[starts]
+        steps = np.empty(n, np.int64)
+        steps[0] = 0
+        np.subtract(values[1:], values[:-1], out=steps[1:])  # wraps past DELETED: caught below
+        steps[starts] = 0
+        info = np.iinfo(dt)
+        if (values == DELETED).any() or steps.min() < info.min or steps.max() > info.max:
+            return None
+        out += [first, steps.astype(dt)]
+    return out
+
+
+def _undelta(bounds: np.ndarray, first: np.ndarray, steps: np.ndarray) -> np.ndarray:
+    """The values :func:`_deltas` made ``first`` and ``steps`` of."""
+    sizes = np.diff(bounds)
+    total = np.cumsum(steps, dtype=np.int64)
+    live = sizes > 0
+    starts = bounds[:-1][live]
+    return total + np.repeat(first[live] - total[starts], sizes[live])
 
 
 def _classic_entries(s_g: np.ndarray, s_rec: np.ndarray, s_ts: np.ndarray, a_rec: np.ndarray, a_owner: np.ndarray,

@@ -168,3 +168,29 @@ def test_since_hides_rows_but_the_verdicts_use_the_whole_history(broker):
     _s, _r, full, _e = _in_process(broker)
     want = [r for r in full["lag"] if r["timestamp"] >= since]
     assert tables["lag"] == want and len(want) < len(full["lag"])
+
+
+def test_cold_data_partitions_read_whole_give_the_same_lag(broker, monkeypatch):
+    """Segments taken as cold are read whole around the page cache (kgtool.storage.direct): the
+    same rows, findings and summaries as through the mappings, and the bytes said."""
+    from kgtool.storage import direct
+
+    _s, want_results, want_tables, _e = _in_process(broker)
+    assert all(r["read_whole_bytes"] == 0 for r in want_results)  # just written: in the page cache
+    monkeypatch.setattr(direct, "cached_share", lambda data: 0.0)
+    _s, results, tables, _e = _in_process(broker)
+    assert tables == want_tables
+    read = [r.pop("read_whole_bytes") for r in results]
+    for r in want_results:
+        r.pop("read_whole_bytes")
+    assert results == want_results
+    from kgtool.storage import list_offsets
+
+    seg = os.path.join(broker["brokers"][0], "orders-0")
+    logs = sorted(os.path.join(seg, n) for n in os.listdir(seg) if n.endswith(".log"))
+    try:
+        os.close(os.open(logs[0], os.O_RDONLY | os.O_DIRECT))
+        o_direct = list_offsets._speedups is not None  # without the walks nothing is read whole
+    except OSError:  # tmpfs: refused, the mappings read
+        o_direct = False
+    assert read[0] == (sum(os.path.getsize(p) for p in logs) if o_direct else 0) and all(read) == o_direct

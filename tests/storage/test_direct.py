@@ -223,3 +223,38 @@ def test_lag_inputs_cross_the_exchange_as_they_are(tmp_path):
             a, b = getattr(want, name), getattr(back, name)
             assert a.dtype == b.dtype and np.array_equal(a, b), name
     assert LagInput.read_all(str(tmp_path), 18) == []
+
+
+@pytest.mark.parametrize("shape", ["steps", "deleted", "long gap", "empty runs", "one commit"])
+def test_lag_inputs_go_as_steps_when_they_fit(tmp_path, shape):
+    """8 bytes a commit (a run's first instant and offset, then steps: uint32 ms, int32 offsets)
+    when every step fits; as they are otherwise (a deleted offset, 49 days without a commit)."""
+    from kgtool.offsets.lag import DELETED
+    from kgtool.offsets.lag_input import LagInput
+
+    rng = np.random.default_rng(3)
+    sizes = [0, 5, 0, 40_000, 1, 0] if shape == "empty runs" else [1] if shape == "one commit" else [30_000, 1, 12_000]
+    when, offset = [], []
+    for k in sizes:
+        t0 = 1_700_000_000_000 + int(rng.integers(0, 10**9))
+        when.append(t0 + np.cumsum(rng.integers(0, 5000, k)))
+        offset.append(int(rng.integers(0, 1 << 40)) + np.cumsum(rng.integers(-3, 50, k)))
+    when, offset = np.concatenate(when).astype(np.int64), np.concatenate(offset).astype(np.int64)
+    if shape == "deleted":
+        offset[7] = DELETED
+    if shape == "long gap":
+        when[20_000:30_000] += 50 * 86_400_000
+    bounds = np.zeros(len(sizes) + 1, np.int64)
+    np.cumsum(sizes, out=bounds[1:])
+    inp = LagInput(2, [f"g{i}" for i in range(len(sizes))], group_bounds=bounds, when=when, offset=offset,
+                   owners=[], owner_bounds=np.zeros(len(sizes) + 1, np.int64), owner_times=np.zeros(0, np.int64),
+                   owner_ids=np.zeros(0, np.int32), offset_rows={})
+    text, arrays = inp.pack()
+    steps = shape not in ("deleted", "long gap")
+    assert ('"form":"delta32"' in text) == steps
+    assert sum(a.nbytes for a in arrays) < 9 * len(when) + 64 * len(sizes) if steps else True
+    inp.write(str(tmp_path), 0)
+    (back,) = LagInput.read_all(str(tmp_path), 0)
+    assert back.when.dtype == np.int64 and back.offset.dtype == np.int64
+    assert np.array_equal(back.when, when) and np.array_equal(back.offset, offset)
+    assert np.array_equal(back.group_bounds, bounds)
