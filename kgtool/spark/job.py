@@ -182,9 +182,11 @@ def audit_partitions(spark: Any, parts: list[PartitionFiles], options: AuditOpti
 
         ends = [s.last_timestamp for s in summaries if s.last_timestamp is not None]
         end_instant = options.until if options.until is not None else (max(ends) if ends else None)
-        # a few data partitions a task (a task's start costs more than a small partition's lag):
-        # at most 4 tasks a core, data partition k in task k % tasks
-        n = min(len(options.lag_partitions), 4 * max(1, spark.sparkContext.defaultParallelism))
+        # a few data partitions a task (a task's start costs more than a small partition's lag,
+        # and each task's first partition waits for its reads): at most 2 tasks a core (the lag
+        # benchmark's phase: 4.9 s with 4, 4.2-4.3 s with 2, 4.1-4.5 s with 1), data partition k
+        # in task k % tasks
+        n = min(len(options.lag_partitions), 2 * max(1, spark.sparkContext.defaultParallelism))
         # as a DataFrame's mapInArrow, as the offsets-log tasks: the same Python workers run them,
         # numpy, pyarrow and kgtool imported already (an RDD's tasks start workers of their own)
         tasks = spark.createDataFrame(spark.sparkContext.parallelize([(k,) for k in range(n)], n),

@@ -44,11 +44,15 @@ CACHED_SHARE = 0.5
 CHUNK = 8 << 20
 #: Idle buffers a process keeps for the next partitions.
 KEEP = 4
+#: Bytes a process holds read whole at once, at most (past it, segments are read through their
+#: mappings): the partitions in flight of a lag task, whatever their segments' sizes.
+BUDGET = 768 << 20
 #: O_DIRECT's alignment of offsets, lengths and addresses (a page: the strictest devices' block).
 ALIGN = mmap.PAGESIZE
 
-_lock = threading.Lock()
+_lock = threading.RLock()  # reentrant: a Lease collected (__del__) while the lock is held
 _idle: list[mmap.mmap] = []
+_leased = 0  # bytes of the leases not given back
 _libc: Any = None
 
 
@@ -109,11 +113,20 @@ class Lease:
         self._buffer: mmap.mmap | None = buffer
         self.view: memoryview | None = memoryview(buffer)[:size]
 
+    def __del__(self) -> None:  # never released (a log not closed): out of the budget at least
+        global _leased
+        if getattr(self, "_buffer", None) is not None:
+            with _lock:
+                _leased -= len(self._buffer)
+
     def release(self) -> None:
         """Give the buffer back to the pool; the view must not be used after."""
+        global _leased
         buf, self._buffer = self._buffer, None
         if buf is None:
             return
+        with _lock:
+            _leased -= len(buf)
         view, self.view = self.view, None
         try:
             view.release()
@@ -130,24 +143,36 @@ def _give_back(buf: mmap.mmap) -> None:
             _idle.pop(0).close()  # the smallest
 
 
-def _buffer(need: int) -> mmap.mmap:
+def _buffer(need: int, budget: bool = False) -> mmap.mmap | None:
+    """A pooled buffer of at least ``need`` bytes (counted against :data:`BUDGET` with
+    ``budget``: None past it)."""
+    global _leased
     with _lock:
-        for i, buf in enumerate(_idle):
-            if len(buf) >= need:
-                return _idle.pop(i)
+        i = next((i for i, buf in enumerate(_idle) if len(buf) >= need), None)
+        size = len(_idle[i]) if i is not None else need
+        if budget:
+            if _leased + size > BUDGET:
+                return None
+            _leased += size
+        if i is not None:
+            return _idle.pop(i)
     return mmap.mmap(-1, need)  # page-aligned, as O_DIRECT wants
 
 
 def read_whole(path: str, size: int) -> Lease | None:
     """``path``'s ``size`` bytes read with ``O_DIRECT`` into a pooled buffer; None when the file
-    system refuses it or the file is no longer that long (the caller reads through its mapping)."""
+    system refuses it, the file is no longer that long or the process holds :data:`BUDGET` read
+    whole already (the caller reads through its mapping)."""
+    need = -(-size // ALIGN) * ALIGN
+    buf = _buffer(need, budget=True)
+    if buf is None:  # the process holds enough read whole already
+        return None
+    lease = Lease(buf, size)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_DIRECT)
     except OSError:  # EINVAL: the file system does not do O_DIRECT
+        lease.release()
         return None
-    need = -(-size // ALIGN) * ALIGN
-    buf = _buffer(need)
-    lease = Lease(buf, size)
     try:
         view = memoryview(buf)
         done = 0

@@ -258,3 +258,27 @@ def test_lag_inputs_go_as_steps_when_they_fit(tmp_path, shape):
     assert back.when.dtype == np.int64 and back.offset.dtype == np.int64
     assert np.array_equal(back.when, when) and np.array_equal(back.offset, offset)
     assert np.array_equal(back.group_bounds, bounds)
+
+
+def test_a_process_holds_at_most_its_budget_read_whole(partition, monkeypatch):
+    seg = list_segments(partition)[0].log
+    if not _o_direct(seg):
+        return  # nothing is read whole there (test_buffers_go_back... checks the refusal)
+    size = os.path.getsize(seg)
+    held = -(-size // direct.ALIGN) * direct.ALIGN
+    monkeypatch.setattr(direct, "_idle", [])  # (an idle buffer lent counts whole: none larger here)
+    base = direct._leased
+    monkeypatch.setattr(direct, "BUDGET", base + 2 * held)
+    first, second = direct.read_whole(seg, size), direct.read_whole(seg, size)
+    assert first is not None and second is not None
+    assert direct.read_whole(seg, size) is None  # past the budget: the caller maps it
+    first.release()
+    third = direct.read_whole(seg, size)
+    assert third is not None
+    for lease in (second, third):
+        lease.release()
+    assert direct._leased == base
+    lost = direct.read_whole(seg, size)  # never released: out of the budget when it goes
+    assert direct._leased == base + held
+    del lost
+    assert direct._leased == base
