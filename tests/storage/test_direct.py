@@ -39,6 +39,18 @@ def _o_direct(path: str) -> bool:
         return False
 
 
+def _refuse_o_direct(monkeypatch) -> None:
+    """The file system refuses O_DIRECT from now on (as tmpfs does: EINVAL)."""
+    real_open = os.open
+
+    def no_direct(path, flags, *a):
+        if flags & os.O_DIRECT:
+            raise OSError(errno.EINVAL, "O_DIRECT", path)
+        return real_open(path, flags, *a)
+
+    monkeypatch.setattr(direct.os, "open", no_direct)
+
+
 def _questions(d: str) -> tuple[np.ndarray, np.ndarray]:
     """Every instant and offset of the partition and around it: each segment asked about whole."""
     recs = [(r.offset, r.timestamp) for seg in list_segments(d) for b in scan_file(seg.log) for r in b.records]
@@ -110,14 +122,7 @@ def test_o_direct_refused_reads_through_the_mapping(partition, reads, monkeypatc
     times, offs = _questions(partition)
     want = _answers(PartitionLog(partition), times, offs)
     reads.clear()
-    real_open = os.open
-
-    def no_direct(path, flags, *a):
-        if flags & os.O_DIRECT:
-            raise OSError(errno.EINVAL, "O_DIRECT", path)
-        return real_open(path, flags, *a)
-
-    monkeypatch.setattr(direct.os, "open", no_direct)
+    _refuse_o_direct(monkeypatch)
     log = PartitionLog(partition)
     log.prefetch(times, offs)
     assert _answers(log, times, offs) == want
@@ -185,14 +190,7 @@ def test_files_written_whole_hold_their_bytes_exactly(tmp_path, sizes, monkeypat
         assert got is None
     assert len(direct._idle) <= direct.KEEP
     # where O_DIRECT is refused: through the page cache, the same bytes
-    real_open = os.open
-
-    def no_direct(p, flags, *a):
-        if flags & os.O_DIRECT:
-            raise OSError(errno.EINVAL, "O_DIRECT", p)
-        return real_open(p, flags, *a)
-
-    monkeypatch.setattr(direct.os, "open", no_direct)
+    _refuse_o_direct(monkeypatch)
     direct.write_whole(path, parts)
     with open(path, "rb") as fh:
         assert fh.read() == want
