@@ -522,7 +522,9 @@ class LagInput:
                 inp = cls.unpack(bytes(blob[8:8 + n]).decode("utf-8"), blob[8 + n:])
                 if lease is not None:  # the arrays out of the buffer, which goes back to the pool
                     for name_, _dt in cls._ARRAYS:
-                        setattr(inp, name_, getattr(inp, name_).copy())
+                        a = getattr(inp, name_)
+                        if a.base is not None:  # a view of the buffer (the steps' sums are not)
+                            setattr(inp, name_, a.copy())
             finally:
                 if lease is not None:
                     lease.release()

@@ -178,8 +178,6 @@ def audit_partitions(spark: Any, parts: list[PartitionFiles], options: AuditOpti
         summaries = summary_from_rows([(r["kind"], r["log_partition"], r["json"]) for r in result.collect()])
         if exchange is None:
             return summaries, [], None
-        from kgtool.spark import lag_task
-
         ends = [s.last_timestamp for s in summaries if s.last_timestamp is not None]
         end_instant = options.until if options.until is not None else (max(ends) if ends else None)
         # a few data partitions a task (a task's start costs more than a small partition's lag,
@@ -191,8 +189,8 @@ def audit_partitions(spark: Any, parts: list[PartitionFiles], options: AuditOpti
         # numpy, pyarrow and kgtool imported already (an RDD's tasks start workers of their own)
         tasks = spark.createDataFrame(spark.sparkContext.parallelize([(k,) for k in range(n)], n),
                                       spark_schema(LAG_TASK_COLUMNS))
-        texts = [r["json"] for r in tasks.mapInArrow(_lag_task(options, end_instant, out_root, fmt, storage, exchange, n),
-                                                     spark_schema(LAG_RESULT_COLUMNS)).collect()]
+        run = _lag_task(options, end_instant, out_root, fmt, storage, exchange, n)
+        texts = [r["json"] for r in tasks.mapInArrow(run, spark_schema(LAG_RESULT_COLUMNS)).collect()]
     finally:
         if exchange is not None:
             shutil.rmtree(exchange, ignore_errors=True)

@@ -330,8 +330,9 @@ def _offsets_with_lag(out: PartitionLag, seqs: _Sequences, log: Any, end_instant
 def task(options: AuditOptions, end_instant: int | None, out_root: str | None, fmt: str,
          storage: dict[str, str], exchange: str, tasks: int) -> Callable[[int, Iterator[Any]], Iterator[str]]:
     """The Spark task ``k`` of ``tasks`` (:func:`kgtool.spark.job._lag_task` runs it for each task
-    number, in a ``mapInArrow``): it takes the data partitions ``k, k + tasks, ...``, their inputs from the exchange directory
-    (:meth:`LagInput.read_all`); a summary per data partition with inputs, as JSON strings."""
+    number, in a ``mapInArrow``): it takes the data partitions ``k, k + tasks, ...``, their
+    inputs from the exchange directory (:meth:`LagInput.read_all`); a summary per data partition
+    with inputs, as JSON strings."""
     def run(task_index: int, _items: Iterator[Any]) -> Iterator[str]:
         from kgtool.spark.task import keep_freed_memory
 
