@@ -280,3 +280,33 @@ def test_a_process_holds_at_most_its_budget_read_whole(partition, monkeypatch):
     assert direct._leased == base + held
     del lost
     assert direct._leased == base
+
+
+def test_a_damaged_batch_is_named_alike_when_read_whole(partition, tmp_path, monkeypatch):
+    """A batch whose CRC does not check out: the same answers and the same damage, file and
+    byte, whether its segment is read whole or through its mapping."""
+    import shutil
+
+    d = str(tmp_path / "orders-3")
+    shutil.copytree(partition, d)
+    seg = list_segments(d)[0].log
+    victim = [b for b in scan_file(seg) if not b.is_control][3]
+    with open(seg, "r+b") as fh:
+        fh.seek(victim.position + victim.size_in_bytes - 2)
+        byte = fh.read(1)
+        fh.seek(-1, 1)
+        fh.write(bytes([byte[0] ^ 0xFF]))
+    times, offs = _questions(partition)
+
+    def run() -> tuple:
+        log = PartitionLog(d)
+        log.prefetch(times, offs)
+        got = (_answers(log, times, offs), log.damage(), log.read_whole_bytes)
+        log.close()
+        return got
+
+    mapped = run()
+    monkeypatch.setattr(direct, "cached_share", lambda data: 0.0)
+    whole = run()
+    assert whole[:2] == mapped[:2] and [(f, p) for f, p, _w in whole[1]] == [(seg, victim.position)]
+    assert mapped[2] == 0 and (whole[2] > 0) == (COMPILED and _o_direct(seg))
