@@ -161,8 +161,10 @@ def audit_partitions(spark: Any, parts: list[PartitionFiles], options: AuditOpti
     The exchange directory is a file system the tasks share, as the data partitions' directories
     are: under the output's temporary directory when it is local, else a local temporary
     directory (lag reads local data directories: local mode, or a cluster on a shared file
-    system). It goes when the lag phase ends. Each input is 16 bytes a commit (arrays as they
-    are): handing them through Spark's shuffle cost the JVM more than the lag itself."""
+    system). It goes when the lag phase ends. Each input is 8 bytes a commit (16 when a step
+    does not fit, :meth:`LagInput.pack`), written and read around the page cache
+    (:mod:`kgtool.storage.direct`): handing them through Spark's shuffle cost the JVM more than
+    the lag itself."""
     from kgtool.spark.schemas import spark_schema
 
     if not parts:

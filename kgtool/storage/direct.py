@@ -16,7 +16,7 @@ A segment mostly in the page cache already, or read only in small parts (the wal
 before; so is every segment where ``O_DIRECT`` is refused (tmpfs, some network file systems,
 other systems than Linux). The bytes are the same either way.
 
-The lag phase's exchange files (:meth:`kgtool.offsets.lag_input.LagInput.write`, 16 bytes a
+The lag phase's exchange files (:meth:`kgtool.offsets.lag_input.LagInput.write`, 8 bytes a
 commit, written by the offsets-log tasks and read once by the lag tasks) go the same way
 (:func:`write_whole`, then :func:`read_whole`): written through the page cache, a GiB of them cost
 2.5 s of CPU on that machine, against 0.03 s with ``O_DIRECT`` (0.33 s waiting for the disk).
