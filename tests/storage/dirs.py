@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 
-from kgtool.codec import encode_batch_v2, encode_end_txn_marker
+from kgtool.codec import encode_batch_v2, encode_end_txn_marker, scan_file
 from tests.storage.writer import PartitionWriter
 
 TS = 1_700_000_000_000
@@ -76,3 +76,21 @@ def copy_dir(src: str, dst: str) -> str:
 
 def files(d: str, suffix: str) -> list[str]:
     return sorted(os.path.join(d, n) for n in os.listdir(d) if n.endswith(suffix))
+
+
+def damaged_copy(partition: str, dest: str, which: int | None = None):
+    """``partition`` copied to ``dest``, a byte of the records of one data batch of its first
+    segment flipped (the ``which``-th, else the middle one): its CRC no longer checks out.
+    Returns (the segment's path, the batch as it was read)."""
+    from kgtool.storage.files import list_segments
+
+    shutil.copytree(partition, dest)
+    seg = list_segments(dest)[0].log
+    batches = [b for b in scan_file(seg) if not b.is_control]
+    victim = batches[len(batches) // 2 if which is None else which]
+    with open(seg, "r+b") as fh:
+        fh.seek(victim.position + victim.size_in_bytes - 2)
+        byte = fh.read(1)
+        fh.seek(-1, 1)
+        fh.write(bytes([byte[0] ^ 0xFF]))
+    return seg, victim

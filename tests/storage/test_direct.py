@@ -18,7 +18,7 @@ from kgtool.storage import direct
 from kgtool.storage import list_offsets as lo
 from kgtool.storage.files import list_segments
 from kgtool.storage.list_offsets import LEASES, PartitionLog
-from tests.storage.dirs import TS, busy_partition
+from tests.storage.dirs import TS, busy_partition, damaged_copy
 
 COMPILED = lo._speedups is not None  # without the walks, nothing is planned nor read whole
 
@@ -285,17 +285,8 @@ def test_a_process_holds_at_most_its_budget_read_whole(partition, monkeypatch):
 def test_a_damaged_batch_is_named_alike_when_read_whole(partition, tmp_path, monkeypatch):
     """A batch whose CRC does not check out: the same answers and the same damage, file and
     byte, whether its segment is read whole or through its mapping."""
-    import shutil
-
     d = str(tmp_path / "orders-3")
-    shutil.copytree(partition, d)
-    seg = list_segments(d)[0].log
-    victim = [b for b in scan_file(seg) if not b.is_control][3]
-    with open(seg, "r+b") as fh:
-        fh.seek(victim.position + victim.size_in_bytes - 2)
-        byte = fh.read(1)
-        fh.seek(-1, 1)
-        fh.write(bytes([byte[0] ^ 0xFF]))
+    seg, victim = damaged_copy(partition, d, 3)
     times, offs = _questions(partition)
 
     def run() -> tuple:

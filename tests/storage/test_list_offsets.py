@@ -11,7 +11,7 @@ import pytest
 from kgtool.codec import scan_file
 from kgtool.storage.files import list_segments
 from kgtool.storage.list_offsets import PartitionLog, choose_copy
-from tests.storage.dirs import TS, busy_partition
+from tests.storage.dirs import TS, busy_partition, damaged_copy
 
 
 def _records(d):
@@ -225,16 +225,7 @@ def test_a_batch_asked_about_that_does_not_decode_is_a_problem_naming_it(partiti
     import numpy as np
 
     d = str(tmp_path / "orders-3")
-    shutil.copytree(partition, d)
-    log0 = PartitionLog(d)
-    seg = log0.segments[0].log
-    batches = [b for b in scan_file(seg) if not b.is_control]
-    victim = batches[len(batches) // 2]
-    with open(seg, "r+b") as fh:  # a byte of its records: the CRC no longer checks out
-        fh.seek(victim.position + victim.size_in_bytes - 2)
-        byte = fh.read(1)
-        fh.seek(-1, 1)
-        fh.write(bytes([byte[0] ^ 0xFF]))
+    seg, victim = damaged_copy(partition, d)  # a byte of its records: the CRC no longer checks out
     one, many = PartitionLog(d), PartitionLog(d)
     offs = np.arange(victim.base_offset - 2, victim.last_offset + 3, dtype=np.int64)
     stamps, known = many.stamps_at(offs)
@@ -251,14 +242,7 @@ def test_prefetched_questions_and_batches_checked_once_give_the_same_answers(par
     import numpy as np
 
     d = str(tmp_path / "orders-3")
-    shutil.copytree(partition, d)
-    seg = PartitionLog(d).segments[0].log
-    victim = [b for b in scan_file(seg) if not b.is_control][3]
-    with open(seg, "r+b") as fh:
-        fh.seek(victim.position + victim.size_in_bytes - 2)
-        byte = fh.read(1)
-        fh.seek(-1, 1)
-        fh.write(bytes([byte[0] ^ 0xFF]))
+    seg, victim = damaged_copy(partition, d, 3)
     recs = _records(partition)
     times = np.array(sorted({ts for _, ts in recs if ts is not None} | {TS - 1}), np.int64)
     offs = np.arange(-1, max(o for o, _ in recs) + 3, dtype=np.int64)
