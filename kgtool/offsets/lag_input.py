@@ -561,17 +561,20 @@ def _deltas(bounds: np.ndarray, when: np.ndarray, offset: np.ndarray) -> list[np
     n, groups = len(when), len(bounds) - 1
     if not n:
         return None
-    starts = bounds[:-1][bounds[:-1] < bounds[1:]]  # the runs' first commits
+    live = np.flatnonzero(bounds[:-1] < bounds[1:])  # the groups with commits
+    starts = bounds[live]  # their runs' first commits
+    if (offset == DELETED).any():
+        return None
     out = []
     for values, dt in ((when, np.uint32), (offset, np.int32)):
         first = np.zeros(groups, np.int64)
-        first[np.flatnonzero(bounds[:-1] < bounds[1:])] = values[starts]
+        first[live] = values[starts]
         steps = np.empty(n, np.int64)
         steps[0] = 0
-        np.subtract(values[1:], values[:-1], out=steps[1:])  # wraps past DELETED: caught below
+        np.subtract(values[1:], values[:-1], out=steps[1:])
         steps[starts] = 0
         info = np.iinfo(dt)
-        if (values == DELETED).any() or steps.min() < info.min or steps.max() > info.max:
+        if steps.min() < info.min or steps.max() > info.max:
             return None
         out += [first, steps.astype(dt)]
     return out

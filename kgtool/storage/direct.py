@@ -215,7 +215,10 @@ def write_whole(path: str, parts: list[Any]) -> None:
         def flush(n: int) -> None:
             done = 0
             while done < n:
-                done += os.pwritev(fd, [stage[done:n]], at + done)
+                wrote = os.pwritev(fd, [stage[done:n]], at + done)
+                if wrote <= 0:  # a device that takes nothing: an error, not a spin
+                    raise OSError(f"{path}: the write at byte {at + done} took nothing")
+                done += wrote
 
         for v in views:
             i = 0
