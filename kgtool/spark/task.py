@@ -299,10 +299,11 @@ def audit_partition(
         finally:
             for rd in mapped.values():  # files after an --until cut, or after an error
                 rd.close()
+        # the lag phase's inputs while the collector is still off (the replay's rows are alive),
+        # before the tables are published: a failure there leaves none of them behind
+        lag_inputs = _lag_inputs(lag, lag_exchange) if lag is not None else []
         for w in writers.values():
             w.close()
-        # the lag phase's inputs while the collector is still off (the replay's rows are alive)
-        lag_inputs = _lag_inputs(lag, lag_exchange) if lag is not None else []
     except BaseException:
         for w in writers.values():
             w.abort()
