@@ -119,10 +119,11 @@ def _too_many(where: str) -> InputError:
 
 
 @contextmanager
-def _collector_paused() -> Iterator[None]:
+def collector_paused() -> Iterator[None]:
     """Pause the cyclic GC while a document is built: its generation-2 passes rescan every
     object built so far, which makes building a large document quadratic. Documents hold no
-    cycles, so nothing is left for it to find."""
+    cycles, so nothing is left for it to find. (Also the driver's, while it decodes and
+    combines the tasks' summaries: :mod:`kgtool.spark.job`.)"""
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -154,7 +155,7 @@ def load_json(text: str, source: str, *, line: int | None = None) -> Any:
     if text.count(",") + text.count("[") + text.count("{") >= MAX_NODES:
         raise _too_many(where)
     try:
-        with _collector_paused():
+        with collector_paused():
             doc = json.loads(text)
     except json.JSONDecodeError as exc:
         lineno = exc.lineno if line is None else line + exc.lineno - 1
@@ -251,7 +252,7 @@ def load_yaml(text: str, source: str) -> Any:
     loader = None
     try:
         loader = loader_class(text)  # the pure-Python Reader checks characters here
-        with _collector_paused():
+        with collector_paused():
             return _YamlBuilder(loader, source).build()
     except _TooDeep as exc:  # the pure-Python parser (no libyaml), stopped by its scanner
         raise _too_deep(f"{source}: {_mark(exc.mark)[:-2]}") from None
@@ -317,7 +318,7 @@ def _reread_for_depth(text: str, source: str) -> None:
     loader = None
     try:
         loader = _guarded_loader()(text)
-        with _collector_paused():
+        with collector_paused():
             _YamlBuilder(loader, source).build()
     except _TooDeep as exc:
         raise _too_deep(f"{source}: {_mark(exc.mark)[:-2]}") from None

@@ -90,6 +90,9 @@ class LagInputs:
         self.offsets: dict[tuple[str, str, int], dict[str, Any]] = {}
         self.log_partition = log_partition
         self.missing = 0  # offsets rows whose data partition was not given
+        #: the owners (member_id, host, client_id) by the ids the inputs' ``owner_refs`` give,
+        #: once :meth:`payloads` ran: the driver names an episode's owners from it
+        self.owner_table: list[tuple[Any, Any, Any]] = []
 
     def _group_code(self, group: str | None) -> int:
         return -1 if group is None else self._groups.setdefault(group, len(self._groups))
@@ -349,6 +352,7 @@ class LagInputs:
         for (g, t, p), row in self.offsets.items():
             rows_of.setdefault(self.partitions[(t, p)], []).append((self._groups[g], row))
         owners, (o_dp, o_group, o_times, o_ids) = self.owner_changes()
+        self.owner_table = owners
         o_bounds = np.searchsorted(o_dp, np.arange(len(self.partitions) + 1))
         keys = np.flatnonzero(self._counts)
         keys = keys[np.lexsort((self._key_group[keys], self._key_index[keys]))]  # by partition, then group
@@ -382,7 +386,7 @@ class LagInputs:
                 when=w, offset=o,
                 owners=[list(owners[i]) for i in held.tolist()], owner_bounds=obounds.astype(np.int64),
                 owner_times=times, owner_ids=ids.astype(np.int32),
-                offset_rows={local[c]: row for c, row in rows_of.get(k, [])})
+                offset_rows={local[c]: row for c, row in rows_of.get(k, [])}, owner_refs=held.tolist())
         self._chunks = []
 
     def _partition_rows(self, k: int, keys: np.ndarray, counts: np.ndarray, room: np.ndarray
@@ -444,8 +448,9 @@ class LagInput:
     ``group_bounds[c]:group_bounds[c+1]`` of ``when`` and ``offset``: DELETED for a deleted
     offset; by time, log order among equals), each group's owners over time (group ``c``'s
     changes are ``owner_bounds[c]:owner_bounds[c+1]`` of ``owner_times`` and ``owner_ids``, an
-    index into ``owners`` ([consumer_id, host, client_id]) or -1 when nobody held it) and its
-    offsets table row. Sent as :meth:`pack`: a little JSON beside the arrays as they are, in a
+    index into ``owners`` ([consumer_id, host, client_id]) or -1 when nobody held it; each
+    owner's id in its offsets partition's :attr:`LagInputs.owner_table`, ``owner_refs``, when
+    known) and its offsets table row. Sent as :meth:`pack`: a little JSON beside the arrays as they are, in a
     file of the lag phase's exchange directory (:meth:`write`)."""
 
     log_partition: int
@@ -458,6 +463,7 @@ class LagInput:
     owner_times: np.ndarray
     owner_ids: np.ndarray
     offset_rows: dict[int, dict[str, Any]]
+    owner_refs: list[int] = field(default_factory=list)
 
     #: the arrays of :meth:`pack`, in order, with their types
     _ARRAYS = (("group_bounds", "<i8"), ("when", "<i8"), ("offset", "<i8"), ("owner_bounds", "<i8"),
@@ -476,7 +482,7 @@ class LagInput:
 
         arrays = [np.ascontiguousarray(getattr(self, name), dt) for name, dt in self._ARRAYS]
         head = {"log_partition": self.log_partition, "groups": self.groups, "owners": self.owners,
-                "offset_rows": [[c, r] for c, r in sorted(self.offset_rows.items())],
+                "offset_rows": [[c, r] for c, r in sorted(self.offset_rows.items())], "owner_refs": self.owner_refs,
                 "lengths": [len(a) for a in arrays]}
         compact = _deltas(arrays[0], arrays[1], arrays[2])
         if compact is not None:  # the commits in 8 bytes, not 16
@@ -550,7 +556,7 @@ class LagInput:
             arrays["when"] = _undelta(bounds, arrays.pop("when_first"), arrays.pop("when_steps"))
             arrays["offset"] = _undelta(bounds, arrays.pop("offset_first"), arrays.pop("offset_steps"))
         return cls(head["log_partition"], head["groups"], owners=head["owners"],
-                   offset_rows={c: r for c, r in head["offset_rows"]}, **arrays)
+                   offset_rows={c: r for c, r in head["offset_rows"]}, owner_refs=head.get("owner_refs", []), **arrays)
 
 
 def _deltas(bounds: np.ndarray, when: np.ndarray, offset: np.ndarray) -> list[np.ndarray] | None:

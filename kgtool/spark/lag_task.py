@@ -74,6 +74,9 @@ class _Sequences:
         self.offset_rows: dict[int, dict[str, Any]] = {}
         sizes, when, offset = [], [], []
         owner_of: dict[tuple[Any, Any, Any], int] = {}
+        #: each owner's [log partition, id in its offsets partition's owner table] (the driver
+        #: has those tables), or the owner itself when its input did not say
+        self.owner_refs: list[list[Any]] = []
         otimes, oids, obounds = [], [], [np.zeros(1, np.int64)]
         for inp in inputs:
             base = len(self.group)
@@ -85,7 +88,16 @@ class _Sequences:
             for c, row in inp.offset_rows.items():
                 self.offset_rows[base + int(c)] = row
             # the input's owner table into the partition's (an owner may hold it from two inputs)
-            lut = np.array([owner_of.setdefault(tuple(o), len(owner_of)) for o in inp.owners] + [-1], np.int32)
+            refs = inp.owner_refs if len(inp.owner_refs) == len(inp.owners) else [None] * len(inp.owners)
+            codes = []
+            for o, ref in zip(inp.owners, refs):
+                key = tuple(o)
+                code = owner_of.get(key)
+                if code is None:
+                    code = owner_of[key] = len(owner_of)
+                    self.owner_refs.append(list(key) if ref is None else [inp.log_partition, ref])
+                codes.append(code)
+            lut = np.array(codes + [-1], np.int32)
             oids.append(lut[np.where(inp.owner_ids >= 0, inp.owner_ids, len(inp.owners))])
             otimes.append(inp.owner_times)
             obounds.append(inp.owner_bounds[1:] + sum(len(t) for t in otimes[:-1]))
@@ -278,7 +290,8 @@ def _episodes(runs: Runs, seqs: _Sequences, topic: str, partition: int
               ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The lag_episodes table's rows (:class:`kgtool.offsets.lag.Runs`' episodes), and the same
     for the driver's rules, compact (:data:`EPISODE_FIELDS` lists, groups and owners as indices
-    into tables beside them)."""
+    into tables beside them; an owner there as its :attr:`_Sequences.owner_refs`: the driver
+    has every offsets partition's owners once, not each data partition's copies)."""
     rows: list[dict[str, Any]] = []
     owner_index: dict[int, int] = {}
     found: dict[str, Any] = {"groups": seqs.group, "log_partitions": seqs.log_partition, "rows": []}
@@ -293,7 +306,7 @@ def _episodes(runs: Runs, seqs: _Sequences, topic: str, partition: int
                      "peak_lag": peak, "peak_lag_ms": peak_ms, "owners": [seqs.owner(k)[0] for k in held]})
         found["rows"].append([s, status, start, end_, last, peak, peak_ms,
                               [owner_index.setdefault(k, len(owner_index)) for k in held]])
-    found["owners"] = [list(seqs.owner(k)) for k in owner_index]
+    found["owners"] = [seqs.owner_refs[k] for k in owner_index]
     return rows, found
 
 
@@ -407,9 +420,12 @@ def _fmt_ms(ms: int) -> str:
 
 
 def combine(results: list[dict[str, Any]], options: AuditOptions, end_instant: int | None,
-            missing: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+            missing: int, owners: dict[int, list[list[Any]]] | None = None
+            ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The tasks' summaries as the lag rules' findings (one per group and episode: the
-    overlapping episodes of its partitions with one status) and the console's lag section."""
+    overlapping episodes of its partitions with one status) and the console's lag section.
+    ``owners``: each offsets partition's owner table (the offsets-log tasks' ``lag_owners``),
+    which the episodes' owners refer to."""
     from kgtool.offsets.burrow import Status, group_status
     from kgtool.offsets.lag import Episode, Owner, group_episodes, rule_of
     from kgtool.offsets.tables import group_finding
@@ -417,14 +433,16 @@ def combine(results: list[dict[str, Any]], options: AuditOptions, end_instant: i
     by_group: dict[str, dict[tuple[str, int], list[Episode]]] = {}
     log_partition: dict[str, int] = {}
     copy_of: dict[tuple[str, int], str] = {}
+    tables = {lp: [tuple(o) for o in table] for lp, table in (owners or {}).items()}
     for r in results:
         tp = (r["topic"], r["partition"])
         copy_of[tp] = r["copy"]
         eps = r["episodes"]
-        owners = [tuple(o) for o in eps["owners"]]  # (consumer_id, host, client_id): Owner's fields
+        # (consumer_id, host, client_id): Owner's fields, from its offsets partition's table
+        owned = [tables[o[0]][o[1]] if len(o) == 2 else tuple(o) for o in eps["owners"]]
         for seq, status, start, end, last_, peak, peak_ms, held in eps["rows"]:
             group = eps["groups"][seq]
-            ep = Episode(status, start, end, last_, peak, peak_ms, [owners[k] for k in held])
+            ep = Episode(status, start, end, last_, peak, peak_ms, [owned[k] for k in held])
             by_group.setdefault(group, {}).setdefault(tp, []).append(ep)
             log_partition[group] = eps["log_partitions"][seq]
     last = end_instant if end_instant is not None else max(

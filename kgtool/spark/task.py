@@ -98,6 +98,9 @@ class PartitionSummary:
     last_timestamp: int | None = None
     #: committed partitions (offsets rows) whose data partition was not given: no lag for them
     lag_missing: int = 0
+    #: the owners the lag inputs name by id ([member_id, host, client_id] at each id,
+    #: kgtool.offsets.lag_input.LagInputs.owner_table): the lag phase's episodes refer to them
+    lag_owners: list[list[Any]] = field(default_factory=list)
 
 
 def _ranges(rd: RangeReader, path: str, size: int, split_bytes: int,
@@ -329,6 +332,7 @@ def audit_partition(
         describe_total=counts["groups"] if options.group_pattern is not None else 0,
         lag=lag_inputs,
         lag_missing=lag.missing if lag is not None else 0,
+        lag_owners=[list(o) for o in lag.owner_table] if lag is not None else [],
         last_timestamp=rp.cover.last_timestamp if rp.cover.last_timestamp is not None and
         rp.cover.last_timestamp >= 0 else None,
         **rebalances.result(rp, per_group),

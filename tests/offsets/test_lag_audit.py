@@ -82,8 +82,14 @@ def test_every_lag_row_is_the_state_of_its_instant(broker):
 
 def test_the_rules_fire_for_the_groups_that_misbehave(broker):
     s, results, tables, end = _in_process(broker)
-    findings, section = lag_task.combine(results, _options(broker), end, 0)
+    findings, section = lag_task.combine(results, _options(broker), end, 0, {s.log_partition: s.lag_owners})
     got = sorted((f["rule"], f["group"], f["topic"], f["partition"]) for f in findings)
+    # the episodes name their owners by id in the offsets partition's table; the messages by name
+    assert all(len(o) == 2 for r in results for o in r["episodes"]["owners"])
+    members = {"stalled": "s-1", "stopper": "x-1", "slow": "w-1"}
+    for f in findings:
+        m = members[f["group"]]
+        assert f"owned by {m} (client client-{f['group']}, host /10.1.0.1)" in f["message"], f["message"]
     assert ("lag-stall", "stalled", "orders", 0) in got
     assert ("consumer-stopped", "stopper", None, None) in got  # both partitions, one finding
     assert ("lag-growing", "slow", "orders", 1) in got
