@@ -187,6 +187,9 @@ static PyObject *py_lag_rows(PyObject *self, PyObject *args) {
         int64_t cur_stamp = 0;
         int cur_known = 0;
         Py_ssize_t near = -1, near_c = -1, near_o = -1; /* where the last row's instant, commit, offset were found */
+        int64_t adv_t = INT64_MIN, adv_end = 0; /* the last commit's instant and end(T) there */
+        Py_ssize_t own = ok0; /* the owner changes at or before the last row's instant: [ok0, own) */
+        int64_t own_t = INT64_MIN;
         int64_t row_t_last = INT64_MIN;
         int have_rows = 0;
         /* the instants: each commit's time and first + j*step before the last, merged, at most until */
@@ -220,7 +223,11 @@ static PyObject *py_lag_rows(PyObject *self, PyObject *args) {
                 if (off[k] == LAG_DELETED) {
                     window_reset(&w);
                 } else {
-                    window_add(&w, off[k], when[k], lag_end_at(inst, ends, M, when[k], &near_c));
+                    if (when[k] != adv_t) {
+                        adv_t = when[k];
+                        adv_end = lag_end_at(inst, ends, M, adv_t, &near_c);
+                    }
+                    window_add(&w, off[k], when[k], adv_end);
                     Py_ssize_t j = lag_find(offs, U, off[k], &near_o);
                     cur_known = j < U && offs[j] == off[k] && known[j];
                     cur_stamp = cur_known ? stamps[j] : 0;
@@ -230,15 +237,16 @@ static PyObject *py_lag_rows(PyObject *self, PyObject *args) {
             if (cur < 0 || off[cur] == LAG_DELETED) continue;
             if (at_end && have_rows && row_t_last == end) { o_last[s] = r - 1; continue; }
             if (r >= tail) { overflow = 1; break; }
-            int64_t end_t = lag_end_at(inst, ends, M, t, &near);
+            /* a commit's row: end(T) as its commit found it */
+            int64_t end_t = t == adv_t ? adv_end : lag_end_at(inst, ends, M, t, &near);
             int64_t committed = off[cur];
             int64_t lag = end_t - committed, lag_ms = 0;
             if (lag > 0 && cur_known) lag_ms = t - cur_stamp > 0 ? t - cur_stamp : 0;
-            Py_ssize_t lo = ok0, hi = ok1; /* the owner: the last change at or before t */
-            while (lo < hi) {
-                Py_ssize_t mid = (lo + hi) / 2;
-                if (otimes[mid] <= t) lo = mid + 1; else hi = mid;
-            }
+            /* the owner: the last change at or before t (the rows' instants rise: a walk) */
+            if (t < own_t) own = ok0;
+            own_t = t;
+            while (own < ok1 && otimes[own] <= t) own++;
+            Py_ssize_t lo = own;
             Py_ssize_t i = at_end ? --tail : r++;
             o_seq[i] = (int32_t)s;
             o_t[i] = t;

@@ -83,8 +83,13 @@ class LagInputs:
         self.owners: dict[str, _GroupOwners] = {}
         #: the members rows, flat (one element a row): group code, record offset, timestamp,
         #: owner ((member_id, client_host, client_id) in ``_owner_ids``), member id code, lag
-        #: indices of its partitions; each group's generation rows stay events of ``owners``
-        self._members: dict[str, list[Any]] = {k: [] for k in ("group", "rec", "ts", "owner", "member", "dps")}
+        #: indices of its partitions (a list a row, and all of them one after the other with how
+        #: many each row has: "dp_flat", "dp_size"); each group's generation rows stay events of
+        #: ``owners`` and are also kept flat while it is classic (``_gens``: group code, record
+        #: offset, timestamp)
+        self._members: dict[str, list[Any]] = {k: [] for k in ("group", "rec", "ts", "owner", "member", "dps",
+                                                                "dp_flat", "dp_size")}
+        self._gens: dict[str, list[int]] = {"group": [], "rec": [], "ts": []}
         self._owner_ids: dict[tuple[Any, Any, Any], int] = {}
         self._member_ids: dict[Any, int] = {}
         self.offsets: dict[tuple[str, str, int], dict[str, Any]] = {}
@@ -204,6 +209,9 @@ class LagInputs:
             o.protocol = r.get("protocol") or o.protocol
             if o.protocol == "classic":
                 o.events.append((r["record_offset"], r["timestamp"], "gen", None))
+                self._gens["group"].append(self._group_code(r["group"]))
+                self._gens["rec"].append(r["record_offset"])
+                self._gens["ts"].append(r["timestamp"])
 
     def member_tuples(self, rows: list[tuple]) -> None:
         """Members-table rows as the replay makes them (tuples, ``MEMBER``), kept flat: a column at
@@ -249,6 +257,8 @@ class LagInputs:
                 converted[id(names)] = got
             dps.append(got)
         m["dps"].extend(dps)
+        m["dp_size"].extend(map(len, dps))
+        m["dp_flat"].extend(chain.from_iterable(dps))
 
     def owner_changes(self) -> tuple[list[tuple[Any, Any, Any]], tuple[np.ndarray, ...]]:
         """Every change of owner of every (group, data partition) of the rows kept: the owner
@@ -267,12 +277,12 @@ class LagInputs:
             self._group_code(name)
         names = {c: name for name, c in self._groups.items()}
         mg, mrec, mts, mown, mmem = (np.array(m[k], np.int64) for k in ("group", "rec", "ts", "owner", "member"))
-        # generation rows of classic groups: (group code, record offset, timestamp)
-        gens = [(self._groups[name], rec, ts) for name, o in self.owners.items() if o.protocol == "classic"
-                for rec, ts, kind, _p in o.events if kind == "gen"]
-        gg, grec, gts = (np.array(x, np.int64) for x in zip(*gens)) if gens else (np.zeros(0, np.int64),) * 3
         classic = np.zeros(len(self._groups), np.bool_)
         classic[[self._groups[name] for name, o in self.owners.items() if o.protocol == "classic"]] = True
+        # generation rows of the groups classic at the end: (group code, record offset, timestamp)
+        gg, grec, gts = (np.array(self._gens[k], np.int64) for k in ("group", "rec", "ts"))
+        if len(gg) and not classic[gg].all():
+            gg, grec, gts = (x[classic[gg]] for x in (gg, grec, gts))
         # a member row belongs to the generation record at its record offset (a record is one
         # group's): there must be one, of its group; and a member may not be listed twice there
         held = np.zeros(n, np.bool_)
@@ -288,9 +298,9 @@ class LagInputs:
             bad[mg[o2][1:][twice]] = True
         fast = classic & ~bad
         rows = fast[mg] if n else np.zeros(0, np.bool_)
-        sizes = np.fromiter((len(d) for d, f in zip(m["dps"], rows.tolist()) if f), np.int64)
-        a_dp = np.fromiter(chain.from_iterable(d for d, f in zip(m["dps"], rows.tolist()) if f), np.int64,
-                           int(sizes.sum()))
+        all_sizes = np.array(m["dp_size"], np.int64)
+        sizes = all_sizes[rows]
+        a_dp = np.array(m["dp_flat"], np.int64)[np.repeat(rows, all_sizes)]
         keep = fast[gg] if len(gg) else np.zeros(0, np.bool_)
         dp, grp, ts, ids = _classic_entries(gg[keep], grec[keep], gts[keep], np.repeat(mrec[rows], sizes),
                                             np.repeat(mown[rows], sizes), a_dp)
