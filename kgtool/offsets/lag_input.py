@@ -460,8 +460,8 @@ class LagInput:
     changes are ``owner_bounds[c]:owner_bounds[c+1]`` of ``owner_times`` and ``owner_ids``, an
     index into ``owners`` ([consumer_id, host, client_id]) or -1 when nobody held it; each
     owner's id in its offsets partition's :attr:`LagInputs.owner_table`, ``owner_refs``, when
-    known) and its offsets table row. Sent as :meth:`pack`: a little JSON beside the arrays as they are, in a
-    file of the lag phase's exchange directory (:meth:`write`)."""
+    known) and its offsets table row. Sent as :meth:`pack`: a little JSON beside the arrays as
+    they are, in a file of the lag phase's exchange directory (:meth:`write`)."""
 
     log_partition: int
     groups: list[str]
