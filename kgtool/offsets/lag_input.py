@@ -83,12 +83,12 @@ class LagInputs:
         self.owners: dict[str, _GroupOwners] = {}
         #: the members rows, flat (one element a row): group code, record offset, timestamp,
         #: owner ((member_id, client_host, client_id) in ``_owner_ids``), member id code, lag
-        #: indices of its partitions (a list a row, and all of them one after the other with how
-        #: many each row has: "dp_flat", "dp_size"); each group's generation rows stay events of
+        #: indices of its partitions (all rows' one after the other, "dp_flat", with how many each
+        #: row has, "dp_size"); each group's generation rows stay events of
         #: ``owners`` and are also kept flat while it is classic (``_gens``: group code, record
         #: offset, timestamp)
-        self._members: dict[str, list[Any]] = {k: [] for k in ("group", "rec", "ts", "owner", "member", "dps",
-                                                                "dp_flat", "dp_size")}
+        self._members: dict[str, list[Any]] = {k: [] for k in ("group", "rec", "ts", "owner", "member", "dp_flat",
+                                                                "dp_size")}
         self._gens: dict[str, list[int]] = {"group": [], "rec": [], "ts": []}
         self._owner_ids: dict[tuple[Any, Any, Any], int] = {}
         self._member_ids: dict[Any, int] = {}
@@ -256,7 +256,6 @@ class LagInputs:
                     got = []
                 converted[id(names)] = got
             dps.append(got)
-        m["dps"].extend(dps)
         m["dp_size"].extend(map(len, dps))
         m["dp_flat"].extend(chain.from_iterable(dps))
 
@@ -299,8 +298,9 @@ class LagInputs:
         fast = classic & ~bad
         rows = fast[mg] if n else np.zeros(0, np.bool_)
         all_sizes = np.array(m["dp_size"], np.int64)
+        flat = np.array(m["dp_flat"], np.int64)
         sizes = all_sizes[rows]
-        a_dp = np.array(m["dp_flat"], np.int64)[np.repeat(rows, all_sizes)]
+        a_dp = flat[np.repeat(rows, all_sizes)]
         keep = fast[gg] if len(gg) else np.zeros(0, np.bool_)
         dp, grp, ts, ids = _classic_entries(gg[keep], grec[keep], gts[keep], np.repeat(mrec[rows], sizes),
                                             np.repeat(mown[rows], sizes), a_dp)
@@ -309,6 +309,7 @@ class LagInputs:
         slow = [g for g in range(len(self._groups)) if not fast[g]]
         if slow:
             extra_ids = dict(self._owner_ids)
+            starts = np.cumsum(all_sizes) - all_sizes  # each row's partitions in ``flat``
             of_group = {g: [] for g in slow}
             for i in np.flatnonzero(~rows).tolist():
                 of_group[int(mg[i])].append(i)
@@ -317,7 +318,8 @@ class LagInputs:
                 if o is None:
                     continue
                 member_rows = [(int(mrec[i]), int(mts[i]), "member",
-                                (table[int(mown[i])][0], table[int(mown[i])][2], table[int(mown[i])][1], m["dps"][i]))
+                                (table[int(mown[i])][0], table[int(mown[i])][2], table[int(mown[i])][1],
+                                 flat[starts[i]:starts[i] + all_sizes[i]].tolist()))
                                for i in of_group[g]]
                 events = _GroupOwners(o.protocol, [e for e in o.events if e[2] == "gen"] + member_rows)
                 for d, (times, owners) in _owner_timelines(events).items():
