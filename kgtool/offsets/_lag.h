@@ -477,3 +477,164 @@ done:
     lag_release(b, 4);
     return result;
 }
+
+/* lag_pick_steps(key_index, key_order, key, timestamp, record_offset, offset, deleted, effective,
+ *                effective_at, marker_offsets, marker_times, counts, scratch,
+ *                out_dt, out_doff, out_keys, out_count, out_start, out_first, out_bounds)
+ *     -> (rows picked, keys present), or None when a step does not fit
+ *
+ * lag_pick's rows (the same rows, taking effect at the same instants), kept in 8 bytes a row
+ * instead of 20: a chunk's rows by store key (the keys in key_order: by data partition, then
+ * key; int32), each key's in log order, as its first row (out_first: when and offset, int64
+ * pairs) and the steps from each row to the next (out_dt uint32 ms, out_doff int32; 0 at a
+ * key's first row). out_keys / out_count / out_start (int32, int64, int64): the keys present, how
+ * many rows each, where its rows start; out_bounds (int64, one more than the partitions): data
+ * partition p's keys present are out_bounds[p] .. out_bounds[p+1]-1. scratch: int64, 4 a key.
+ * A step that does not fit (an instant earlier than the one before, as a transaction's commit at
+ * its later marker and the next commit are; a deleted offset; an offset step past int32): None,
+ * and nothing counted (the caller keeps that chunk as lag_pick gives it). counts[key] (int64)
+ * counts the rows picked, as lag_pick's. The rows kept are what the offsets-log task holds until
+ * its end: fresh memory, which this machine's kernel hands out at up to 14 us a page. */
+static PyObject *py_lag_pick_steps(PyObject *self, PyObject *args) {
+    Py_buffer b[20];
+    memset(b, 0, sizeof b);
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*y*y*y*y*w*w*w*w*w*w*w*w*w*", &b[0], &b[1], &b[2], &b[3], &b[4],
+                          &b[5], &b[6], &b[7], &b[8], &b[9], &b[10], &b[11], &b[12], &b[13], &b[14], &b[15],
+                          &b[16], &b[17], &b[18], &b[19]))
+        return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t nk = b[0].len / 4, n = b[2].len / 8, nm = b[9].len / 8, np_ = b[19].len / 8 - 1;
+    if (b[1].len != b[0].len || b[3].len != n * 8 || b[4].len != n * 8 || b[5].len != n * 8 || b[6].len != n ||
+        b[7].len != n || b[8].len != n * 8 || b[10].len != b[9].len || b[11].len != nk * 8 ||
+        b[12].len < nk * 32 || b[13].len < n * 4 || b[14].len < n * 4 || b[15].len < nk * 4 ||
+        b[16].len < nk * 8 || b[17].len < nk * 8 || b[18].len < nk * 16 || np_ < 0) {
+        PyErr_SetString(PyExc_ValueError, "lag_pick_steps: arrays of mismatched lengths");
+        goto done;
+    }
+    const int32_t *kidx = b[0].buf, *korder = b[1].buf;
+    const int64_t *key = b[2].buf, *ts = b[3].buf, *rec = b[4].buf, *off = b[5].buf, *eat = b[8].buf,
+                  *mk = b[9].buf, *mt = b[10].buf;
+    const uint8_t *del = b[6].buf, *eff = b[7].buf;
+    int64_t *counts = b[11].buf, *scratch = b[12].buf, *ocount = b[16].buf, *ostart = b[17].buf,
+            *ofirst = b[18].buf, *bounds = b[19].buf;
+    uint32_t *odt = b[13].buf;
+    int32_t *odoff = b[14].buf, *okeys = b[15].buf;
+    /* scratch: a key's rows in the chunk (then where its next row goes), its place among the keys
+     * present, its last instant and offset */
+    int64_t *cnt = scratch, *slot = scratch + nk, *lw = scratch + 2 * nk, *lo = scratch + 3 * nk;
+    for (Py_ssize_t k = 0; k < nk; k++) cnt[k] = 0;
+    for (Py_ssize_t i = 0; i < n; i++) { /* count by key */
+        int64_t k = key[i];
+        if (k < 0 || k >= nk || kidx[k] >= np_) {
+            PyErr_SetString(PyExc_ValueError, "lag_pick_steps: a key or partition out of range");
+            goto done;
+        }
+        if (eff[i] && kidx[k] >= 0) cnt[k]++;
+    }
+    for (Py_ssize_t p = 0; p <= np_; p++) bounds[p] = 0;
+    Py_ssize_t present = 0, rows = 0;
+    int32_t last_dp = -1;
+    for (Py_ssize_t j = 0; j < nk; j++) { /* the keys present, in key_order: by partition */
+        int32_t k = korder[j];
+        if (k < 0 || k >= nk) {
+            PyErr_SetString(PyExc_ValueError, "lag_pick_steps: key_order out of range");
+            goto done;
+        }
+        if (!cnt[k]) continue;
+        if (kidx[k] < last_dp) {
+            PyErr_SetString(PyExc_ValueError, "lag_pick_steps: key_order not by partition");
+            goto done;
+        }
+        last_dp = kidx[k];
+        okeys[present] = k;
+        ocount[present] = cnt[k];
+        ostart[present] = rows;
+        bounds[kidx[k] + 1]++;
+        slot[k] = present++;
+        rows += cnt[k];
+        cnt[k] = ostart[slot[k]];
+    }
+    for (Py_ssize_t p = 0; p < np_; p++) bounds[p + 1] += bounds[p];
+    for (Py_ssize_t i = 0; i < n; i++) { /* place, as steps */
+        int64_t k = key[i];
+        if (!eff[i] || kidx[k] < 0) continue;
+        int64_t at = cnt[k]++;
+        int64_t when = lag_pick_when(ts, rec, eat, mk, mt, nm, i);
+        int64_t o = del[i] ? LAG_DELETED : off[i];
+        if (o == LAG_DELETED) goto wide;
+        if (at == ostart[slot[k]]) {
+            ofirst[2 * slot[k]] = when;
+            ofirst[2 * slot[k] + 1] = o;
+            odt[at] = 0;
+            odoff[at] = 0;
+        } else {
+            int64_t dt = when - lw[k], doff = o - lo[k];
+            if (dt < 0 || dt > (int64_t)UINT32_MAX || doff < INT32_MIN || doff > INT32_MAX) goto wide;
+            odt[at] = (uint32_t)dt;
+            odoff[at] = (int32_t)doff;
+        }
+        lw[k] = when;
+        lo[k] = o;
+    }
+    for (Py_ssize_t s = 0; s < present; s++) counts[okeys[s]] += ocount[s];
+    result = Py_BuildValue("nn", rows, present);
+    goto done;
+wide:
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    lag_release(b, 20);
+    return result;
+}
+
+/* lag_unsteps(keys, count, start, first, dt, doff, lo, hi, place, out): the rows of the keys
+ * present lo .. hi-1 of a chunk lag_pick_steps kept (its out_* arrays) to rows place[key] ..
+ * of out (int64 pairs, when and offset), place[key] moving on past them: lag_scatter's pass
+ * for such a chunk. */
+static PyObject *py_lag_unsteps(PyObject *self, PyObject *args) {
+    Py_buffer b[8];
+    Py_ssize_t lo, hi;
+    memset(b, 0, sizeof b);
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*nnw*w*", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &lo, &hi, &b[6],
+                          &b[7]))
+        return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t present = b[0].len / 4, n = b[4].len / 4, nkeys = b[6].len / 8, m = b[7].len / 16;
+    if (b[1].len != present * 8 || b[2].len != present * 8 || b[3].len != present * 16 || b[5].len != n * 4 ||
+        b[7].len % 16 || lo < 0 || hi > present || lo > hi) {
+        PyErr_SetString(PyExc_ValueError, "lag_unsteps: arrays of mismatched lengths");
+        goto done;
+    }
+    const int32_t *keys = b[0].buf, *doff = b[5].buf;
+    const int64_t *count = b[1].buf, *start = b[2].buf, *first = b[3].buf;
+    const uint32_t *dt = b[4].buf;
+    int64_t *place = b[6].buf, *out = b[7].buf;
+    for (Py_ssize_t s = lo; s < hi; s++) { /* checked first: nothing written on bad input */
+        int32_t k = keys[s];
+        if (k < 0 || k >= nkeys || count[s] < 1 || start[s] < 0 || start[s] + count[s] > n || place[k] < 0 ||
+            place[k] + count[s] > m) {
+            PyErr_SetString(PyExc_ValueError, "lag_unsteps: a key out of range or more rows than its room");
+            goto done;
+        }
+    }
+    for (Py_ssize_t s = lo; s < hi; s++) {
+        int32_t k = keys[s];
+        int64_t at = place[k], w = first[2 * s], o = first[2 * s + 1];
+        const uint32_t *d = dt + start[s];
+        const int32_t *e = doff + start[s];
+        out[2 * at] = w;
+        out[2 * at + 1] = o;
+        for (int64_t j = 1; j < count[s]; j++) {
+            w += d[j];
+            o += e[j];
+            out[2 * (at + j)] = w;
+            out[2 * (at + j) + 1] = o;
+        }
+        place[k] = at + count[s];
+    }
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    lag_release(b, 8);
+    return result;
+}

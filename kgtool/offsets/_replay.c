@@ -609,6 +609,8 @@ static PyMethodDef methods[] = {
     {"lag_runs", py_lag_runs, METH_VARARGS, "The episodes and peaks of one data partition's lag rows."},
     {"lag_scatter", py_lag_scatter, METH_VARARGS, "A counting sort's second pass over lag inputs."},
     {"lag_pick", py_lag_pick, METH_VARARGS, "The lag inputs of one chunk of commits."},
+    {"lag_pick_steps", py_lag_pick_steps, METH_VARARGS, "The lag inputs of one chunk of commits, as steps."},
+    {"lag_unsteps", py_lag_unsteps, METH_VARARGS, "lag_scatter's pass over a chunk kept as steps."},
     {"replay_commits", py_replay_commits, METH_VARARGS, "Replay offset commits into the partition state."},
     {"end_transaction", py_end_transaction, METH_VARARGS, "Replay a COMMIT or ABORT marker of one producer."},
     {"track_moves", py_track_moves, METH_VARARGS, "The partitions whose owners changed (the zombie rule's moves)."},

@@ -56,6 +56,28 @@ class CommitChunk:
     effective_at: np.ndarray
 
 
+@dataclass
+class _Steps:
+    """A chunk's rows kept as ``_lag.h``'s lag_pick_steps gives them: the store keys present (by
+    data partition, then key; partition ``p``'s are ``bounds[p]:bounds[p+1]``), how many rows each
+    and where they start, each key's first row (instant, offset) and the steps from each row to
+    the next (uint32 ms, int32 offsets)."""
+
+    keys: np.ndarray
+    count: np.ndarray
+    start: np.ndarray
+    first: np.ndarray
+    dt: np.ndarray
+    doff: np.ndarray
+    bounds: np.ndarray
+
+
+def _bytes(flags: np.ndarray) -> np.ndarray:
+    """A bool array as uint8, without a copy when it is contiguous."""
+    flags = np.ascontiguousarray(flags)
+    return flags.view(np.uint8) if flags.dtype == np.bool_ else flags.astype(np.uint8)
+
+
 class LagInputs:
     """Collects one partition's lag inputs while its replay runs (``partitions``: the data
     partitions given, (topic, partition) -> the lag phase's index).
@@ -78,7 +100,11 @@ class LagInputs:
         self._key_group = np.zeros(0, np.int32)
         #: the commits kept, a chunk at a time (store key, instant, offset or DELETED), and how
         #: many of each store key
-        self._chunks: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self._chunks: list[tuple[np.ndarray, np.ndarray, np.ndarray] | _Steps] = []
+        #: the store keys by data partition, then key (lag_pick_steps), its scratch and outputs
+        self._key_order: np.ndarray | None = None
+        self._scratch = np.zeros(0, np.int64)
+        self._present: tuple[np.ndarray, ...] = ()
         self._counts = np.zeros(0, np.int64)
         self.owners: dict[str, _GroupOwners] = {}
         #: the members rows, flat (one element a row): group code, record offset, timestamp,
@@ -145,7 +171,7 @@ class LagInputs:
             if picked is not None:
                 self._chunks.append(picked)
 
-    def _pick(self, c: CommitChunk) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    def _pick(self, c: CommitChunk) -> tuple[np.ndarray, np.ndarray, np.ndarray] | _Steps | None:
         """A chunk's rows kept, by data partition (log order within each): (store keys,
         (instant, offset or DELETED) pairs, each partition's first row and one past the last),
         counted: ``_lag.h``'s lag_pick, or the same with NumPy."""
@@ -153,12 +179,14 @@ class LagInputs:
         bounds = np.empty(n_dp + 1, np.int64)
         if _replay is not None:
             mk, mt = self._marker_arrays()
+            cols = [np.ascontiguousarray(x, np.int64) for x in (c.key, c.timestamp, c.record_offset, c.offset)]
+            flags = [_bytes(c.deleted), _bytes(c.effective)]
+            eat = np.ascontiguousarray(c.effective_at, np.int64)
+            steps = self._pick_steps(n, cols, flags, eat, mk, mt)
+            if steps is not None:
+                return steps
             key, rows = np.empty(n, np.int32), np.empty((n, 2), np.int64)
-            got = _replay.lag_pick(
-                self._key_index, *(np.ascontiguousarray(x, np.int64) for x in (c.key, c.timestamp, c.record_offset,
-                                                                                c.offset)),
-                np.ascontiguousarray(c.deleted, np.uint8), np.ascontiguousarray(c.effective, np.uint8),
-                np.ascontiguousarray(c.effective_at, np.int64), mk, mt, self._counts, key, rows, bounds)
+            got = _replay.lag_pick(self._key_index, *cols, *flags, eat, mk, mt, self._counts, key, rows, bounds)
             if not got:
                 return None
             return (key[:got].copy(), rows[:got].copy(), bounds) if got < n // 2 else (key[:got], rows[:got], bounds)
@@ -177,6 +205,33 @@ class LagInputs:
         bounds[:] = np.searchsorted(dp[order], np.arange(n_dp + 1))
         self._counts += np.bincount(key, minlength=len(self._counts))
         return key[order], rows[order], bounds
+
+    def _pick_steps(self, n: int, cols: list[np.ndarray], flags: list[np.ndarray], eat: np.ndarray, mk: np.ndarray,
+                    mt: np.ndarray) -> _Steps | None:
+        """:meth:`_pick` with ``_lag.h``'s lag_pick_steps: the chunk's rows kept as steps (8 bytes
+        a row, not 20), or None when a step does not fit (the chunk is then kept as lag_pick
+        gives it). What a task keeps until its end is fresh memory, dear on some machines: on
+        the lag benchmark's, the offsets-log tasks of the first wave paid 0.9-1.4 s of system
+        time for 135,000 page faults of kept rows and their neighbours, 0.4-0.5 s for 97,000
+        kept as steps."""
+        nk, n_dp = len(self._key_index), len(self.partitions)
+        if self._key_order is None or len(self._key_order) != nk:
+            self._key_order = np.lexsort((np.arange(nk), self._key_index)).astype(np.int32)
+            self._scratch = np.empty(4 * nk, np.int64)
+            self._present = (np.empty(nk, np.int32), np.empty(nk, np.int64), np.empty(nk, np.int64),
+                             np.empty((nk, 2), np.int64))
+        dt, doff = np.empty(n, np.uint32), np.empty(n, np.int32)
+        bounds = np.empty(n_dp + 1, np.int64)
+        keys, count, start, first = self._present
+        got = _replay.lag_pick_steps(self._key_index, self._key_order, *cols, *flags, eat, mk, mt, self._counts,
+                                     self._scratch, dt, doff, keys, count, start, first, bounds)
+        if got is None:
+            return None
+        rows, present = got
+        if rows < n // 2:
+            dt, doff = dt[:rows].copy(), doff[:rows].copy()
+        return _Steps(keys[:present].copy(), count[:present].copy(), start[:present].copy(), first[:present].copy(),
+                      dt, doff, bounds)
 
     def _marker_arrays(self) -> tuple[np.ndarray, np.ndarray]:
         """The markers' record offsets (ascending) and timestamps, as arrays."""
@@ -410,7 +465,14 @@ class LagInputs:
         place = np.zeros(len(self._counts), np.int64)
         place[keys] = np.cumsum(counts) - counts
         out = room[:int(counts.sum())]
-        for key, rows, bounds in self._chunks:
+        for chunk in self._chunks:
+            if isinstance(chunk, _Steps):
+                a, b = int(chunk.bounds[k]), int(chunk.bounds[k + 1])
+                if b > a:
+                    _replay.lag_unsteps(chunk.keys, chunk.count, chunk.start, chunk.first, chunk.dt, chunk.doff, a, b,
+                                        place, out)
+                continue
+            key, rows, bounds = chunk
             a, b = int(bounds[k]), int(bounds[k + 1])
             if b > a:
                 _scatter(key[a:b], place, rows[a:b], out)
@@ -622,7 +684,7 @@ def _classic_entries(s_g: np.ndarray, s_rec: np.ndarray, s_ts: np.ndarray, a_rec
     a_g = s_g[snap]
     group_end = np.searchsorted(s_g, s_g, "right")
     n_dp = int(a_dp.max()) + 1
-    pairs, pair_of = np.unique(a_g * n_dp + a_dp, return_inverse=True)
+    pairs, pair_of = _dense_unique(a_g * n_dp + a_dp)
     start = np.full(len(pairs), np.iinfo(np.int64).max, np.int64)
     np.minimum.at(start, pair_of, snap)  # a pair's first record: its line starts there
     end = group_end[start]
@@ -632,8 +694,11 @@ def _classic_entries(s_g: np.ndarray, s_rec: np.ndarray, s_ts: np.ndarray, a_rec
     cell_snap = start[cell_pair] + np.arange(int(cells.sum())) - cell_start[cell_pair]
     owner = np.full(len(cell_pair), -1, np.int64)
     at = cell_start[pair_of] + snap - start[pair_of]
-    last = len(at) - 1 - np.unique(at[::-1], return_index=True)[1]  # two members, one partition: the later
-    owner[at[last]] = a_owner[last]
+    # two members, one partition: the later (each cell's last assignment)
+    last = np.full(len(owner), -1, np.int64)
+    np.maximum.at(last, at, np.arange(len(at), dtype=np.int64))
+    held = np.flatnonzero(last >= 0)
+    owner[held] = a_owner[last[held]]
     t = s_ts[cell_snap]
     # one state per instant (the last record at it), then only the changes
     keep = np.r_[(cell_pair[1:] != cell_pair[:-1]) | (t[1:] != t[:-1]), True]
@@ -641,6 +706,19 @@ def _classic_entries(s_g: np.ndarray, s_rec: np.ndarray, s_ts: np.ndarray, a_rec
     change = np.r_[True, (cell_pair[1:] != cell_pair[:-1]) | (owner[1:] != owner[:-1])]
     cell_pair, t, owner = cell_pair[change], t[change], owner[change]
     return pairs[cell_pair] % n_dp, pairs[cell_pair] // n_dp, t, owner
+
+
+def _dense_unique(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(keys, return_inverse=True)`` of non-negative integers: by a table of the key
+    space when it is not much larger than ``keys`` (a pass, not a sort: 830,000 (group, data
+    partition) keys of a benchmark partition, 0.06 s sorted), else sorted."""
+    space = int(keys.max()) + 1 if len(keys) else 0
+    if space > 4 * len(keys) + 4096:
+        return np.unique(keys, return_inverse=True)
+    seen = np.zeros(space, np.bool_)
+    seen[keys] = True
+    code = np.cumsum(seen, dtype=np.int64) - 1
+    return np.flatnonzero(seen), code[keys]
 
 
 def _owner_timelines(o: _GroupOwners) -> dict[int, tuple[list[int], list[Any]]]:

@@ -154,12 +154,15 @@ def test_the_counting_sort_keeps_each_keys_log_order_with_or_without_the_kernel(
     assert outs[0][0] == when[order].tolist() and outs[0][1] == (-when[order]).tolist()
 
 
-def test_the_compiled_pick_and_sort_give_the_inputs_numpy_gives(monkeypatch):
+@pytest.mark.parametrize("deleted,in_txn,jump", [(0.05, 0.2, False), (0.0, 0.0, False), (0.0, 0.0, True),
+                                                  (0.002, 0.01, False)])
+def test_the_compiled_pick_and_sort_give_the_inputs_numpy_gives(monkeypatch, deleted, in_txn, jump):
     """LagInputs over random chunks (keys on given and other partitions, several store keys of
     one (group, topic, partition) as a group deleted and made again has, deletions, commits that
-    did not take effect, transactions at markers, chunks replayed inside others): the same
-    inputs with ``_lag.h``'s lag_pick and lag_scatter as with NumPy alone, each group's commits
-    one sequence in time order."""
+    did not take effect, transactions at markers, chunks replayed inside others, offsets that jump
+    past an int32 step): the same inputs with ``_lag.h``'s lag_pick, lag_pick_steps and their
+    passes as with NumPy alone, each group's commits one sequence in time order. Chunks with no
+    deletion and no instant going back are kept as steps; the others as lag_pick gives them."""
     from kgtool.offsets import lag_input as LI
     from kgtool.offsets.store import NULL
 
@@ -176,10 +179,11 @@ def test_the_compiled_pick_and_sort_give_the_inputs_numpy_gives(monkeypatch):
             n = int(r.integers(0, 300))
             recs = rec + np.arange(n, dtype=np.int64)
             rec += n
-            at = np.where(r.random(n) < 0.2, 10_000 + r.integers(0, 400, n), recs)
+            at = np.where(r.random(n) < in_txn, 10_000 + r.integers(0, 400, n), recs)
             at = np.where(r.random(n) < 0.05, NULL, at)
-            parts = [LI.CommitChunk(r.integers(0, 40, n), 1_000 * recs // 7, recs, r.integers(0, 9_000, n),
-                                    r.random(n) < 0.05, r.random(n) < 0.9, at)]
+            offsets = r.integers(0, 9_000, n) + (np.where(r.random(n) < 0.1, 3 << 31, 0) if jump else 0)
+            parts = [LI.CommitChunk(r.integers(0, 40, n), 1_000 * recs // 7, recs, offsets,
+                                    r.random(n) < deleted, r.random(n) < 0.9, at)]
             if n and r.random() < 0.3:  # one replayed inside it: interleaved record offsets
                 k = int(r.integers(1, n + 1))
                 parts = [LI.CommitChunk(*(getattr(parts[0], f)[::2] for f in ("key", "timestamp", "record_offset",
@@ -196,11 +200,17 @@ def test_the_compiled_pick_and_sort_give_the_inputs_numpy_gives(monkeypatch):
         li = LI.LagInputs({("orders", p): p for p in range(4)}, 3, dict(markers))
         for parts in chunks(5):
             li.commits(parts, len(keys), lambda k: keys[k])
+        kinds.append(sorted({type(c).__name__ for c in li._chunks}))
         return {k: (v.groups, v.group_bounds.tolist(), v.when.tolist(), v.offset.tolist())
                 for k, v in li.payloads()}
 
+    kinds: list[list[str]] = []
     compiled = inputs(True)
     assert compiled == inputs(False)
+    # both forms met where the chunks call for them (NumPy keeps tuples)
+    expected = {(0.05, 0.2, False): ["_Steps", "tuple"], (0.0, 0.0, False): ["_Steps"], (0.0, 0.0, True): ["_Steps", "tuple"],
+                (0.002, 0.01, False): ["_Steps", "tuple"]}[(deleted, in_txn, jump)]
+    assert kinds == [expected, ["tuple"]]
     assert sum(len(v[2]) for v in compiled.values()) > 500
     for groups, bounds, when, _offset in compiled.values():
         assert len(bounds) == len(groups) + 1 and bounds[-1] == len(when)
