@@ -481,7 +481,8 @@ done:
 /* lag_pick_steps(key_index, key_order, key, timestamp, record_offset, offset, deleted, effective,
  *                effective_at, marker_offsets, marker_times, counts, scratch,
  *                out_dt, out_doff, out_keys, out_count, out_start, out_first, out_bounds)
- *     -> (rows picked, keys present), or None when a step does not fit
+ *     -> (rows picked, keys present, largest dt, smallest and largest doff), or None when a
+ *        step does not fit
  *
  * lag_pick's rows (the same rows, taking effect at the same instants), kept in 8 bytes a row
  * instead of 20: a chunk's rows by store key (the keys in key_order: by data partition, then
@@ -494,7 +495,8 @@ done:
  * its later marker and the next commit are; a deleted offset; an offset step past int32): None,
  * and nothing counted (the caller keeps that chunk as lag_pick gives it). counts[key] (int64)
  * counts the rows picked, as lag_pick's. The rows kept are what the offsets-log task holds until
- * its end: fresh memory, which this machine's kernel hands out at up to 14 us a page. */
+ * its end: fresh memory, which this machine's kernel hands out at up to 14 us a page (the caller
+ * keeps the steps in 16 bits each when their range allows). */
 static PyObject *py_lag_pick_steps(PyObject *self, PyObject *args) {
     Py_buffer b[20];
     memset(b, 0, sizeof b);
@@ -533,6 +535,7 @@ static PyObject *py_lag_pick_steps(PyObject *self, PyObject *args) {
     }
     for (Py_ssize_t p = 0; p <= np_; p++) bounds[p] = 0;
     Py_ssize_t present = 0, rows = 0;
+    int64_t max_dt = 0, min_doff = 0, max_doff = 0;
     int32_t last_dp = -1;
     for (Py_ssize_t j = 0; j < nk; j++) { /* the keys present, in key_order: by partition */
         int32_t k = korder[j];
@@ -572,12 +575,15 @@ static PyObject *py_lag_pick_steps(PyObject *self, PyObject *args) {
             if (dt < 0 || dt > (int64_t)UINT32_MAX || doff < INT32_MIN || doff > INT32_MAX) goto wide;
             odt[at] = (uint32_t)dt;
             odoff[at] = (int32_t)doff;
+            if (dt > max_dt) max_dt = dt;
+            if (doff < min_doff) min_doff = doff;
+            if (doff > max_doff) max_doff = doff;
         }
         lw[k] = when;
         lo[k] = o;
     }
     for (Py_ssize_t s = 0; s < present; s++) counts[okeys[s]] += ocount[s];
-    result = Py_BuildValue("nn", rows, present);
+    result = Py_BuildValue("nnLLL", rows, present, (long long)max_dt, (long long)min_doff, (long long)max_doff);
     goto done;
 wide:
     result = Py_None;
@@ -587,27 +593,29 @@ done:
     return result;
 }
 
-/* lag_unsteps(keys, count, start, first, dt, doff, lo, hi, place, out): the rows of the keys
- * present lo .. hi-1 of a chunk lag_pick_steps kept (its out_* arrays) to rows place[key] ..
- * of out (int64 pairs, when and offset), place[key] moving on past them: lag_scatter's pass
- * for such a chunk. */
+/* lag_unsteps(keys, count, start, first, dt, doff, width, lo, hi, place, out): the rows of the
+ * keys present lo .. hi-1 of a chunk lag_pick_steps kept (its out_* arrays; the steps uint32 and
+ * int32, or uint16 and int16 with width 2) to rows place[key] .. of out (int64 pairs, when and
+ * offset), place[key] moving on past them: lag_scatter's pass for such a chunk. */
 static PyObject *py_lag_unsteps(PyObject *self, PyObject *args) {
     Py_buffer b[8];
     Py_ssize_t lo, hi;
+    int width;
     memset(b, 0, sizeof b);
-    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*nnw*w*", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &lo, &hi, &b[6],
-                          &b[7]))
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*innw*w*", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &width, &lo, &hi,
+                          &b[6], &b[7]))
         return NULL;
     PyObject *result = NULL;
-    Py_ssize_t present = b[0].len / 4, n = b[4].len / 4, nkeys = b[6].len / 8, m = b[7].len / 16;
-    if (b[1].len != present * 8 || b[2].len != present * 8 || b[3].len != present * 16 || b[5].len != n * 4 ||
-        b[7].len % 16 || lo < 0 || hi > present || lo > hi) {
+    Py_ssize_t present = b[0].len / 4, n = (width == 2 || width == 4) ? b[4].len / width : 0, nkeys = b[6].len / 8,
+               m = b[7].len / 16;
+    if ((width != 2 && width != 4) || b[1].len != present * 8 || b[2].len != present * 8 ||
+        b[3].len != present * 16 || b[4].len != n * width || b[5].len != n * width || b[7].len % 16 || lo < 0 ||
+        hi > present || lo > hi) {
         PyErr_SetString(PyExc_ValueError, "lag_unsteps: arrays of mismatched lengths");
         goto done;
     }
-    const int32_t *keys = b[0].buf, *doff = b[5].buf;
+    const int32_t *keys = b[0].buf;
     const int64_t *count = b[1].buf, *start = b[2].buf, *first = b[3].buf;
-    const uint32_t *dt = b[4].buf;
     int64_t *place = b[6].buf, *out = b[7].buf;
     for (Py_ssize_t s = lo; s < hi; s++) { /* checked first: nothing written on bad input */
         int32_t k = keys[s];
@@ -620,15 +628,26 @@ static PyObject *py_lag_unsteps(PyObject *self, PyObject *args) {
     for (Py_ssize_t s = lo; s < hi; s++) {
         int32_t k = keys[s];
         int64_t at = place[k], w = first[2 * s], o = first[2 * s + 1];
-        const uint32_t *d = dt + start[s];
-        const int32_t *e = doff + start[s];
         out[2 * at] = w;
         out[2 * at + 1] = o;
-        for (int64_t j = 1; j < count[s]; j++) {
-            w += d[j];
-            o += e[j];
-            out[2 * (at + j)] = w;
-            out[2 * (at + j) + 1] = o;
+        if (width == 4) {
+            const uint32_t *d = (const uint32_t *)b[4].buf + start[s];
+            const int32_t *e = (const int32_t *)b[5].buf + start[s];
+            for (int64_t j = 1; j < count[s]; j++) {
+                w += d[j];
+                o += e[j];
+                out[2 * (at + j)] = w;
+                out[2 * (at + j) + 1] = o;
+            }
+        } else {
+            const uint16_t *d = (const uint16_t *)b[4].buf + start[s];
+            const int16_t *e = (const int16_t *)b[5].buf + start[s];
+            for (int64_t j = 1; j < count[s]; j++) {
+                w += d[j];
+                o += e[j];
+                out[2 * (at + j)] = w;
+                out[2 * (at + j) + 1] = o;
+            }
         }
         place[k] = at + count[s];
     }

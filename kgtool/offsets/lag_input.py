@@ -61,7 +61,8 @@ class _Steps:
     """A chunk's rows kept as ``_lag.h``'s lag_pick_steps gives them: the store keys present (by
     data partition, then key; partition ``p``'s are ``bounds[p]:bounds[p+1]``), how many rows each
     and where they start, each key's first row (instant, offset) and the steps from each row to
-    the next (uint32 ms, int32 offsets)."""
+    the next (ms and offsets: uint16 and int16 when every step of the chunk fits, else uint32 and
+    int32)."""
 
     keys: np.ndarray
     count: np.ndarray
@@ -105,6 +106,7 @@ class LagInputs:
         self._key_order: np.ndarray | None = None
         self._scratch = np.zeros(0, np.int64)
         self._present: tuple[np.ndarray, ...] = ()
+        self._steps = (np.zeros(0, np.uint32), np.zeros(0, np.int32))
         self._counts = np.zeros(0, np.int64)
         self.owners: dict[str, _GroupOwners] = {}
         #: the members rows, flat (one element a row): group code, record offset, timestamp,
@@ -208,27 +210,32 @@ class LagInputs:
 
     def _pick_steps(self, n: int, cols: list[np.ndarray], flags: list[np.ndarray], eat: np.ndarray, mk: np.ndarray,
                     mt: np.ndarray) -> _Steps | None:
-        """:meth:`_pick` with ``_lag.h``'s lag_pick_steps: the chunk's rows kept as steps (8 bytes
-        a row, not 20), or None when a step does not fit (the chunk is then kept as lag_pick
-        gives it). What a task keeps until its end is fresh memory, dear on some machines: on
-        the lag benchmark's, the offsets-log tasks of the first wave paid 0.9-1.4 s of system
-        time for 135,000 page faults of kept rows and their neighbours, 0.4-0.5 s for 97,000
-        kept as steps."""
+        """:meth:`_pick` with ``_lag.h``'s lag_pick_steps: the chunk's rows kept as steps (4 or 8
+        bytes a row, not 20), or None when a step does not fit (the chunk is then kept as
+        lag_pick gives it). What a task keeps until its end is fresh memory, dear on some
+        machines: on the lag benchmark's, the offsets-log tasks of the first wave paid 0.9-1.4 s
+        of system time for 135,000 page faults of kept rows and their neighbours, 0.40 s for
+        108,000 kept as 32-bit steps. The steps are written into buffers reused chunk after
+        chunk, then kept in 16 bits each when all of the chunk's fit."""
         nk, n_dp = len(self._key_index), len(self.partitions)
         if self._key_order is None or len(self._key_order) != nk:
             self._key_order = np.lexsort((np.arange(nk), self._key_index)).astype(np.int32)
             self._scratch = np.empty(4 * nk, np.int64)
             self._present = (np.empty(nk, np.int32), np.empty(nk, np.int64), np.empty(nk, np.int64),
                              np.empty((nk, 2), np.int64))
-        dt, doff = np.empty(n, np.uint32), np.empty(n, np.int32)
+        if len(self._steps[0]) < n:  # the steps written here, then kept as narrow as they fit
+            self._steps = (np.empty(n, np.uint32), np.empty(n, np.int32))
+        dt, doff = self._steps
         bounds = np.empty(n_dp + 1, np.int64)
         keys, count, start, first = self._present
         got = _replay.lag_pick_steps(self._key_index, self._key_order, *cols, *flags, eat, mk, mt, self._counts,
                                      self._scratch, dt, doff, keys, count, start, first, bounds)
         if got is None:
             return None
-        rows, present = got
-        if rows < n // 2:
+        rows, present, max_dt, min_doff, max_doff = got
+        if max_dt <= 0xFFFF and -0x8000 <= min_doff and max_doff <= 0x7FFF:  # 4 bytes a commit
+            dt, doff = dt[:rows].astype(np.uint16), doff[:rows].astype(np.int16)
+        else:
             dt, doff = dt[:rows].copy(), doff[:rows].copy()
         return _Steps(keys[:present].copy(), count[:present].copy(), start[:present].copy(), first[:present].copy(),
                       dt, doff, bounds)
@@ -469,8 +476,8 @@ class LagInputs:
             if isinstance(chunk, _Steps):
                 a, b = int(chunk.bounds[k]), int(chunk.bounds[k + 1])
                 if b > a:
-                    _replay.lag_unsteps(chunk.keys, chunk.count, chunk.start, chunk.first, chunk.dt, chunk.doff, a, b,
-                                        place, out)
+                    _replay.lag_unsteps(chunk.keys, chunk.count, chunk.start, chunk.first, chunk.dt, chunk.doff,
+                                        chunk.dt.itemsize, a, b, place, out)
                 continue
             key, rows, bounds = chunk
             a, b = int(bounds[k]), int(bounds[k + 1])

@@ -154,8 +154,8 @@ def test_the_counting_sort_keeps_each_keys_log_order_with_or_without_the_kernel(
     assert outs[0][0] == when[order].tolist() and outs[0][1] == (-when[order]).tolist()
 
 
-@pytest.mark.parametrize("deleted,in_txn,jump", [(0.05, 0.2, False), (0.0, 0.0, False), (0.0, 0.0, True),
-                                                  (0.002, 0.01, False)])
+@pytest.mark.parametrize("deleted,in_txn,jump", [(0.05, 0.2, 0), (0.0, 0.0, 0), (0.0, 0.0, 100_000),
+                                                  (0.0, 0.0, 3 << 31), (0.002, 0.01, 0)])
 def test_the_compiled_pick_and_sort_give_the_inputs_numpy_gives(monkeypatch, deleted, in_txn, jump):
     """LagInputs over random chunks (keys on given and other partitions, several store keys of
     one (group, topic, partition) as a group deleted and made again has, deletions, commits that
@@ -181,7 +181,7 @@ def test_the_compiled_pick_and_sort_give_the_inputs_numpy_gives(monkeypatch, del
             rec += n
             at = np.where(r.random(n) < in_txn, 10_000 + r.integers(0, 400, n), recs)
             at = np.where(r.random(n) < 0.05, NULL, at)
-            offsets = r.integers(0, 9_000, n) + (np.where(r.random(n) < 0.1, 3 << 31, 0) if jump else 0)
+            offsets = r.integers(0, 9_000, n) + np.where(r.random(n) < 0.1, jump, 0)
             parts = [LI.CommitChunk(r.integers(0, 40, n), 1_000 * recs // 7, recs, offsets,
                                     r.random(n) < deleted, r.random(n) < 0.9, at)]
             if n and r.random() < 0.3:  # one replayed inside it: interleaved record offsets
@@ -200,17 +200,19 @@ def test_the_compiled_pick_and_sort_give_the_inputs_numpy_gives(monkeypatch, del
         li = LI.LagInputs({("orders", p): p for p in range(4)}, 3, dict(markers))
         for parts in chunks(5):
             li.commits(parts, len(keys), lambda k: keys[k])
-        kinds.append(sorted({type(c).__name__ for c in li._chunks}))
+        kinds.append(sorted({f"steps{c.dt.itemsize * 8}" if isinstance(c, LI._Steps) else "rows" for c in li._chunks}))
         return {k: (v.groups, v.group_bounds.tolist(), v.when.tolist(), v.offset.tolist())
                 for k, v in li.payloads()}
 
     kinds: list[list[str]] = []
     compiled = inputs(True)
     assert compiled == inputs(False)
-    # both forms met where the chunks call for them (NumPy keeps tuples)
-    expected = {(0.05, 0.2, False): ["_Steps", "tuple"], (0.0, 0.0, False): ["_Steps"], (0.0, 0.0, True): ["_Steps", "tuple"],
-                (0.002, 0.01, False): ["_Steps", "tuple"]}[(deleted, in_txn, jump)]
-    assert kinds == [expected, ["tuple"]]
+    # each form met where the chunks call for it (NumPy keeps rows): 16-bit steps where they fit,
+    # 32-bit past int16, rows past int32 or with a deletion or an instant going back
+    expected = {(0.05, 0.2, 0): ["rows", "steps16"], (0.0, 0.0, 0): ["steps16"],
+                (0.0, 0.0, 100_000): ["steps16", "steps32"], (0.0, 0.0, 3 << 31): ["rows", "steps16"],
+                (0.002, 0.01, 0): ["rows", "steps16"]}[(deleted, in_txn, jump)]
+    assert kinds == [expected, ["rows"]]
     assert sum(len(v[2]) for v in compiled.values()) > 500
     for groups, bounds, when, _offset in compiled.values():
         assert len(bounds) == len(groups) + 1 and bounds[-1] == len(when)
