@@ -107,6 +107,8 @@ class LagInputs:
         self._scratch = np.zeros(0, np.int64)
         self._present: tuple[np.ndarray, ...] = ()
         self._steps = (np.zeros(0, np.uint32), np.zeros(0, np.int32))
+        #: where the steps kept go: the process's pooled buffers, given back once the inputs are out
+        self._arena = direct.Arena()
         self._counts = np.zeros(0, np.int64)
         self.owners: dict[str, _GroupOwners] = {}
         #: the members rows, flat (one element a row): group code, record offset, timestamp,
@@ -216,7 +218,9 @@ class LagInputs:
         machines: on the lag benchmark's, the offsets-log tasks of the first wave paid 0.9-1.4 s
         of system time for 135,000 page faults of kept rows and their neighbours, 0.40 s for
         108,000 kept as 32-bit steps. The steps are written into buffers reused chunk after
-        chunk, then kept in 16 bits each when all of the chunk's fit."""
+        chunk, then kept in 16 bits each when all of the chunk's fit, in the task's
+        :class:`kgtool.storage.direct.Arena` (the process's pooled buffers: the next task of the
+        process, or its lag task's segments read whole, finds those pages mapped)."""
         nk, n_dp = len(self._key_index), len(self.partitions)
         if self._key_order is None or len(self._key_order) != nk:
             self._key_order = np.lexsort((np.arange(nk), self._key_index)).astype(np.int32)
@@ -233,12 +237,13 @@ class LagInputs:
         if got is None:
             return None
         rows, present, max_dt, min_doff, max_doff = got
-        if max_dt <= 0xFFFF and -0x8000 <= min_doff and max_doff <= 0x7FFF:  # 4 bytes a commit
-            dt, doff = dt[:rows].astype(np.uint16), doff[:rows].astype(np.int16)
-        else:
-            dt, doff = dt[:rows].copy(), doff[:rows].copy()
+        narrow = max_dt <= 0xFFFF and -0x8000 <= min_doff and max_doff <= 0x7FFF  # 4 bytes a commit
+        kept_dt = self._arena.array(rows, np.uint16 if narrow else np.uint32)
+        kept_doff = self._arena.array(rows, np.int16 if narrow else np.int32)
+        np.copyto(kept_dt, dt[:rows], casting="unsafe")
+        np.copyto(kept_doff, doff[:rows], casting="unsafe")
         return _Steps(keys[:present].copy(), count[:present].copy(), start[:present].copy(), first[:present].copy(),
-                      dt, doff, bounds)
+                      kept_dt, kept_doff, bounds)
 
     def _marker_arrays(self) -> tuple[np.ndarray, np.ndarray]:
         """The markers' record offsets (ascending) and timestamps, as arrays."""
@@ -462,6 +467,7 @@ class LagInputs:
                 owner_times=times, owner_ids=ids.astype(np.int32),
                 offset_rows={local[c]: row for c, row in rows_of.get(k, [])}, owner_refs=held.tolist())
         self._chunks = []
+        self._arena.release()  # the steps' buffers, for the next task of this process
 
     def _partition_rows(self, k: int, keys: np.ndarray, counts: np.ndarray, room: np.ndarray
                         ) -> tuple[np.ndarray, np.ndarray]:

@@ -155,6 +155,32 @@ def test_buffers_go_back_to_the_pool_and_are_reused(partition):
     assert any(len(b) >= size + 3 * mmap.PAGESIZE for b in direct._idle) and len(direct._idle) <= direct.KEEP
 
 
+def test_an_arena_carves_arrays_from_the_pool_and_gives_its_buffers_back(monkeypatch):
+    """Arrays kept until a task ends come from the pool's buffers (aligned, apart, a larger one
+    for a larger array) and go back to it: a segment read whole after reuses a buffer whose
+    pages the arena wrote."""
+    monkeypatch.setattr(direct, "ARENA_BLOCK", 4 * mmap.PAGESIZE)
+    monkeypatch.setattr(direct, "_idle", [])
+    arena = direct.Arena()
+    a = arena.array(1000, np.uint16)
+    b = arena.array(10, np.int64)
+    big = arena.array(5 * mmap.PAGESIZE, np.uint8)  # more than a block: a buffer of its own
+    a[:] = 7
+    b[:] = -1
+    big[:] = 1
+    assert a.ctypes.data % 64 == 0 and b.ctypes.data % 64 == 0
+    assert b.ctypes.data >= a.ctypes.data + a.nbytes  # apart
+    assert (a == 7).all() and (b == -1).all() and len(arena._buffers) == 2
+    buffers = list(arena._buffers)
+    del a, b, big
+    arena.release()
+    assert arena._buffers == [] and sorted(map(len, direct._idle)) == sorted(map(len, buffers))
+    # the next user of the pool (a segment read whole, the next task's arena) takes them
+    taken = direct._buffer(3 * mmap.PAGESIZE)
+    assert taken is buffers[0] and taken[:2] == bytes([7, 0])  # its pages as the arena left them
+    direct._give_back(taken)
+
+
 def test_cached_or_sparsely_asked_segments_keep_their_mappings(partition, monkeypatch):
     log = PartitionLog(partition)
     data = log._seg(0).data
