@@ -555,16 +555,20 @@ class LagInput:
     #: the arrays of :meth:`pack`, in order, with their types
     _ARRAYS = (("group_bounds", "<i8"), ("when", "<i8"), ("offset", "<i8"), ("owner_bounds", "<i8"),
                ("owner_times", "<i8"), ("owner_ids", "<i4"))
-    #: ...and when the commits fit :func:`_deltas` (``form`` "delta32" in the head)
+    #: ...and when the commits fit :func:`_deltas` (``form`` "delta32" in the head; "delta16":
+    #: the steps uint16 and int16)
     _DELTA_ARRAYS = (("group_bounds", "<i8"), ("when_first", "<i8"), ("when_steps", "<u4"),
                      ("offset_first", "<i8"), ("offset_steps", "<i4"), ("owner_bounds", "<i8"),
                      ("owner_times", "<i8"), ("owner_ids", "<i4"))
+    _DELTA16_ARRAYS = tuple((name, {"when_steps": "<u2", "offset_steps": "<i2"}.get(name, dt))
+                            for name, dt in _DELTA_ARRAYS)
 
     def pack(self) -> tuple[str, list[np.ndarray]]:
         """(the JSON head, the arrays to write after it). The commits go as each group run's first
-        instant and offset and the steps after (:func:`_deltas`: 8 bytes a commit) when the steps
-        fit, else as they are (16): the lag phase waits on the disk for them. lz4 cost the
-        offsets-log task more (0.28 s of a 16M-commit task) than it saved."""
+        instant and offset and the steps after (:func:`_deltas`: 4 bytes a commit when every step
+        fits 16 bits, 8 when 32) when the steps fit, else as they are (16): the lag phase waits
+        on the disk for them. lz4 cost the offsets-log task more (0.28 s of a 16M-commit task)
+        than it saved."""
         import json
 
         arrays = [np.ascontiguousarray(getattr(self, name), dt) for name, dt in self._ARRAYS]
@@ -572,10 +576,10 @@ class LagInput:
                 "offset_rows": [[c, r] for c, r in sorted(self.offset_rows.items())], "owner_refs": self.owner_refs,
                 "lengths": [len(a) for a in arrays]}
         compact = _deltas(arrays[0], arrays[1], arrays[2])
-        if compact is not None:  # the commits in 8 bytes, not 16
+        if compact is not None:  # the commits in 4 or 8 bytes, not 16
             arrays = [arrays[0], *compact, *arrays[3:]]
             head["lengths"] = [len(a) for a in arrays]
-            head["form"] = "delta32"
+            head["form"] = "delta16" if compact[1].itemsize == 2 else "delta32"
         return json.dumps(head, separators=(",", ":")), arrays
 
     def write(self, root: str, index: int) -> None:
@@ -629,7 +633,7 @@ class LagInput:
         import json
 
         head = json.loads(text)
-        kinds = cls._DELTA_ARRAYS if head.get("form") == "delta32" else cls._ARRAYS
+        kinds = {"delta32": cls._DELTA_ARRAYS, "delta16": cls._DELTA16_ARRAYS}.get(head.get("form"), cls._ARRAYS)
         sizes = [n * np.dtype(dt).itemsize for n, (_name, dt) in zip(head["lengths"], kinds)]
         if len(data) != sum(sizes) or len(sizes) != len(kinds):
             raise ValueError(f"lag input of {sum(sizes)} bytes of arrays holds {len(data)}")
@@ -638,7 +642,7 @@ class LagInput:
             a = np.frombuffer(data, dt, n, at)
             arrays[name] = a if a.dtype.isnative else a.astype(a.dtype.newbyteorder("="))
             at += nbytes
-        if kinds is cls._DELTA_ARRAYS:
+        if kinds is not cls._ARRAYS:
             bounds = arrays["group_bounds"]
             arrays["when"] = _undelta(bounds, arrays.pop("when_first"), arrays.pop("when_steps"))
             arrays["offset"] = _undelta(bounds, arrays.pop("offset_first"), arrays.pop("offset_steps"))
@@ -649,8 +653,9 @@ class LagInput:
 def _deltas(bounds: np.ndarray, when: np.ndarray, offset: np.ndarray) -> list[np.ndarray] | None:
     """The commits of each group run (``bounds``) as its first instant and offset and the steps
     from each commit to the next: instants by time, so steps of under 2^32 ms (49 days) fit
-    uint32, offsets' steps int32 (a deleted offset, DELETED, does not); None when one does not
-    fit (the arrays then go as they are)."""
+    uint32, offsets' steps int32 (a deleted offset, DELETED, does not); uint16 and int16 when
+    every step fits those (commits a minute apart at most, 32,767 records); None when one does
+    not fit 32 bits (the arrays then go as they are)."""
     n, groups = len(when), len(bounds) - 1
     if not n:
         return None
@@ -658,19 +663,22 @@ def _deltas(bounds: np.ndarray, when: np.ndarray, offset: np.ndarray) -> list[np
     starts = bounds[live]  # their runs' first commits
     if (offset == DELETED).any():
         return None
-    out = []
-    for values, dt in ((when, np.uint32), (offset, np.int32)):
+    out, narrow = [], True
+    for values, dt, dt16 in ((when, np.uint32, np.uint16), (offset, np.int32, np.int16)):
         first = np.zeros(groups, np.int64)
         first[live] = values[starts]
         steps = np.empty(n, np.int64)
         steps[0] = 0
         np.subtract(values[1:], values[:-1], out=steps[1:])
         steps[starts] = 0
-        info = np.iinfo(dt)
-        if steps.min() < info.min or steps.max() > info.max:
+        lo, hi = int(steps.min()), int(steps.max())
+        info, info16 = np.iinfo(dt), np.iinfo(dt16)
+        if lo < info.min or hi > info.max:
             return None
-        out += [first, steps.astype(dt)]
-    return out
+        narrow = narrow and info16.min <= lo and hi <= info16.max
+        out += [first, steps]
+    kinds = (np.uint16, np.int16) if narrow else (np.uint32, np.int32)
+    return [out[0], out[1].astype(kinds[0]), out[2], out[3].astype(kinds[1])]
 
 
 def _undelta(bounds: np.ndarray, first: np.ndarray, steps: np.ndarray) -> np.ndarray:
