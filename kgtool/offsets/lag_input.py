@@ -555,20 +555,17 @@ class LagInput:
     #: the arrays of :meth:`pack`, in order, with their types
     _ARRAYS = (("group_bounds", "<i8"), ("when", "<i8"), ("offset", "<i8"), ("owner_bounds", "<i8"),
                ("owner_times", "<i8"), ("owner_ids", "<i4"))
-    #: ...and when the commits fit :func:`_deltas` (``form`` "delta32" in the head; "delta16":
-    #: the steps uint16 and int16)
-    _DELTA_ARRAYS = (("group_bounds", "<i8"), ("when_first", "<i8"), ("when_steps", "<u4"),
-                     ("offset_first", "<i8"), ("offset_steps", "<i4"), ("owner_bounds", "<i8"),
-                     ("owner_times", "<i8"), ("owner_ids", "<i4"))
-    _DELTA16_ARRAYS = tuple((name, {"when_steps": "<u2", "offset_steps": "<i2"}.get(name, dt))
-                            for name, dt in _DELTA_ARRAYS)
+    #: ...and when there are commits (``form`` "steps16" in the head): :func:`_deltas`
+    _STEP_ARRAYS = (("group_bounds", "<i8"), ("when_first", "<i8"), ("when_steps", "<u2"), ("when_big", "<i8"),
+                    ("offset_first", "<i8"), ("offset_steps", "<i2"), ("offset_big", "<i8"), ("owner_bounds", "<i8"),
+                    ("owner_times", "<i8"), ("owner_ids", "<i4"))
 
     def pack(self) -> tuple[str, list[np.ndarray]]:
         """(the JSON head, the arrays to write after it). The commits go as each group run's first
-        instant and offset and the steps after (:func:`_deltas`: 4 bytes a commit when every step
-        fits 16 bits, 8 when 32) when the steps fit, else as they are (16): the lag phase waits
-        on the disk for them. lz4 cost the offsets-log task more (0.28 s of a 16M-commit task)
-        than it saved."""
+        instant and offset and the 16-bit steps after, the steps that do not fit beside
+        (:func:`_deltas`: about 4 bytes a commit, against 16 as they are): the lag phase waits on
+        the disk for them. lz4 cost the offsets-log task more (0.28 s of a 16M-commit task) than
+        it saved."""
         import json
 
         arrays = [np.ascontiguousarray(getattr(self, name), dt) for name, dt in self._ARRAYS]
@@ -576,10 +573,10 @@ class LagInput:
                 "offset_rows": [[c, r] for c, r in sorted(self.offset_rows.items())], "owner_refs": self.owner_refs,
                 "lengths": [len(a) for a in arrays]}
         compact = _deltas(arrays[0], arrays[1], arrays[2])
-        if compact is not None:  # the commits in 4 or 8 bytes, not 16
+        if compact is not None:
             arrays = [arrays[0], *compact, *arrays[3:]]
             head["lengths"] = [len(a) for a in arrays]
-            head["form"] = "delta16" if compact[1].itemsize == 2 else "delta32"
+            head["form"] = "steps16"
         return json.dumps(head, separators=(",", ":")), arrays
 
     def write(self, root: str, index: int) -> None:
@@ -633,7 +630,7 @@ class LagInput:
         import json
 
         head = json.loads(text)
-        kinds = {"delta32": cls._DELTA_ARRAYS, "delta16": cls._DELTA16_ARRAYS}.get(head.get("form"), cls._ARRAYS)
+        kinds = cls._STEP_ARRAYS if head.get("form") == "steps16" else cls._ARRAYS
         sizes = [n * np.dtype(dt).itemsize for n, (_name, dt) in zip(head["lengths"], kinds)]
         if len(data) != sum(sizes) or len(sizes) != len(kinds):
             raise ValueError(f"lag input of {sum(sizes)} bytes of arrays holds {len(data)}")
@@ -642,43 +639,55 @@ class LagInput:
             a = np.frombuffer(data, dt, n, at)
             arrays[name] = a if a.dtype.isnative else a.astype(a.dtype.newbyteorder("="))
             at += nbytes
-        if kinds is not cls._ARRAYS:
+        if kinds is cls._STEP_ARRAYS:
             bounds = arrays["group_bounds"]
-            arrays["when"] = _undelta(bounds, arrays.pop("when_first"), arrays.pop("when_steps"))
-            arrays["offset"] = _undelta(bounds, arrays.pop("offset_first"), arrays.pop("offset_steps"))
+            for name, escape in (("when", _ESCAPE[0]), ("offset", _ESCAPE[1])):
+                steps = _unescape(arrays.pop(f"{name}_steps"), arrays.pop(f"{name}_big"), escape)
+                arrays[name] = _undelta(bounds, arrays.pop(f"{name}_first"), steps)
         return cls(head["log_partition"], head["groups"], owners=head["owners"],
                    offset_rows={c: r for c, r in head["offset_rows"]}, owner_refs=head.get("owner_refs", []), **arrays)
 
 
+#: The 16-bit step that says "the step is the next of the big ones" (instants, offsets).
+_ESCAPE = (0xFFFF, -0x8000)
+
+
 def _deltas(bounds: np.ndarray, when: np.ndarray, offset: np.ndarray) -> list[np.ndarray] | None:
     """The commits of each group run (``bounds``) as its first instant and offset and the steps
-    from each commit to the next: instants by time, so steps of under 2^32 ms (49 days) fit
-    uint32, offsets' steps int32 (a deleted offset, DELETED, does not); uint16 and int16 when
-    every step fits those (commits a minute apart at most, 32,767 records); None when one does
-    not fit 32 bits (the arrays then go as they are)."""
+    from each commit to the next, in 16 bits (instants by time: uint16 ms; offsets int16), each
+    step that does not fit (a minute or more without a commit, a rewind, a deleted offset:
+    DELETED's step, taken modulo 2^64 as it is given back) as :data:`_ESCAPE` there and its
+    value in a list beside: [when_first, when_steps, when_big, offset_first, offset_steps,
+    offset_big]. None without commits (the arrays then go as they are)."""
     n, groups = len(when), len(bounds) - 1
     if not n:
         return None
     live = np.flatnonzero(bounds[:-1] < bounds[1:])  # the groups with commits
     starts = bounds[live]  # their runs' first commits
-    if (offset == DELETED).any():
-        return None
-    out, narrow = [], True
-    for values, dt, dt16 in ((when, np.uint32, np.uint16), (offset, np.int32, np.int16)):
+    out = []
+    for values, dt, escape in ((when, np.uint16, _ESCAPE[0]), (offset, np.int16, _ESCAPE[1])):
         first = np.zeros(groups, np.int64)
         first[live] = values[starts]
         steps = np.empty(n, np.int64)
         steps[0] = 0
-        np.subtract(values[1:], values[:-1], out=steps[1:])
+        with np.errstate(over="ignore"):
+            np.subtract(values[1:], values[:-1], out=steps[1:])  # modulo 2^64 (DELETED)
         steps[starts] = 0
-        lo, hi = int(steps.min()), int(steps.max())
-        info, info16 = np.iinfo(dt), np.iinfo(dt16)
-        if lo < info.min or hi > info.max:
-            return None
-        narrow = narrow and info16.min <= lo and hi <= info16.max
-        out += [first, steps]
-    kinds = (np.uint16, np.int16) if narrow else (np.uint32, np.int32)
-    return [out[0], out[1].astype(kinds[0]), out[2], out[3].astype(kinds[1])]
+        info = np.iinfo(dt)
+        big = (steps < info.min) | (steps > info.max) | (steps == escape)
+        small = np.where(big, escape, steps).astype(dt)
+        out += [first, small, steps[big]]
+    return out
+
+
+def _unescape(small: np.ndarray, big: np.ndarray, escape: int) -> np.ndarray:
+    """The steps :func:`_deltas` made ``small`` and ``big`` of, int64."""
+    steps = small.astype(np.int64)
+    at = np.flatnonzero(small == escape)
+    if len(at) != len(big):
+        raise ValueError(f"lag input of {len(at)} escaped steps holds {len(big)} values")
+    steps[at] = big
+    return steps
 
 
 def _undelta(bounds: np.ndarray, first: np.ndarray, steps: np.ndarray) -> np.ndarray:

@@ -166,8 +166,8 @@ def audit_partitions(spark: Any, parts: list[PartitionFiles], options: AuditOpti
     directory (lag reads local data directories: local mode, or a cluster on a shared file
     system). It goes when the lag phase ends: on a thread of its own, added to ``removals`` (the
     caller joins it before it publishes the output), while the driver goes on (its 0.5 GB of
-    the lag benchmark took the driver 0.17 s to delete). Each input is 8 bytes a commit (16 when a step
-    does not fit, :meth:`LagInput.pack`), written and read around the page cache
+    the lag benchmark took the driver 0.17 s to delete). Each input is about 4 bytes a commit (16-bit
+    steps, those that do not fit beside: :meth:`LagInput.pack`), written and read around the page cache
     (:mod:`kgtool.storage.direct`): handing them through Spark's shuffle cost the JVM more than
     the lag itself."""
     from kgtool.spark.schemas import spark_schema

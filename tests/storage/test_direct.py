@@ -249,12 +249,12 @@ def test_lag_inputs_cross_the_exchange_as_they_are(tmp_path):
     assert LagInput.read_all(str(tmp_path), 18) == []
 
 
-@pytest.mark.parametrize("shape", ["steps", "deleted", "long gap", "empty runs", "one commit", "narrow",
-                                   "narrow but one"])
-def test_lag_inputs_go_as_steps_when_they_fit(tmp_path, shape):
-    """8 bytes a commit (a run's first instant and offset, then steps: uint32 ms, int32 offsets)
-    when every step fits, 4 (uint16, int16) when every step fits those; as they are otherwise (a
-    deleted offset, 49 days without a commit)."""
+@pytest.mark.parametrize("shape", ["steps", "deleted", "long gap", "empty runs", "one commit", "wide",
+                                   "at the escapes"])
+def test_lag_inputs_go_as_steps(tmp_path, shape):
+    """About 4 bytes a commit (a run's first instant and offset, then 16-bit steps: uint16 ms,
+    int16 offsets), each step that does not fit (a deleted offset, 50 days without a commit,
+    steps past 16 bits, steps equal to the escape values themselves) beside, given back exactly."""
     from kgtool.offsets.lag import DELETED
     from kgtool.offsets.lag_input import LagInput
 
@@ -263,35 +263,35 @@ def test_lag_inputs_go_as_steps_when_they_fit(tmp_path, shape):
     when, offset = [], []
     for k in sizes:
         t0 = 1_700_000_000_000 + int(rng.integers(0, 10**9))
-        if shape.startswith("narrow"):
-            when.append(t0 + np.cumsum(rng.integers(0, 65_536, k)))
-            offset.append(int(rng.integers(0, 1 << 40)) + np.cumsum(rng.integers(-32_768, 32_768, k)))
+        if shape == "wide":  # a third of the steps past 16 bits
+            when.append(t0 + np.cumsum(rng.integers(0, 100_000, k)))
+            offset.append(int(rng.integers(0, 1 << 40)) + np.cumsum(rng.integers(-50_000, 50_000, k)))
         else:
             when.append(t0 + np.cumsum(rng.integers(0, 5000, k)))
             offset.append(int(rng.integers(0, 1 << 40)) + np.cumsum(rng.integers(-3, 50, k)))
     when, offset = np.concatenate(when).astype(np.int64), np.concatenate(offset).astype(np.int64)
     if shape == "deleted":
         offset[7] = DELETED
+        offset[-1] = DELETED
     if shape == "long gap":
         when[20_000:30_000] += 50 * 86_400_000
-    if shape == "narrow but one":  # one step past int16: every step in 32 bits
-        offset[20_000:30_000] += 32_768
+    if shape == "at the escapes":
+        when[100:] += 0xFFFF - (when[100] - when[99])
+        offset[200:] += -0x8000 - (offset[200] - offset[199])
     bounds = np.zeros(len(sizes) + 1, np.int64)
     np.cumsum(sizes, out=bounds[1:])
     inp = LagInput(2, [f"g{i}" for i in range(len(sizes))], group_bounds=bounds, when=when, offset=offset,
-                   owners=[], owner_bounds=np.zeros(len(sizes) + 1, np.int64), owner_times=np.zeros(0, np.int64),
-                   owner_ids=np.zeros(0, np.int32), offset_rows={})
+                   owners=[["m", None, "c"]], owner_bounds=np.r_[0, np.full(len(sizes), 1)].astype(np.int64),
+                   owner_times=np.array([5], np.int64), owner_ids=np.array([0], np.int32), offset_rows={})
     text, arrays = inp.pack()
-    steps = shape not in ("deleted", "long gap")
-    form = "delta32" if shape == "narrow but one" else "delta16" if steps else None
-    assert (f'"form":"{form}"' in text) if form else '"form"' not in text
-    per_commit = 4 if form == "delta16" else 8 if form else 16
-    assert sum(a.nbytes for a in arrays) < (per_commit + 1) * len(when) + 64 * len(sizes) + 64
+    assert '"form":"steps16"' in text
+    wide = sum(a.nbytes for a in arrays) - 4 * len(when) - 64 * len(sizes) - 64
+    assert wide <= (len(when) * 16 * 2 // 3 if shape == "wide" else 16 * 4)  # the steps that did not fit
     inp.write(str(tmp_path), 0)
     (back,) = LagInput.read_all(str(tmp_path), 0)
-    assert back.when.dtype == np.int64 and back.offset.dtype == np.int64
+    assert back.when.dtype == np.int64 and back.offset.dtype == np.int64 and back.owner_ids.dtype == np.int32
     assert np.array_equal(back.when, when) and np.array_equal(back.offset, offset)
-    assert np.array_equal(back.group_bounds, bounds)
+    assert np.array_equal(back.group_bounds, bounds) and back.owner_ids.tolist() == [0]
 
 
 def test_a_process_holds_at_most_its_budget_read_whole(partition, monkeypatch):
