@@ -396,17 +396,23 @@ def step_instants(bounds: np.ndarray, when: np.ndarray, step_ms: int) -> tuple[n
     return when[np.repeat(first_i, count)] + k * step_ms, seqs
 
 
-def _distinct(values: np.ndarray) -> np.ndarray:
-    """The distinct values, ascending: a mark a value over their range when it is small beside
-    their number (no sort: a partition's commit instants and offsets are dense), else np.unique."""
+def _distinct(values: np.ndarray, inverse: bool = False) -> Any:
+    """The distinct values, ascending (with ``inverse``, also each value's place among them, as
+    ``np.unique(values, return_inverse=True)``): a mark a value over their range when it is
+    small beside their number (no sort: a partition's commit instants and offsets are dense, as
+    an offsets partition's (group, data partition) pairs are), else np.unique."""
     if not len(values):
-        return np.zeros(0, np.int64)
+        empty = np.zeros(0, np.int64)
+        return (empty, empty) if inverse else empty
     lo, hi = int(values.min()), int(values.max())
     if hi - lo >= 4 * len(values) + (1 << 16):
-        return np.unique(values)
+        return np.unique(values, return_inverse=inverse)
     seen = np.zeros(hi - lo + 1, np.bool_)
     seen[values - lo] = True
-    return np.flatnonzero(seen) + lo
+    out = np.flatnonzero(seen) + lo
+    if not inverse:
+        return out
+    return out, (np.cumsum(seen, dtype=np.int64) - 1)[values - lo]
 
 
 def partition_lag(bounds: np.ndarray, when: np.ndarray, offset: np.ndarray, owner_bounds: np.ndarray,

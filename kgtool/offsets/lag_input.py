@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from kgtool.offsets.lag import DELETED, _replay
+from kgtool.offsets.lag import DELETED, _distinct, _replay
 from kgtool.offsets.store import NULL
 from kgtool.offsets.tables import MEMBER
 from kgtool.storage import direct
@@ -714,7 +714,7 @@ def _classic_entries(s_g: np.ndarray, s_rec: np.ndarray, s_ts: np.ndarray, a_rec
     a_g = s_g[snap]
     group_end = np.searchsorted(s_g, s_g, "right")
     n_dp = int(a_dp.max()) + 1
-    pairs, pair_of = _dense_unique(a_g * n_dp + a_dp)
+    pairs, pair_of = _distinct(a_g * n_dp + a_dp, inverse=True)
     start = np.full(len(pairs), np.iinfo(np.int64).max, np.int64)
     np.minimum.at(start, pair_of, snap)  # a pair's first record: its line starts there
     end = group_end[start]
@@ -736,19 +736,6 @@ def _classic_entries(s_g: np.ndarray, s_rec: np.ndarray, s_ts: np.ndarray, a_rec
     change = np.r_[True, (cell_pair[1:] != cell_pair[:-1]) | (owner[1:] != owner[:-1])]
     cell_pair, t, owner = cell_pair[change], t[change], owner[change]
     return pairs[cell_pair] % n_dp, pairs[cell_pair] // n_dp, t, owner
-
-
-def _dense_unique(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``np.unique(keys, return_inverse=True)`` of non-negative integers: by a table of the key
-    space when it is not much larger than ``keys`` (a pass, not a sort: 830,000 (group, data
-    partition) keys of a benchmark partition, 0.06 s sorted), else sorted."""
-    space = int(keys.max()) + 1 if len(keys) else 0
-    if space > 4 * len(keys) + 4096:
-        return np.unique(keys, return_inverse=True)
-    seen = np.zeros(space, np.bool_)
-    seen[keys] = True
-    code = np.cumsum(seen, dtype=np.int64) - 1
-    return np.flatnonzero(seen), code[keys]
 
 
 def _owner_timelines(o: _GroupOwners) -> dict[int, tuple[list[int], list[Any]]]:

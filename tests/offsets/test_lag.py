@@ -80,3 +80,18 @@ def test_instants_are_commits_steps_and_until():
     eff = [Effective(T0, 1), Effective(T0 + 150_000, 2)]
     assert L.instants(eff, 60_000, None) == [T0, T0 + 60_000, T0 + 120_000, T0 + 150_000]
     assert L.instants(eff, 60_000, T0 + 100_000) == [T0, T0 + 60_000]
+
+
+def test_distinct_values_and_their_places_are_numpys_whether_marked_or_sorted():
+    """``_distinct`` marks values over their range when it is small (dense instants, offsets,
+    (group, partition) pairs) and sorts otherwise: either way what ``np.unique`` gives."""
+    import numpy as np
+
+    rng = np.random.default_rng(5)
+    for values in (rng.integers(-50, 500, 3_000), rng.integers(0, 1 << 40, 3_000), np.array([7] * 5),
+                   np.zeros(0, np.int64)):
+        values = values.astype(np.int64)
+        want, where = np.unique(values, return_inverse=True)
+        got, at = L._distinct(values, inverse=True)
+        assert got.tolist() == want.tolist() and at.tolist() == where.tolist()
+        assert L._distinct(values).tolist() == want.tolist()
