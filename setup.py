@@ -33,7 +33,7 @@ if not pure_forced():
         Extension(
             "kgtool.offsets._replay",
             sources=["kgtool/offsets/_replay.c"],
-            depends=["kgtool/offsets/_lag.h"],  # the lag kernel, included
+            depends=["kgtool/offsets/_lag.h", "kgtool/offsets/_parquet.h"],  # the lag kernel, the Parquet encoders: included
             extra_compile_args=["-O3", "-std=c99", "-Wall"],
             optional=True,
         )

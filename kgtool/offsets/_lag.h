@@ -657,3 +657,196 @@ done:
     lag_release(b, 8);
     return result;
 }
+
+/* lag_members(rows, columns, new_group, owner_ids, member_ids, tp_cache, given)
+ *   -> (group, rec, ts, owner, member, dp_size, dp_flat): kgtool.offsets.lag_input's
+ * LagInputs.member_tuples over members-table rows (tuples; ``columns``: the places of group,
+ * record_offset, timestamp, member_id, client_id, client_host, assigned_partitions), as native
+ * int64 arrays (bytes). A group's code is new_group(name), asked once a call for each group
+ * (None: -1); an owner's id is owner_ids[(member_id, host, client_id)], a member's
+ * member_ids[member_id], each added (the next id) when new; an assigned "topic-partition" is
+ * tp_cache[text] or given(text), -1 (not given) left out. One assignment list (the replay shares
+ * one between the rows of equal assignments) is converted once a call. */
+
+typedef struct {
+    int64_t *v;
+    Py_ssize_t n, cap;
+} lag_vec;
+
+static int lag_vec_push(lag_vec *a, int64_t x) {
+    if (a->n == a->cap) {
+        Py_ssize_t cap = a->cap ? 2 * a->cap : 1024;
+        int64_t *v = PyMem_Realloc(a->v, cap * sizeof(int64_t));
+        if (v == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        a->v = v;
+        a->cap = cap;
+    }
+    a->v[a->n++] = x;
+    return 0;
+}
+
+/* d[key], or (when absent) d[key] = len(d): the id; -1 with an exception. */
+static int64_t lag_id_of(PyObject *d, PyObject *key) {
+    PyObject *got = PyDict_GetItemWithError(d, key);
+    if (got != NULL)
+        return PyLong_AsLongLong(got);
+    if (PyErr_Occurred())
+        return -1;
+    PyObject *id = PyLong_FromSsize_t(PyDict_GET_SIZE(d));
+    if (id == NULL || PyDict_SetItem(d, key, id) < 0) {
+        Py_XDECREF(id);
+        return -1;
+    }
+    int64_t r = PyLong_AsLongLong(id);
+    Py_DECREF(id);
+    return r;
+}
+
+/* code = fn(key) through a cache dict (the call's own, or the caller's): -2 with an exception */
+static int64_t lag_cached_call(PyObject *cache, PyObject *fn, PyObject *key) {
+    PyObject *got = PyDict_GetItemWithError(cache, key);
+    if (got == NULL) {
+        if (PyErr_Occurred())
+            return -2;
+        got = PyObject_CallOneArg(fn, key);
+        if (got == NULL)
+            return -2;
+        int64_t r = PyLong_AsLongLong(got);
+        if ((r == -1 && PyErr_Occurred()) || PyDict_SetItem(cache, key, got) < 0) {
+            Py_DECREF(got);
+            return -2;
+        }
+        Py_DECREF(got);
+        return r;
+    }
+    int64_t r = PyLong_AsLongLong(got);
+    return (r == -1 && PyErr_Occurred()) ? -2 : r;
+}
+
+static PyObject *py_lag_members(PyObject *self, PyObject *args) {
+    PyObject *rows, *cols, *new_group, *owner_ids, *member_ids, *tp_cache, *given;
+    if (!PyArg_ParseTuple(args, "O!O!OO!O!O!O", &PyList_Type, &rows, &PyTuple_Type, &cols, &new_group, &PyDict_Type, &owner_ids, &PyDict_Type, &member_ids, &PyDict_Type, &tp_cache,
+                          &given))
+        return NULL;
+    Py_ssize_t at[7];
+    if (PyTuple_GET_SIZE(cols) != 7) {
+        PyErr_SetString(PyExc_ValueError, "lag_members: 7 column places");
+        return NULL;
+    }
+    Py_ssize_t width = 0;
+    for (int c = 0; c < 7; c++) {
+        at[c] = PyLong_AsSsize_t(PyTuple_GET_ITEM(cols, c));
+        if (at[c] < 0) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_ValueError, "lag_members: a negative column place");
+            return NULL;
+        }
+        width = at[c] >= width ? at[c] + 1 : width;
+    }
+    lag_vec out[7];
+    memset(out, 0, sizeof out);
+    PyObject *result = NULL, *seen = PyDict_New(), *lists = PyDict_New();
+    if (seen == NULL || lists == NULL)
+        goto done;
+    Py_ssize_t n = PyList_GET_SIZE(rows);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *row = PyList_GET_ITEM(rows, i);
+        if (!PyTuple_Check(row) || PyTuple_GET_SIZE(row) < width) {
+            PyErr_SetString(PyExc_ValueError, "lag_members: a row that is not a members-table tuple");
+            goto done;
+        }
+        PyObject *g = PyTuple_GET_ITEM(row, at[0]), *mid = PyTuple_GET_ITEM(row, at[3]),
+                 *cid = PyTuple_GET_ITEM(row, at[4]), *host = PyTuple_GET_ITEM(row, at[5]),
+                 *names = PyTuple_GET_ITEM(row, at[6]);
+        int64_t code = -1;
+        if (g != Py_None) {
+            code = lag_cached_call(seen, new_group, g); /* once a call for each group: its owners made */
+            if (code == -2)
+                goto done;
+        }
+        int64_t rec = PyLong_AsLongLong(PyTuple_GET_ITEM(row, at[1]));
+        int64_t ts = PyLong_AsLongLong(PyTuple_GET_ITEM(row, at[2]));
+        if (PyErr_Occurred())
+            goto done;
+        PyObject *key = PyTuple_Pack(3, mid, host, cid);
+        if (key == NULL)
+            goto done;
+        int64_t owner = lag_id_of(owner_ids, key);
+        Py_DECREF(key);
+        if (owner < 0)
+            goto done;
+        int64_t member = lag_id_of(member_ids, mid);
+        if (member < 0)
+            goto done;
+        if (lag_vec_push(&out[0], code) || lag_vec_push(&out[1], rec) || lag_vec_push(&out[2], ts) ||
+            lag_vec_push(&out[3], owner) || lag_vec_push(&out[4], member))
+            goto done;
+        /* the row's partitions: converted once a list object (by identity: the replay shares them) */
+        Py_ssize_t start = out[6].n, size = 0;
+        PyObject *ident = PyLong_FromVoidPtr(names);
+        if (ident == NULL)
+            goto done;
+        PyObject *done_before = PyDict_GetItemWithError(lists, ident);
+        if (done_before != NULL) {
+            Py_ssize_t from = PyLong_AsSsize_t(PyTuple_GET_ITEM(done_before, 0));
+            size = PyLong_AsSsize_t(PyTuple_GET_ITEM(done_before, 1));
+            for (Py_ssize_t j = 0; j < size; j++)
+                if (lag_vec_push(&out[6], out[6].v[from + j])) {
+                    Py_DECREF(ident);
+                    goto done;
+                }
+        } else if (PyErr_Occurred()) {
+            Py_DECREF(ident);
+            goto done;
+        } else {
+            if (names != Py_None) {
+                PyObject *seq = PySequence_Fast(names, "lag_members: assigned partitions that are not a list");
+                if (seq == NULL) {
+                    Py_DECREF(ident);
+                    goto done;
+                }
+                Py_ssize_t k = PySequence_Fast_GET_SIZE(seq);
+                for (Py_ssize_t j = 0; j < k; j++) {
+                    int64_t dp = lag_cached_call(tp_cache, given, PySequence_Fast_GET_ITEM(seq, j));
+                    if (dp == -2 || (dp >= 0 && lag_vec_push(&out[6], dp))) {
+                        Py_DECREF(seq);
+                        Py_DECREF(ident);
+                        goto done;
+                    }
+                }
+                Py_DECREF(seq);
+                size = out[6].n - start;
+            }
+            PyObject *place = Py_BuildValue("(nn)", start, size);
+            if (place == NULL || PyDict_SetItem(lists, ident, place) < 0) {
+                Py_XDECREF(place);
+                Py_DECREF(ident);
+                goto done;
+            }
+            Py_DECREF(place);
+        }
+        Py_DECREF(ident);
+        if (lag_vec_push(&out[5], size))
+            goto done;
+    }
+    result = PyTuple_New(7);
+    if (result == NULL)
+        goto done;
+    for (int c = 0; c < 7; c++) {
+        PyObject *b = PyBytes_FromStringAndSize((const char *)out[c].v, out[c].n * (Py_ssize_t)sizeof(int64_t));
+        if (b == NULL) {
+            Py_CLEAR(result);
+            goto done;
+        }
+        PyTuple_SET_ITEM(result, c, b);
+    }
+done:
+    for (int c = 0; c < 7; c++)
+        PyMem_Free(out[c].v);
+    Py_XDECREF(seen);
+    Py_XDECREF(lists);
+    return result;
+}

@@ -117,8 +117,7 @@ class LagInputs:
         #: row has, "dp_size"); each group's generation rows stay events of
         #: ``owners`` and are also kept flat while it is classic (``_gens``: group code, record
         #: offset, timestamp)
-        self._members: dict[str, list[Any]] = {k: [] for k in ("group", "rec", "ts", "owner", "member", "dp_flat",
-                                                                "dp_size")}
+        self._members: dict[str, list[np.ndarray]] = {k: [] for k in _MEMBER_KEYS}
         self._gens: dict[str, list[int]] = {"group": [], "rec": [], "ts": []}
         self._owner_ids: dict[tuple[Any, Any, Any], int] = {}
         self._member_ids: dict[Any, int] = {}
@@ -281,31 +280,39 @@ class LagInputs:
                 self._gens["ts"].append(r["timestamp"])
 
     def member_tuples(self, rows: list[tuple]) -> None:
-        """Members-table rows as the replay makes them (tuples, ``MEMBER``), kept flat: a column at
-        a time (the rows transposed at C speed), each assignment list converted once (the replay
-        shares one list between the rows of equal assignments)."""
+        """Members-table rows as the replay makes them (tuples, ``MEMBER``), kept flat: group code,
+        record offset, timestamp, owner id, member id, and the lag indices of the partitions
+        assigned (``_replay.lag_members``, or :meth:`_member_columns`), a chunk of arrays a call."""
         if not rows:
             return
+        if _replay is not None:
+            got = _replay.lag_members(rows, _MEMBER_PLACES, self._new_group, self._owner_ids, self._member_ids,
+                                      self._tp_cache, self._given)
+            columns = [np.frombuffer(b, np.int64) for b in got]
+        else:
+            columns = self._member_columns(rows)
+        for k, col in zip(_MEMBER_KEYS, columns):
+            self._members[k].append(col)
+
+    def _new_group(self, name: str) -> int:
+        """A group's code, its owners made (a members row's group, the first time a call meets it)."""
+        if name not in self.owners:
+            self.owners[name] = _GroupOwners()
+        return self._group_code(name)
+
+    def _member_columns(self, rows: list[tuple]) -> list[np.ndarray]:
+        """The pure-Python twin of ``_replay.lag_members``: a column at a time (the rows
+        transposed at C speed), each assignment list converted once (the replay shares one list
+        between the rows of equal assignments)."""
         cols = list(zip(*rows))
-        groups, recs, stamps, mids, cids, hosts, lists = (cols[MEMBER[n]] for n in (
-            "group", "record_offset", "timestamp", "member_id", "client_id", "client_host", "assigned_partitions"))
-        m = self._members
-        for name in dict.fromkeys(groups):
-            if name not in self.owners:
-                self.owners[name] = _GroupOwners()
-            self._group_code(name)
-        codes = self._groups
-        m["group"].extend([-1 if g is None else codes[g] for g in groups])
-        m["rec"].extend(recs)
-        m["ts"].extend(stamps)
+        groups, recs, stamps, mids, cids, hosts, lists = (cols[i] for i in _MEMBER_PLACES)
+        codes = {name: self._new_group(name) for name in dict.fromkeys(groups) if name is not None}
         owner_ids, member_ids = self._owner_ids, self._member_ids
         keys = list(zip(mids, hosts, cids))
         for key in dict.fromkeys(keys):
             owner_ids.setdefault(key, len(owner_ids))
-        m["owner"].extend(map(owner_ids.__getitem__, keys))
         for mid in dict.fromkeys(mids):
             member_ids.setdefault(mid, len(member_ids))
-        m["member"].extend(map(member_ids.__getitem__, mids))
         given, cache = self._given, self._tp_cache
         converted: dict[int, list[int]] = {}  # id of an assignment list -> its lag indices
         dps = []
@@ -323,8 +330,13 @@ class LagInputs:
                     got = []
                 converted[id(names)] = got
             dps.append(got)
-        m["dp_size"].extend(map(len, dps))
-        m["dp_flat"].extend(chain.from_iterable(dps))
+
+        def ints(values: Any) -> np.ndarray:
+            return np.fromiter(values, np.int64)
+
+        return [ints(-1 if g is None else codes[g] for g in groups), ints(recs), ints(stamps),
+                ints(map(owner_ids.__getitem__, keys)), ints(map(member_ids.__getitem__, mids)),
+                ints(map(len, dps)), ints(chain.from_iterable(dps))]
 
     def owner_changes(self) -> tuple[list[tuple[Any, Any, Any]], tuple[np.ndarray, ...]]:
         """Every change of owner of every (group, data partition) of the rows kept: the owner
@@ -338,11 +350,11 @@ class LagInputs:
         goes through its events (:func:`_owner_timelines`). Both give the owner at any instant
         as the events do."""
         m = self._members
-        n = len(m["group"])
+        n = sum(len(c) for c in m["group"])
         for name in self.owners:
             self._group_code(name)
         names = {c: name for name, c in self._groups.items()}
-        mg, mrec, mts, mown, mmem = (np.array(m[k], np.int64) for k in ("group", "rec", "ts", "owner", "member"))
+        mg, mrec, mts, mown, mmem = (_joined(m[k]) for k in ("group", "rec", "ts", "owner", "member"))
         classic = np.zeros(len(self._groups), np.bool_)
         classic[[self._groups[name] for name, o in self.owners.items() if o.protocol == "classic"]] = True
         # generation rows of the groups classic at the end: (group code, record offset, timestamp)
@@ -364,8 +376,8 @@ class LagInputs:
             bad[mg[o2][1:][twice]] = True
         fast = classic & ~bad
         rows = fast[mg] if n else np.zeros(0, np.bool_)
-        all_sizes = np.array(m["dp_size"], np.int64)
-        flat = np.array(m["dp_flat"], np.int64)
+        all_sizes = _joined(m["dp_size"])
+        flat = _joined(m["dp_flat"])
         sizes = all_sizes[rows]
         a_dp = flat[np.repeat(rows, all_sizes)]
         keep = fast[gg] if len(gg) else np.zeros(0, np.bool_)
@@ -697,6 +709,18 @@ def _undelta(bounds: np.ndarray, first: np.ndarray, steps: np.ndarray) -> np.nda
     live = sizes > 0
     starts = bounds[:-1][live]
     return total + np.repeat(first[live] - total[starts], sizes[live])
+
+
+#: The members rows' columns :meth:`LagInputs.member_tuples` keeps, and where they are in a
+#: row (``tables.MEMBER``: the group, record offset, timestamp, member_id, client_id, client_host,
+#: assigned_partitions).
+_MEMBER_KEYS = ("group", "rec", "ts", "owner", "member", "dp_size", "dp_flat")
+_MEMBER_PLACES = tuple(MEMBER[n] for n in ("group", "record_offset", "timestamp", "member_id", "client_id",
+                                           "client_host", "assigned_partitions"))
+
+
+def _joined(chunks: list[np.ndarray]) -> np.ndarray:
+    return np.concatenate(chunks) if chunks else np.zeros(0, np.int64)
 
 
 def _classic_entries(s_g: np.ndarray, s_rec: np.ndarray, s_ts: np.ndarray, a_rec: np.ndarray, a_owner: np.ndarray,

@@ -29,6 +29,7 @@ from kgtool.offsets.lag import (DELETED, LagArrays, PartitionLag, Runs, answer, 
                                 questions)
 from kgtool.offsets.lag_input import LagInput
 from kgtool.offsets.options import AuditOptions
+from kgtool.spark.parquet_pages import Columns, DictColumn, IntColumn, dictionary_codes
 
 #: A data partition's tables part files are numbered after the offsets-log tasks' (the
 #: partitions of __consumer_offsets are 0..offsets.topic.num.partitions-1, at most a few hundred).
@@ -120,66 +121,31 @@ class _Sequences:
 _STATUS_NAMES = [s.name for s in sorted(Status)]
 
 
-def _dictionary(indices: np.ndarray, values: list[Any], valid: np.ndarray | None = None) -> Any:
-    """A dictionary-encoded string column: ``values[indices]``, null where the index is -1 or the
-    value None. ``valid``: where the index is not -1, when the caller knows it (the owner columns
-    share it). The dictionary holds each value once, in the order of ``values``."""
-    import pyarrow as pa
-
-    place: dict[Any, int] = {}
-    lut = np.array([-1 if v is None else place.setdefault(v, len(place)) for v in values] + [-1], np.int32)
-    if len(place) == len(values) and indices.dtype == np.int32 and indices.flags.c_contiguous:
-        codes = indices  # each value once, none None: the indices are the codes (-1 null), no gather
-    else:
-        codes = np.take(lut, indices)  # index -1 takes the last: -1, null (take: faster than lut[indices])
-    n = len(codes)
-    if valid is None or None in values:
-        valid = codes >= 0
-    nulls = n - int(np.count_nonzero(valid))
-    bitmap = None
-    if nulls:  # the validity bitmap made here (pa.array's mask= goes through pandas); nulls point at 0
-        bitmap = pa.py_buffer(np.packbits(valid, bitorder="little"))
-        codes = np.maximum(codes, 0)
-    idx = pa.Array.from_buffers(pa.int32(), n, [bitmap, pa.py_buffer(codes)], nulls)
-    return pa.DictionaryArray.from_arrays(idx, _strings(list(place)))
-
-
-def _strings(values: list[str]) -> Any:
-    """``pa.array(values, pa.string())``, built from its buffers: pyarrow's conversion of a list
-    imports pandas (a quarter of a second in a fresh worker) to look for its objects."""
-    import pyarrow as pa
-
-    data = [v.encode("utf-8") for v in values]
-    offsets = np.zeros(len(data) + 1, np.int32)
-    np.cumsum([len(d) for d in data], out=offsets[1:])
-    return pa.StringArray.from_buffers(len(data), pa.py_buffer(offsets.tobytes()), pa.py_buffer(b"".join(data)))
-
-
-def _lag_table(rows: LagArrays, seqs: _Sequences, topic: str, partition: int) -> Any:
-    """The lag table's rows, as an Arrow table (string columns dictionary-encoded; the integer
-    columns are the rows' arrays, not copied; the columns never null not nullable)."""
-    import pyarrow as pa
-
-    from kgtool.offsets.tables import REQUIRED
+def _lag_table(rows: LagArrays, seqs: _Sequences, topic: str, partition: int) -> Columns:
+    """The lag table's rows as columns (string columns as codes into their values; the integer
+    columns are the rows' arrays, not copied), for :func:`kgtool.spark.parquet_pages.write_file`."""
+    from kgtool.offsets.tables import table_schema
 
     owners = seqs.owners
     n = len(rows)
-    held = rows.owner >= 0
-    columns = {
-        "group": _dictionary(rows.seq, seqs.group),
-        "log_partition": pa.array(np.take(np.array(seqs.log_partition, np.int32), rows.seq)),
-        "topic": _dictionary(np.zeros(n, np.int32), [topic]),
-        "partition": pa.array(np.full(n, partition, np.int32)),
-        "timestamp": pa.array(rows.t), "committed_offset": pa.array(rows.committed),
-        "log_end_offset": pa.array(rows.end), "lag": pa.array(rows.lag), "lag_ms": pa.array(rows.lag_ms),
-        "lag_status": _dictionary(rows.status, _STATUS_NAMES),
-        "consumer_id": _dictionary(rows.owner, [o[0] for o in owners], held),
-        "host": _dictionary(rows.owner, [o[1] for o in owners], held),
-        "client_id": _dictionary(rows.owner, [o[2] for o in owners], held),
-    }
-    required = REQUIRED["lag"]  # as the table's files hold them (tables.table_schema)
-    return pa.Table.from_arrays(list(columns.values()), schema=pa.schema(
-        [pa.field(k, c.type, nullable=k not in required) for k, c in columns.items()]))
+    schema = table_schema("lag")  # as the table's files hold it: the columns never null not nullable
+
+    def text(name: str, indices: np.ndarray, values: list[Any]) -> DictColumn:
+        return DictColumn(name, *dictionary_codes(indices, values), nullable=schema.field(name).nullable)
+
+    columns = [
+        text("group", rows.seq, seqs.group),
+        IntColumn("log_partition", np.take(np.array(seqs.log_partition, np.int32), rows.seq)),
+        text("topic", np.zeros(n, np.int32), [topic]),
+        IntColumn("partition", np.full(n, partition, np.int32)),
+        IntColumn("timestamp", rows.t), IntColumn("committed_offset", rows.committed),
+        IntColumn("log_end_offset", rows.end), IntColumn("lag", rows.lag), IntColumn("lag_ms", rows.lag_ms),
+        text("lag_status", rows.status, _STATUS_NAMES),
+        text("consumer_id", rows.owner, [o[0] for o in owners]),
+        text("host", rows.owner, [o[1] for o in owners]),
+        text("client_id", rows.owner, [o[2] for o in owners]),
+    ]
+    return Columns(n, columns, schema)
 
 
 @dataclass

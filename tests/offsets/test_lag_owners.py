@@ -231,3 +231,41 @@ def test_data_partitions_given_without_commits_are_no_trouble():
                             rec)], 1, lambda k: ("g", "t", 1))
     got = {k: (v.groups, v.when.tolist(), v.offset.tolist()) for k, v in li.payloads()}
     assert got == {1: (["g"], [0, 10, 20], [0, 1, 2])}
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["g1", "g2", None]), st.integers(0, 50), st.integers(0, 10**13),
+                          st.sampled_from(range(len(MEMBERS))), st.integers(0, 3), st.booleans()),
+                max_size=60))
+def test_the_compiled_members_columns_are_the_pure_ones(rows):
+    """_replay.lag_members against LagInputs._member_columns: the same columns, owner and member
+    ids, group codes and owners made, partitions not given left out, None and shared lists."""
+    from kgtool.offsets import lag_input
+    from tests.twins import compiled
+
+    replay = compiled("kgtool.offsets._replay")
+    width = max(MEMBER.values()) + 1
+    shared = [["t-1", "t-2"], [], None, ["t-0", "u-0", "t-4"], ["t-9", "t-3"]]  # u-0, t-9: not given
+    tuples = []
+    for group, rec, ts, m, lst, fresh in rows:
+        member, host, client = MEMBERS[m]
+        row = [None] * width
+        assigned = shared[lst] if not fresh or shared[lst] is None else list(shared[lst])
+        for field, v in (("group", group), ("record_offset", rec), ("timestamp", ts), ("member_id", member),
+                         ("client_id", client), ("client_host", host), ("assigned_partitions", assigned)):
+            row[MEMBER[field]] = v
+        tuples.append(tuple(row))
+    got = {}
+    for mode in ("c", "py"):
+        li = LagInputs({("t", k): k for k in range(5)}, 0)
+        li._groups["g0"] = 0  # a group already coded (from its commits)
+        saved = lag_input._replay
+        lag_input._replay = replay if mode == "c" else None
+        try:  # two calls: ids and codes go on from the first
+            li.member_tuples(tuples[: len(tuples) // 2])
+            li.member_tuples(tuples[len(tuples) // 2:])
+        finally:
+            lag_input._replay = saved
+        got[mode] = ({k: [c.tolist() for c in v] for k, v in li._members.items()}, dict(li._groups),
+                     dict(li._owner_ids), dict(li._member_ids), sorted(li.owners), dict(li._tp_cache))
+    assert got["c"] == got["py"]
