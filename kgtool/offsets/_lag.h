@@ -850,3 +850,313 @@ done:
     Py_XDECREF(lists);
     return result;
 }
+
+/* lag_classic(s_g, s_rec, s_ts, by_rec, m_rec, m_owner, m_size, m_start, flat, rows, n_dp)
+ *   -> (dp, group, t, owner): kgtool.offsets.lag_input._classic_entries without its temporaries
+ * (int64 arrays, as bytes). Records s_* (each a classic group's whole assignment, GroupMetadata)
+ * sorted by group then record offset, by_rec their order by record offset; members rows m_*
+ * (record offset, owner id, how many partitions, where in ``flat`` they start) and the rows to
+ * take (``rows``, their indices). A (group, partition) pair's line starts at the first record
+ * that assigns it and runs to its group's last record; at each record its owner is the last
+ * member row there that holds it, or -1; the last record of an instant stands for it; only the
+ * changes are returned, pair by pair (first met first), each in record order. */
+
+typedef struct {
+    int64_t *key;
+    int32_t *val;
+    Py_ssize_t cap, n;
+} lag_pairs;
+
+static int32_t lag_pair_of(lag_pairs *h, int64_t key, int add) {
+    if (add && 2 * (h->n + 1) > h->cap) {
+        Py_ssize_t cap = h->cap ? 2 * h->cap : 4096;
+        int64_t *k = PyMem_Malloc(cap * sizeof(int64_t));
+        int32_t *v = PyMem_Malloc(cap * sizeof(int32_t));
+        if (k == NULL || v == NULL) {
+            PyMem_Free(k);
+            PyMem_Free(v);
+            PyErr_NoMemory();
+            return -2;
+        }
+        for (Py_ssize_t i = 0; i < cap; i++)
+            v[i] = -1;
+        for (Py_ssize_t i = 0; i < h->cap; i++) {
+            if (h->val[i] < 0)
+                continue;
+            uint64_t j = ((uint64_t)h->key[i] * 0x9E3779B97F4A7C15ull) & (uint64_t)(cap - 1);
+            while (v[j] >= 0)
+                j = (j + 1) & (uint64_t)(cap - 1);
+            k[j] = h->key[i];
+            v[j] = h->val[i];
+        }
+        PyMem_Free(h->key);
+        PyMem_Free(h->val);
+        h->key = k;
+        h->val = v;
+        h->cap = cap;
+    }
+    if (!h->cap)
+        return -1;
+    uint64_t j = ((uint64_t)key * 0x9E3779B97F4A7C15ull) & (uint64_t)(h->cap - 1);
+    while (h->val[j] >= 0) {
+        if (h->key[j] == key)
+            return h->val[j];
+        j = (j + 1) & (uint64_t)(h->cap - 1);
+    }
+    if (!add)
+        return -1;
+    h->key[j] = key;
+    h->val[j] = (int32_t)h->n;
+    return (int32_t)h->n++;
+}
+
+/* the place (in group order) of the record at offset ``rec``, -1 if none: a binary search of
+ * the records by offset, the last answer first (a row's partitions, a record's rows, in a row) */
+static Py_ssize_t lag_record(const int64_t *s_rec, const int64_t *by_rec, Py_ssize_t ns, int64_t rec,
+                             Py_ssize_t *hint) {
+    if (*hint >= 0 && s_rec[by_rec[*hint]] == rec)
+        return by_rec[*hint];
+    Py_ssize_t lo = 0, hi = ns;
+    while (lo < hi) {
+        Py_ssize_t mid = lo + (hi - lo) / 2;
+        if (s_rec[by_rec[mid]] < rec)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < ns && s_rec[by_rec[lo]] == rec) {
+        *hint = lo;
+        return by_rec[lo];
+    }
+    return -1;
+}
+
+static PyObject *py_lag_classic(PyObject *self, PyObject *args) {
+    Py_buffer b[10];
+    int64_t n_dp;
+    memset(b, 0, sizeof b);
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*y*y*y*L", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &b[6], &b[7],
+                          &b[8], &b[9], &n_dp))
+        return NULL;
+    PyObject *result = NULL;
+    lag_pairs h = {NULL, NULL, 0, 0};
+    lag_vec first = {NULL, 0, 0}, out[4];
+    int64_t *cell_start = NULL, *end = NULL, *group_end = NULL;
+    int32_t *owner = NULL;
+    memset(out, 0, sizeof out);
+    Py_ssize_t ns = b[0].len / 8, nm = b[4].len / 8, nflat = b[8].len / 8, nrows = b[9].len / 8;
+    if (b[1].len != ns * 8 || b[2].len != ns * 8 || b[3].len != ns * 8 || b[5].len != nm * 8 || b[6].len != nm * 8 ||
+        b[7].len != nm * 8 || b[0].len % 8 || b[4].len % 8 || b[8].len % 8 || b[9].len % 8 || n_dp < 1) {
+        PyErr_SetString(PyExc_ValueError, "lag_classic: arrays of mismatched lengths");
+        goto done;
+    }
+    const int64_t *s_g = b[0].buf, *s_rec = b[1].buf, *s_ts = b[2].buf, *by_rec = b[3].buf, *m_rec = b[4].buf,
+                  *m_owner = b[5].buf, *m_size = b[6].buf, *m_start = b[7].buf, *flat = b[8].buf, *rows = b[9].buf;
+    for (Py_ssize_t i = 0; i < ns; i++)
+        if (by_rec[i] < 0 || by_rec[i] >= ns) {
+            PyErr_SetString(PyExc_ValueError, "lag_classic: a record order out of range");
+            goto done;
+        }
+    /* pass 1: the pairs (first met first) and the first record of each */
+    Py_ssize_t hint = -1;
+    for (Py_ssize_t r = 0; r < nrows; r++) {
+        int64_t i = rows[r];
+        if (i < 0 || i >= nm || m_start[i] < 0 || m_size[i] < 0 || m_start[i] + m_size[i] > nflat) {
+            PyErr_SetString(PyExc_ValueError, "lag_classic: a members row out of range");
+            goto done;
+        }
+        Py_ssize_t snap = lag_record(s_rec, by_rec, ns, m_rec[i], &hint);
+        if (snap < 0) {
+            PyErr_SetString(PyExc_ValueError, "lag_classic: a members row without its record");
+            goto done;
+        }
+        for (int64_t j = m_start[i]; j < m_start[i] + m_size[i]; j++) {
+            if (flat[j] < 0 || flat[j] >= n_dp) {
+                PyErr_SetString(PyExc_ValueError, "lag_classic: a partition out of range");
+                goto done;
+            }
+            int32_t p = lag_pair_of(&h, s_g[snap] * n_dp + flat[j], 1);
+            if (p == -2)
+                goto done;
+            if (p == first.n) {
+                if (lag_vec_push(&first, snap))
+                    goto done;
+            } else if (snap < first.v[p]) {
+                first.v[p] = snap;
+            }
+        }
+    }
+    /* each pair's cells: its first record to its group's last */
+    Py_ssize_t np_ = first.n;
+    cell_start = PyMem_Malloc((np_ + 1) * sizeof(int64_t));
+    end = PyMem_Malloc((np_ + 1) * sizeof(int64_t));
+    if (cell_start == NULL || end == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    group_end = PyMem_Malloc((ns ? ns : 1) * sizeof(int64_t));
+    if (group_end == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t k = ns - 1; k >= 0; k--)
+        group_end[k] = (k + 1 < ns && s_g[k + 1] == s_g[k]) ? group_end[k + 1] : k + 1;
+    cell_start[0] = 0;
+    for (Py_ssize_t p = 0; p < np_; p++) {
+        end[p] = group_end[first.v[p]];
+        cell_start[p + 1] = cell_start[p] + (end[p] - first.v[p]);
+    }
+    owner = PyMem_Malloc((cell_start[np_] ? cell_start[np_] : 1) * sizeof(int32_t));
+    if (owner == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (int64_t c = 0; c < cell_start[np_]; c++)
+        owner[c] = -1;
+    /* pass 2: each cell's owner, the later row winning */
+    hint = -1;
+    for (Py_ssize_t r = 0; r < nrows; r++) {
+        int64_t i = rows[r];
+        Py_ssize_t snap = lag_record(s_rec, by_rec, ns, m_rec[i], &hint);
+        if (m_owner[i] < -1 || m_owner[i] > INT32_MAX) {
+            PyErr_SetString(PyExc_ValueError, "lag_classic: an owner id out of range");
+            goto done;
+        }
+        for (int64_t j = m_start[i]; j < m_start[i] + m_size[i]; j++) {
+            int32_t p = lag_pair_of(&h, s_g[snap] * n_dp + flat[j], 0);
+            owner[cell_start[p] + snap - first.v[p]] = (int32_t)m_owner[i];
+        }
+    }
+    /* the changes: the last record of each instant, then only where the owner differs */
+    for (Py_ssize_t p = 0; p < np_; p++) {
+        int64_t a = first.v[p], z = end[p], g = s_g[a];
+        int emitted = 0;
+        int32_t last = 0;
+        for (int64_t k = a; k < z; k++) {
+            if (k + 1 < z && s_ts[k + 1] == s_ts[k])
+                continue; /* a later record at the same instant stands for it */
+            int32_t o = owner[cell_start[p] + k - a];
+            if (emitted && o == last)
+                continue;
+            emitted = 1;
+            last = o;
+            if (lag_vec_push(&out[0], -1) || lag_vec_push(&out[1], g) || lag_vec_push(&out[2], s_ts[k]) ||
+                lag_vec_push(&out[3], o))
+                goto done;
+            out[0].v[out[0].n - 1] = p; /* the pair, its partition found below */
+        }
+    }
+    /* the pairs' partitions: the hash keys (group * n_dp + dp) by pair */
+    {
+        int64_t *dp_of = PyMem_Malloc((np_ ? np_ : 1) * sizeof(int64_t));
+        if (dp_of == NULL) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        for (Py_ssize_t j = 0; j < h.cap; j++)
+            if (h.val[j] >= 0)
+                dp_of[h.val[j]] = h.key[j] % n_dp;
+        for (Py_ssize_t k = 0; k < out[0].n; k++)
+            out[0].v[k] = dp_of[out[0].v[k]];
+        PyMem_Free(dp_of);
+    }
+    result = PyTuple_New(4);
+    if (result == NULL)
+        goto done;
+    for (int c = 0; c < 4; c++) {
+        PyObject *x = PyBytes_FromStringAndSize((const char *)out[c].v, out[c].n * (Py_ssize_t)sizeof(int64_t));
+        if (x == NULL) {
+            Py_CLEAR(result);
+            goto done;
+        }
+        PyTuple_SET_ITEM(result, c, x);
+    }
+done:
+    for (int c = 0; c < 10; c++)
+        PyBuffer_Release(&b[c]);
+    for (int c = 0; c < 4; c++)
+        PyMem_Free(out[c].v);
+    PyMem_Free(first.v);
+    PyMem_Free(h.key);
+    PyMem_Free(h.val);
+    PyMem_Free(cell_start);
+    PyMem_Free(end);
+    PyMem_Free(group_end);
+    PyMem_Free(owner);
+    return result;
+}
+
+/* lag_steps16(bounds, when, offset, when_steps, offset_steps) -> (when_first, when_big,
+ * offset_first, offset_big): kgtool.offsets.lag_input._deltas in one pass. Group g's commits are
+ * bounds[g] .. bounds[g+1]-1; each group's first instant and offset (0 for a group without
+ * commits) and the steps from each commit to the next in 16 bits into when_steps (uint16) and
+ * offset_steps (int16), a group's first step 0; a step that does not fit, or equals the escape
+ * (0xFFFF, -0x8000), is the escape there and its value in the big list (int64 bytes), in order.
+ * Steps are taken modulo 2^64 (a deleted offset). */
+static PyObject *py_lag_steps16(PyObject *self, PyObject *args) {
+    Py_buffer b[5];
+    memset(b, 0, sizeof b);
+    if (!PyArg_ParseTuple(args, "y*y*y*w*w*", &b[0], &b[1], &b[2], &b[3], &b[4]))
+        return NULL;
+    PyObject *result = NULL;
+    lag_vec wbig = {NULL, 0, 0}, obig = {NULL, 0, 0};
+    int64_t *wfirst = NULL, *ofirst = NULL;
+    Py_ssize_t ng = b[0].len / 8 - 1, n = b[1].len / 8;
+    const int64_t *bounds = b[0].buf, *when = b[1].buf, *off = b[2].buf;
+    if (ng < 0 || b[0].len % 8 || b[1].len % 8 || b[2].len != n * 8 || b[3].len != n * 2 || b[4].len != n * 2 ||
+        bounds[0] != 0 || bounds[ng] != n) {
+        PyErr_SetString(PyExc_ValueError, "lag_steps16: arrays of mismatched lengths");
+        goto done;
+    }
+    for (Py_ssize_t g = 0; g < ng; g++)
+        if (bounds[g + 1] < bounds[g]) {
+            PyErr_SetString(PyExc_ValueError, "lag_steps16: bounds going back");
+            goto done;
+        }
+    uint16_t *ws = b[3].buf;
+    int16_t *os = b[4].buf;
+    wfirst = PyMem_Calloc(ng ? ng : 1, sizeof(int64_t));
+    ofirst = PyMem_Calloc(ng ? ng : 1, sizeof(int64_t));
+    if (wfirst == NULL || ofirst == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t g = 0; g < ng; g++) {
+        Py_ssize_t a = bounds[g], z = bounds[g + 1];
+        if (a == z)
+            continue;
+        wfirst[g] = when[a];
+        ofirst[g] = off[a];
+        ws[a] = 0;
+        os[a] = 0;
+        for (Py_ssize_t i = a + 1; i < z; i++) {
+            int64_t dw = (int64_t)((uint64_t)when[i] - (uint64_t)when[i - 1]);
+            int64_t doff = (int64_t)((uint64_t)off[i] - (uint64_t)off[i - 1]);
+            if (dw >= 0 && dw < 0xFFFF) {
+                ws[i] = (uint16_t)dw;
+            } else {
+                ws[i] = 0xFFFF;
+                if (lag_vec_push(&wbig, dw))
+                    goto done;
+            }
+            if (doff > -0x8000 && doff <= 0x7FFF) {
+                os[i] = (int16_t)doff;
+            } else {
+                os[i] = (int16_t)-0x8000;
+                if (lag_vec_push(&obig, doff))
+                    goto done;
+            }
+        }
+    }
+    /* (a NULL pointer would give None, not empty bytes) */
+    result = Py_BuildValue("(y#y#y#y#)", (const char *)wfirst, ng * (Py_ssize_t)8,
+                           wbig.v ? (const char *)wbig.v : "", wbig.n * (Py_ssize_t)8, (const char *)ofirst,
+                           ng * (Py_ssize_t)8, obig.v ? (const char *)obig.v : "", obig.n * (Py_ssize_t)8);
+done:
+    lag_release(b, 5);
+    PyMem_Free(wbig.v);
+    PyMem_Free(obig.v);
+    PyMem_Free(wfirst);
+    PyMem_Free(ofirst);
+    return result;
+}

@@ -613,6 +613,8 @@ static PyMethodDef methods[] = {
     {"lag_scatter", py_lag_scatter, METH_VARARGS, "A counting sort's second pass over lag inputs."},
     {"lag_pick", py_lag_pick, METH_VARARGS, "The lag inputs of one chunk of commits."},
     {"lag_pick_steps", py_lag_pick_steps, METH_VARARGS, "The lag inputs of one chunk of commits, as steps."},
+    {"lag_classic", py_lag_classic, METH_VARARGS, "The changes of owner of classic groups' partitions."},
+    {"lag_steps16", py_lag_steps16, METH_VARARGS, "The lag exchange's 16-bit steps of each group's commits."},
     {"lag_members", py_lag_members, METH_VARARGS, "The lag owners' flat columns of members-table rows."},
     {"lag_unsteps", py_lag_unsteps, METH_VARARGS, "lag_scatter's pass over a chunk kept as steps."},
     {"replay_commits", py_replay_commits, METH_VARARGS, "Replay offset commits into the partition state."},

@@ -378,17 +378,23 @@ class LagInputs:
         rows = fast[mg] if n else np.zeros(0, np.bool_)
         all_sizes = _joined(m["dp_size"])
         flat = _joined(m["dp_flat"])
-        sizes = all_sizes[rows]
-        a_dp = flat[np.repeat(rows, all_sizes)]
+        starts = np.cumsum(all_sizes) - all_sizes  # each row's partitions in ``flat``
         keep = fast[gg] if len(gg) else np.zeros(0, np.bool_)
-        dp, grp, ts, ids = _classic_entries(gg[keep], grec[keep], gts[keep], np.repeat(mrec[rows], sizes),
-                                            np.repeat(mown[rows], sizes), a_dp)
+        if _replay is not None and rows.any():
+            order = np.lexsort((grec[keep], gg[keep]))
+            s_g, s_rec, s_ts = (np.ascontiguousarray(x[keep][order]) for x in (gg, grec, gts))
+            got = _replay.lag_classic(s_g, s_rec, s_ts, np.argsort(s_rec, kind="stable"), mrec, mown, all_sizes,
+                                      starts, flat, np.flatnonzero(rows), int(flat.max(initial=0)) + 1)
+            dp, grp, ts, ids = (np.frombuffer(x, np.int64) for x in got)
+        else:
+            sizes = all_sizes[rows]
+            dp, grp, ts, ids = _classic_entries(gg[keep], grec[keep], gts[keep], np.repeat(mrec[rows], sizes),
+                                                np.repeat(mown[rows], sizes), flat[np.repeat(rows, all_sizes)])
         table = list(self._owner_ids)
         other: list[tuple[int, int, int, int]] = []  # (lag index, group code, time, owner) of the rest
         slow = [g for g in range(len(self._groups)) if not fast[g]]
         if slow:
             extra_ids = dict(self._owner_ids)
-            starts = np.cumsum(all_sizes) - all_sizes  # each row's partitions in ``flat``
             of_group = {g: [] for g in slow}
             for i in np.flatnonzero(~rows).tolist():
                 of_group[int(mg[i])].append(i)
@@ -664,16 +670,24 @@ class LagInput:
 _ESCAPE = (0xFFFF, -0x8000)
 
 
-def _deltas(bounds: np.ndarray, when: np.ndarray, offset: np.ndarray) -> list[np.ndarray] | None:
+def _deltas(bounds: np.ndarray, when: np.ndarray, offset: np.ndarray, pure: bool = False
+            ) -> list[np.ndarray] | None:
     """The commits of each group run (``bounds``) as its first instant and offset and the steps
     from each commit to the next, in 16 bits (instants by time: uint16 ms; offsets int16), each
     step that does not fit (a minute or more without a commit, a rewind, a deleted offset:
     DELETED's step, taken modulo 2^64 as it is given back) as :data:`_ESCAPE` there and its
     value in a list beside: [when_first, when_steps, when_big, offset_first, offset_steps,
-    offset_big]. None without commits (the arrays then go as they are)."""
+    offset_big]. None without commits (the arrays then go as they are). ``_lag.h``'s lag_steps16
+    unless ``pure`` (or without the compiled extension)."""
     n, groups = len(when), len(bounds) - 1
     if not n:
         return None
+    if _replay is not None and not pure:  # one pass (_lag.h's lag_steps16)
+        ws, os_ = np.empty(n, np.uint16), np.empty(n, np.int16)
+        got = _replay.lag_steps16(np.ascontiguousarray(bounds, np.int64), np.ascontiguousarray(when, np.int64),
+                                  np.ascontiguousarray(offset, np.int64), ws, os_)
+        wf, wb, of, ob = (np.frombuffer(x, np.int64) for x in got)
+        return [wf, ws, wb, of, os_, ob]
     live = np.flatnonzero(bounds[:-1] < bounds[1:])  # the groups with commits
     starts = bounds[live]  # their runs' first commits
     out = []

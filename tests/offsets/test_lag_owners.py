@@ -89,6 +89,26 @@ def test_the_classic_arrays_give_the_owners_of_the_events(groups):
                 assert _owner_at(times, owners, t) == _owner_at(*w, t), (name, k, t)
 
 
+@settings(max_examples=150, deadline=None)
+@given(classic_groups())
+def test_the_compiled_classic_owners_are_the_numpy_ones(groups):
+    """_replay.lag_classic (and lag_members before it) against their NumPy twins, array for array."""
+    from kgtool.offsets import lag_input
+    from tests.twins import compiled
+
+    replay = compiled("kgtool.offsets._replay")
+    got = []
+    for kernel in (replay, None):
+        saved = lag_input._replay
+        lag_input._replay = kernel
+        try:
+            table, arrays, codes = _owner_changes(groups)
+        finally:
+            lag_input._replay = saved
+        got.append((table, [a.tolist() for a in arrays], codes))
+    assert got[0] == got[1]
+
+
 def test_a_group_with_member_records_of_its_own_takes_the_event_path():
     o = _GroupOwners(protocol="consumer")
     o.events += [(5, 100, "member", ("m-a", "c-a", "h", [0, 1])), (9, 200, "member", ("m-b", "c-b", "h", [1]))]

@@ -19,6 +19,7 @@ from kgtool.storage import list_offsets as lo
 from kgtool.storage.files import list_segments
 from kgtool.storage.list_offsets import LEASES, PartitionLog
 from tests.storage.dirs import TS, busy_partition, damaged_copy
+from tests.twins import have_compiled
 
 COMPILED = lo._speedups is not None  # without the walks, nothing is planned nor read whole
 
@@ -292,6 +293,11 @@ def test_lag_inputs_go_as_steps(tmp_path, shape):
     assert back.when.dtype == np.int64 and back.offset.dtype == np.int64 and back.owner_ids.dtype == np.int32
     assert np.array_equal(back.when, when) and np.array_equal(back.offset, offset)
     assert np.array_equal(back.group_bounds, bounds) and back.owner_ids.tolist() == [0]
+    if have_compiled("kgtool.offsets._replay"):  # _lag.h's lag_steps16 and the NumPy twin, array for array
+        from kgtool.offsets.lag_input import _deltas
+
+        compiled_, pure = _deltas(bounds, when, offset), _deltas(bounds, when, offset, pure=True)
+        assert [(a.dtype, a.tolist()) for a in compiled_] == [(a.dtype, a.tolist()) for a in pure]
 
 
 def test_a_process_holds_at_most_its_budget_read_whole(partition, monkeypatch):
