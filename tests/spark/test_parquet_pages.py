@@ -65,7 +65,9 @@ def _integers(draw, n, dtype):
 
 @st.composite
 def _codes(draw, n, nullable):
-    size = draw(st.sampled_from([1, 2, 3, 7, 8, 200, 1700, 70000]))
+    size = draw(st.sampled_from([1, 2, 3, 7, 8, 200, 1700, 70000] + ([0] if nullable else [])))
+    if not size:  # nobody at all: an empty dictionary, every row null
+        return np.full(n, -1, np.int32), []
     seed = draw(st.integers(0, 2**32 - 1))
     rng = np.random.default_rng(seed)
     kind = draw(st.sampled_from(["random", "runs", "one"]))
@@ -149,6 +151,7 @@ def _lag_like(n: int, seed: int) -> pp.Columns:
         pp.IntColumn("timestamp", 1717171200000 + np.cumsum(rng.integers(0, 2000, n))),
         pp.IntColumn("lag", rng.integers(0, 10_000, n)),
         pp.DictColumn("consumer_id", owner, [f"member-{i}" for i in range(5)], nullable=True),
+        pp.DictColumn("host", np.full(n, -1, np.int32), [], nullable=True),  # nobody held it: no dictionary
     ]
     return pp.Columns(n, columns, _schema(columns))
 
