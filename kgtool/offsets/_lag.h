@@ -688,6 +688,23 @@ static int lag_vec_push(lag_vec *a, int64_t x) {
     return 0;
 }
 
+/* The vectors as a tuple of bytes (native int64 arrays), or NULL with an exception. */
+static PyObject *lag_vecs_bytes(const lag_vec *v, int n) {
+    PyObject *result = PyTuple_New(n);
+    if (result == NULL)
+        return NULL;
+    for (int c = 0; c < n; c++) {
+        const char *at = v[c].v ? (const char *)v[c].v : "";
+        PyObject *b = PyBytes_FromStringAndSize(at, v[c].n * (Py_ssize_t)sizeof(int64_t));
+        if (b == NULL) {
+            Py_DECREF(result);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(result, c, b);
+    }
+    return result;
+}
+
 /* d[key], or (when absent) d[key] = len(d): the id; -1 with an exception. */
 static int64_t lag_id_of(PyObject *d, PyObject *key) {
     PyObject *got = PyDict_GetItemWithError(d, key);
@@ -832,17 +849,7 @@ static PyObject *py_lag_members(PyObject *self, PyObject *args) {
         if (lag_vec_push(&out[5], size))
             goto done;
     }
-    result = PyTuple_New(7);
-    if (result == NULL)
-        goto done;
-    for (int c = 0; c < 7; c++) {
-        PyObject *b = PyBytes_FromStringAndSize((const char *)out[c].v, out[c].n * (Py_ssize_t)sizeof(int64_t));
-        if (b == NULL) {
-            Py_CLEAR(result);
-            goto done;
-        }
-        PyTuple_SET_ITEM(result, c, b);
-    }
+    result = lag_vecs_bytes(out, 7);
 done:
     for (int c = 0; c < 7; c++)
         PyMem_Free(out[c].v);
@@ -1060,17 +1067,7 @@ static PyObject *py_lag_classic(PyObject *self, PyObject *args) {
             out[0].v[k] = dp_of[out[0].v[k]];
         PyMem_Free(dp_of);
     }
-    result = PyTuple_New(4);
-    if (result == NULL)
-        goto done;
-    for (int c = 0; c < 4; c++) {
-        PyObject *x = PyBytes_FromStringAndSize((const char *)out[c].v, out[c].n * (Py_ssize_t)sizeof(int64_t));
-        if (x == NULL) {
-            Py_CLEAR(result);
-            goto done;
-        }
-        PyTuple_SET_ITEM(result, c, x);
-    }
+    result = lag_vecs_bytes(out, 4);
 done:
     for (int c = 0; c < 10; c++)
         PyBuffer_Release(&b[c]);
