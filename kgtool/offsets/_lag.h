@@ -745,8 +745,8 @@ static int64_t lag_cached_call(PyObject *cache, PyObject *fn, PyObject *key) {
 
 static PyObject *py_lag_members(PyObject *self, PyObject *args) {
     PyObject *rows, *cols, *new_group, *owner_ids, *member_ids, *tp_cache, *given;
-    if (!PyArg_ParseTuple(args, "O!O!OO!O!O!O", &PyList_Type, &rows, &PyTuple_Type, &cols, &new_group, &PyDict_Type, &owner_ids, &PyDict_Type, &member_ids, &PyDict_Type, &tp_cache,
-                          &given))
+    if (!PyArg_ParseTuple(args, "O!O!OO!O!O!O", &PyList_Type, &rows, &PyTuple_Type, &cols, &new_group,
+                          &PyDict_Type, &owner_ids, &PyDict_Type, &member_ids, &PyDict_Type, &tp_cache, &given))
         return NULL;
     Py_ssize_t at[7];
     if (PyTuple_GET_SIZE(cols) != 7) {
