@@ -7,7 +7,8 @@ over time. The partition answers ListOffsets by timestamp for every instant need
 (``end(T)``: the time index and a bounded scan per instant, one forward walk a segment,
 :meth:`kgtool.storage.list_offsets.PartitionLog.ends_at`), and the timestamps at the committed
 offsets likewise; the rows of the ``lag`` table and Burrow's verdicts come from the lag kernel
-(:func:`kgtool.offsets.lag.partition_lag`) as arrays, written as they are. The task writes the ``lag`` and ``lag_episodes``
+(:func:`kgtool.offsets.lag.partition_lag`) as arrays, written as they are (the ``lag`` table's
+pages by :mod:`kgtool.spark.parquet_pages`). The task writes the ``lag`` and ``lag_episodes``
 tables and the partition's rows of the ``offsets`` table with their lag at the audit's end (or
 ``--until``), and hands the driver its episodes (for the rules, which span a group's partitions)
 and a small summary. Nothing per record of the data partition leaves the task.
@@ -34,7 +35,10 @@ from kgtool.spark.parquet_pages import Columns, DictColumn, IntColumn, dictionar
 #: A data partition's tables part files are numbered after the offsets-log tasks' (the
 #: partitions of __consumer_offsets are 0..offsets.topic.num.partitions-1, at most a few hundred).
 PART_BASE = 1 << 20
-#: The data partitions a lag task prepares ahead of the one it finishes (their pages asked for).
+#: The data partitions a lag task prepares ahead of the one it finishes (their pages asked for),
+#: read by one thread. Two ahead and two threads made two lag processes on their own faster
+#: (32 of the lag benchmark's partitions each: 4.4-4.7 s against 4.7-5.6 s) but the lag phase in
+#: Spark's workers slower (4.4-4.5 s against 3.7-3.9 s, alternating runs).
 LOOKAHEAD = 1
 #: Owners listed per episode, sparkline width.
 SPARK_WIDTH = 40
