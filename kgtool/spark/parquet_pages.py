@@ -266,6 +266,10 @@ def write_file(stream: Any, n: int, columns: list[IntColumn | DictColumn], stati
         put(packed)
         return len(head) + len(body), len(head) + len(packed)
 
+    for c in columns:  # a footer saying n rows over columns of other lengths would be a broken file
+        have = len(c.values) if isinstance(c, IntColumn) else len(c.codes)
+        if have != n:
+            raise ValueError(f"column {c.name!r}: {have} values, not {n}")
     put(b"PAR1")
     chunks: list[_Chunk] = []
     for c in columns:

@@ -135,6 +135,14 @@ def test_a_null_in_a_column_without_nulls_is_an_error():
         _ours(3, columns)
 
 
+def test_columns_of_other_lengths_than_the_rows_are_an_error():
+    compiled("kgtool.offsets._replay")
+    columns = [pp.IntColumn("timestamp", np.arange(4, dtype=np.int64)),
+               pp.DictColumn("group", np.zeros(3, np.int32), ["g"])]
+    with pytest.raises(ValueError, match="'group': 3 values, not 4"):
+        _ours(4, columns)
+
+
 def test_a_code_past_its_dictionary_is_an_error():
     replay = compiled("kgtool.offsets._replay")
     with pytest.raises(ValueError, match="wider"):
