@@ -350,11 +350,11 @@ class LagInputs:
         goes through its events (:func:`_owner_timelines`). Both give the owner at any instant
         as the events do."""
         m = self._members
-        n = sum(len(c) for c in m["group"])
         for name in self.owners:
             self._group_code(name)
         names = {c: name for name, c in self._groups.items()}
         mg, mrec, mts, mown, mmem = (_joined(m[k]) for k in ("group", "rec", "ts", "owner", "member"))
+        n = len(mg)
         classic = np.zeros(len(self._groups), np.bool_)
         classic[[self._groups[name] for name, o in self.owners.items() if o.protocol == "classic"]] = True
         # generation rows of the groups classic at the end: (group code, record offset, timestamp)

@@ -233,7 +233,6 @@ class _Chunk:
     name: str
     ptype: int
     nullable: bool
-    string: bool
     encodings: list[int]
     pages: list[tuple[int, int]]  # (page type, encoding) of each page, in order
     values: int
@@ -295,7 +294,7 @@ def write_file(stream: Any, n: int, columns: list[IntColumn | DictColumn], stati
             if c.name in statistics:
                 fmt = "<i" if width == 4 else "<q"
                 stats = (struct.pack(fmt, min(lows)), struct.pack(fmt, max(highs)))
-            chunks.append(_Chunk(c.name, ptype, False, False, [_RLE, _DELTA_BINARY_PACKED], pages, n, raw, packed,
+            chunks.append(_Chunk(c.name, ptype, False, [_RLE, _DELTA_BINARY_PACKED], pages, n, raw, packed,
                                  start, None, stats))
             continue
         codes = np.ascontiguousarray(c.codes, np.int32)  # a null in a column without: parquet_rle says so
@@ -317,7 +316,7 @@ def write_file(stream: Any, n: int, columns: list[IntColumn | DictColumn], stati
             r, p = page(_DATA_PAGE, body + bytes((width,)) + indices, len(part), _RLE_DICTIONARY)
             raw, packed = raw + r, packed + p
             pages.append((_DATA_PAGE, _RLE_DICTIONARY))
-        chunks.append(_Chunk(c.name, _BYTE_ARRAY, c.nullable, True, [_PLAIN, _RLE, _RLE_DICTIONARY], pages, n,
+        chunks.append(_Chunk(c.name, _BYTE_ARRAY, c.nullable, [_PLAIN, _RLE, _RLE_DICTIONARY], pages, n,
                              raw, packed, data_offset, dict_offset, None))
     footer = _footer(n, chunks)
     put(footer)
@@ -332,7 +331,7 @@ def _footer(n: int, chunks: list[_Chunk]) -> bytes:
     t.element().binary(4, b"schema").i32(5, len(chunks)).end()
     for c in chunks:
         t.element().i32(1, c.ptype).i32(3, _OPTIONAL if c.nullable else _REQUIRED).binary(4, c.name.encode())
-        if c.string:
+        if c.ptype == _BYTE_ARRAY:  # strings: UTF8, LogicalType STRING
             t.i32(6, _UTF8).begin(10).begin(1).end().end()  # LogicalType STRING
         t.end()
     t.i64(3, n)
