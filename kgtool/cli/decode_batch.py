@@ -30,8 +30,8 @@ HELP = """Decode Kafka log segments: record batches (magic 0, 1, 2), every codec
 
 Reads segment files (NNNNNNNNNNNNNNNNNNNN.log), partition directories (every *.log inside, in
 name order), '-' (stdin) or --hex bytes. Verifies CRCs, decompresses, decodes records and, with
---decode (automatic inside __consumer_offsets-N / __transaction_state-N directories), their
-payloads. Damage (CRC mismatch, malformed batch, corrupt header) is reported with file, byte
+--decode (automatic inside __consumer_offsets-N / __transaction_state-N /
+__share_group_state-N directories), their payloads. Damage (CRC mismatch, malformed batch, corrupt header) is reported with file, byte
 position and reason, and decoding goes on with the next batch; a truncated tail (an active
 segment) is reported but is an error only with --strict. A partial entry at the end is a
 truncated tail only if its header is one Kafka writes (a length up to --max-message-size, magic
@@ -141,9 +141,9 @@ def command(
     ),
     decode: DecodeMode = typer.Option(
         DecodeMode.auto, "--decode", case_sensitive=False,
-        help="Payload decoder: offsets (__consumer_offsets), txn (__transaction_state), utf8, hex, "
-        "base64, none. auto: offsets/txn inside __consumer_offsets-N/__transaction_state-N "
-        "directories, else none.",
+        help="Payload decoder: offsets (__consumer_offsets), txn (__transaction_state), share-state "
+        "(__share_group_state), utf8, hex, base64, none. auto: offsets/txn/share-state inside "
+        "__consumer_offsets-N/__transaction_state-N/__share_group_state-N directories, else none.",
     ),
     output_format: DumpFormat = typer.Option(
         DumpFormat.table, "--format", case_sensitive=False,
@@ -591,8 +591,9 @@ MAN_SECTIONS: dict[str, str] = {
         "v0/v1 (CRC-32, compressed wrappers, relative offsets, LogAppendTime), gzip, snappy "
         "(xerial framing and raw blocks), lz4 (including the pre-0.10 broken header checksum of "
         "magic 0) and zstd, and control batches (COMMIT/ABORT markers). Payloads of "
-        "__consumer_offsets and __transaction_state are decoded with --decode offsets|txn, "
-        "automatically inside __consumer_offsets-N and __transaction_state-N directories."
+        "__consumer_offsets, __transaction_state and __share_group_state are decoded with --decode "
+        "offsets|txn|share-state, automatically inside __consumer_offsets-N, __transaction_state-N "
+        "and __share_group_state-N directories, with the record layouts of Kafka 4.0 to 4.4."
     ),
     "OUTPUT": (
         "--format table (the default) prints what kafka-dump-log.sh --print-data-log prints: a "

@@ -1,10 +1,12 @@
 """Which payload decoder reads the records of a topic: ``kafka-dump-log.sh``'s
-``--offsets-decoder`` (``OffsetsMessageParser``) and ``--transaction-log-decoder``
-(``TransactionLogMessageParser``) for the internal topics, or the key and value shown as text.
+``--offsets-decoder`` (``OffsetsMessageParser``), ``--transaction-log-decoder``
+(``TransactionLogMessageParser``) and ``--share-group-state-decoder``
+(``ShareGroupStateMessageParser``) for the internal topics, or the key and value shown as text.
 
 ``auto`` picks by the partition directory holding a segment, as the broker names it
 (``LocalLog``): ``__consumer_offsets-N`` (``GroupMetadataManager``'s topic), ``__transaction_state-N``
-(``TransactionStateManager``'s), anything else none. A ``-delete``/``-future``/``-stray`` copy is
+(``TransactionStateManager``'s), ``__share_group_state-N`` (the share coordinator's, KIP-932),
+anything else none. A ``-delete``/``-future``/``-stray`` copy is
 not the topic's live log and gets no decoder.
 """
 
@@ -17,7 +19,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from kgtool.coordinator.partitioning import CONSUMER_OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC
+from kgtool.coordinator.partitioning import (
+    CONSUMER_OFFSETS_TOPIC,
+    SHARE_GROUP_STATE_TOPIC,
+    TRANSACTION_STATE_TOPIC,
+)
 from kgtool.errors import UsageError
 from kgtool.storage.files import live_partition_of_dir
 
@@ -31,6 +37,7 @@ class DecodeMode(str, enum.Enum):
     auto = "auto"
     offsets = "offsets"
     txn = "txn"
+    share_state = "share-state"
     utf8 = "utf8"
     hex = "hex"
     base64 = "base64"
@@ -79,13 +86,19 @@ def payload_decoder(mode: DecodeMode) -> tuple[PayloadDecoder | None, tuple[str,
     """The payload decoder of a mode, and the OffsetCommit kinds for the C fast path."""
     if mode is DecodeMode.none:
         return None, None
-    if mode in (DecodeMode.offsets, DecodeMode.txn):
+    if mode in (DecodeMode.offsets, DecodeMode.txn, DecodeMode.share_state):
         try:
-            from kgtool.coordinator.records import decode_offsets_record, decode_transaction_record
+            from kgtool.coordinator.records import (
+                decode_offsets_record,
+                decode_share_state_record,
+                decode_transaction_record,
+            )
         except ImportError:  # pragma: no cover - the coordinator package ships with kgtool
             raise UsageError(f"--decode {mode.value} is not available in this build") from None
         if mode is DecodeMode.offsets:
             return decode_offsets_record, ("legacy_offset_commit", "offset_commit")
+        if mode is DecodeMode.share_state:
+            return decode_share_state_record, None
         return decode_transaction_record, None
     return text_decoder(mode), None
 
@@ -97,6 +110,8 @@ def auto_mode(path: str) -> DecodeMode:
         return DecodeMode.offsets
     if live_partition_of_dir(parent, TRANSACTION_STATE_TOPIC) is not None:
         return DecodeMode.txn
+    if live_partition_of_dir(parent, SHARE_GROUP_STATE_TOPIC) is not None:
+        return DecodeMode.share_state
     return DecodeMode.none
 
 

@@ -354,12 +354,43 @@ def _decode_generic(
             vd, end = strict_decoder(rt.value, vversion)(value, 2, len(value), warnings)
         except DECODER_FAILURES:
             del warnings[mark:]
+            older = _superseded_value(rt.value, vversion, value, warnings)
+            if older is not None:
+                return CoordinatorRecord(rt.kind, rtype, rtype, kd, vversion, older, False, warnings)
             vd, end = decode_message(rt.value, vversion, value, 2, context="value", warnings=warnings)
         if end != len(value):
+            older = _superseded_value(rt.value, vversion, value, warnings)
+            if older is not None:
+                return CoordinatorRecord(rt.kind, rtype, rtype, kd, vversion, older, False, warnings)
             warnings.append(f"{len(value) - end} trailing bytes after the {rt.value.name} v{vversion} ignored")
     if rt.kind == "group_metadata":
         _decode_members(vd, warnings, protocol_cache)
     return CoordinatorRecord(rt.kind, rtype, rtype, kd, vversion, vd, False, warnings)
+
+
+def _superseded_value(schema, version: int, value: bytes, warnings: list[str]) -> dict | None:
+    """A value the current layout does not read, read whole by an older incompatible one.
+
+    Kafka 4.1 changed the 4.0 early-access share-group records (KIP-932) in place: a 4.0
+    broker's ShareGroupMetadataValue or ShareSnapshotValue v0 is not 4.1's v0. Returns the value
+    decoded by the first superseded layout that reads every byte without a note (with a warning
+    naming it), or None.
+    """
+    for old in schema.superseded:
+        if not old.supports(version):
+            continue
+        notes: list[str] = []
+        try:
+            vd, end = strict_decoder(old, version)(value, 2, len(value), notes)
+        except DECODER_FAILURES:
+            continue
+        if end == len(value) and not notes:
+            warnings.append(
+                f"{schema.name} v{version} in Kafka {old.until}'s layout (changed incompatibly after "
+                f"{old.until}): decoded with it"
+            )
+            return vd
+    return None
 
 
 _speedups = _load_native("kgtool.codec._speedups")

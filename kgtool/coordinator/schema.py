@@ -164,6 +164,9 @@ class Field:
     default: Any = _NO_DEFAULT
     ignorable: bool = False
     fields: tuple[Field, ...] = ()
+    #: The Kafka release line the field arrived in (``"4.1"``), for schemas built from the
+    #: release specs (:mod:`kgtool.coordinator.release_specs`); not part of the layout.
+    since: str | None = dc_field(default=None, compare=False)
 
     @property
     def is_array(self) -> bool:
@@ -233,6 +236,13 @@ class MessageSchema:
     source: str
     api_key: int | None = None
     notes: str = ""
+    #: ``((version, release), ...)``: the Kafka release line each version arrived in.
+    version_since: tuple[tuple[int, str], ...] = dc_field(default=(), compare=False)
+    #: The last release line that has the spec, when a later one removed it.
+    until: str | None = dc_field(default=None, compare=False)
+    #: Older layouts of the same spec that a later release changed incompatibly (Kafka 4.0's
+    #: early-access share-group records), newest first; each carries its own releases.
+    superseded: tuple[MessageSchema, ...] = dc_field(default=(), compare=False)
     _cache: dict = dc_field(default_factory=dict, compare=False, hash=False, repr=False)
 
     @classmethod
@@ -279,7 +289,7 @@ def default_value(f: Field) -> Any:
     """The value a field takes when absent, following Kafka's ``FieldSpec`` defaults."""
     d = f.default
     if f.is_array:
-        if d is None:
+        if d is None or d == "null":
             return None
         return [] if d is _NO_DEFAULT else list(d)
     if f.is_struct:

@@ -214,6 +214,30 @@ def test_decode_txn(tmp_path):
     assert row["payload"]["value"]["producer_id"] == 4242
 
 
+SHARE_STATE = ROOT / "fixtures" / "kafka44" / "share_state" / "__share_group_state-7"
+
+
+def test_decode_share_group_state_automatically_and_by_name(tmp_path):
+    """__share_group_state (KIP-932's share coordinator): ShareSnapshot and ShareUpdate records,
+    decoded inside __share_group_state-N as Kafka 4.4 writes them, and by --decode share-state."""
+    auto = records(jsonl(run(SHARE_STATE, "--format", "jsonl")))
+    assert len(auto) == sum(1 for line in (SHARE_STATE / "00000000000000000000.decode.jsonl").open()
+                            if '"control":false' in line) + sum(
+        1 for f in ("00000000000000000180", "00000000000000000380")
+        for line in (SHARE_STATE / f"{f}.decode.jsonl").open() if '"control":false' in line)
+    kinds = {r["payload"]["kind"] for r in auto if "payload" in r}
+    assert kinds == {"share_snapshot", "share_update"}
+    assert not [r for r in auto if "payload_error" in r or r.get("payload", {}).get("warnings")]
+    first = auto[0]["payload"]
+    assert first["key"] == {"group_id": "group with spaces", "topic_id": "QP4YJPLmdj0K9KMemaPj8g", "partition": 47}
+    # the same bytes outside the directory: no payload unless asked for
+    copy = tmp_path / "00000000000000000000.log"
+    shutil.copy(SHARE_STATE / "00000000000000000000.log", copy)
+    assert "payload" not in records(jsonl(run(copy, "--format", "jsonl")))[0]
+    named = records(jsonl(run(copy, "--format", "jsonl", "--decode", "share-state")))
+    assert named[0]["payload"] == first
+
+
 @pytest.mark.parametrize("mode,expect", [("utf8", "key-0"), ("hex", b"key-0".hex()), ("base64", "a2V5LTA=")])
 def test_decode_text_modes(mode, expect):
     rows = records(jsonl(run(BATCHES / "m0_none.log", "--format", "jsonl", "--decode", mode)))

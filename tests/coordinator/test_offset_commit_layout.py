@@ -32,7 +32,10 @@ from kgtool.codec import batch as B
 from kgtool.codec import encode_batch_v2
 from kgtool.coordinator.records import decode_offset_commit
 from kgtool.coordinator.schema import decode_message, encode_message
-from kgtool.coordinator.schemas.classic import OFFSET_COMMIT_KEY, OFFSET_COMMIT_VALUE
+from kgtool.coordinator.release_specs import declared_schema
+
+OFFSET_COMMIT_KEY = declared_schema("OffsetCommitKey")
+OFFSET_COMMIT_VALUE = declared_schema("OffsetCommitValue")
 from kgtool.errors import DecodeError
 from tests.twins import compiled
 

@@ -49,10 +49,10 @@ def test_record_type_ids_are_kafkas():
         11: "share_group_metadata", 12: "share_group_target_assignment_metadata",
         13: "share_group_target_assignment_member", 14: "share_group_current_member_assignment",
         15: "share_group_state_partition_metadata", 16: "consumer_group_regular_expression",
-        17: "streams_group_metadata", 18: "streams_group_partition_metadata",
+        17: "streams_group_metadata",
         19: "streams_group_member_metadata", 20: "streams_group_target_assignment_metadata",
         21: "streams_group_target_assignment_member", 22: "streams_group_current_member_assignment",
-        23: "streams_group_topology", 24: "streams_group_target_assignment_resolved_topic_ids",
+        23: "streams_group_topology",
     }
     assert {i: t.kind for i, t in OFFSETS_RECORD_TYPES.items()} == expected
     assert {i: t.kind for i, t in TRANSACTION_RECORD_TYPES.items()} == {0: "transaction_log"}

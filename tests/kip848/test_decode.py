@@ -11,7 +11,9 @@ import pytest
 
 from kgtool.coordinator.records import decode_offsets_record, encode_offsets_record
 from kgtool.coordinator.schema import decode_message
-from kgtool.coordinator.schemas.consumer_group import CONSUMER_GROUP_MEMBER_METADATA_VALUE as CGMV
+from kgtool.coordinator.release_specs import declared_schema
+
+CGMV = declared_schema("ConsumerGroupMemberMetadataValue")
 from kgtool.offsets.decode import entries_from_file
 from tests.kip848.golden import IDS, SCENARIOS, jsonl, segment
 

@@ -1,24 +1,31 @@
-"""Schema tables of the coordinator records, as data, and the record-type registries.
+"""The record-type registries of the coordinator topics, built from Kafka's release specs.
 
 ``OFFSETS_RECORD_TYPES`` maps the record type of a ``__consumer_offsets`` key (its int16 prefix:
-Kafka 4.x ``CoordinatorRecordType`` ids, the ``apiKey`` of each ``coordinator-key`` spec) to its
+Kafka's ``CoordinatorRecordType`` ids, the ``apiKey`` of each ``coordinator-key`` spec) to its
 key and value schemas; ``TRANSACTION_RECORD_TYPES`` does the same for ``__transaction_state``
-(``TransactionLog``: key version 0). Every table cites its Kafka source file.
+(``TransactionLog``: key version 0) and ``SHARE_STATE_RECORD_TYPES`` for ``__share_group_state``
+(``ShareCoordinatorRecordSerde``: ShareSnapshot 0, ShareUpdate 1). Every schema comes from the
+Kafka 4.0-4.4 release specs (:mod:`kgtool.coordinator.release_specs`): a record type no release
+shipped is not here, and decodes as unknown with a note. The consumer protocol's schemas (the
+client's own specs, not a coordinator's) are in :mod:`kgtool.coordinator.schemas.consumer_protocol`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kgtool.coordinator.release_specs import RELEASES, declared_schema, declared_schemas
 from kgtool.coordinator.schema import MessageSchema, camel_to_snake
-from kgtool.coordinator.schemas import (
-    classic,
-    consumer_group,
-    share_coordinator,
-    share_group,
-    streams_group,
-    transaction,
-)
+
+__all__ = [
+    "RecordType",
+    "OFFSETS_RECORD_TYPES",
+    "OFFSETS_RECORD_TYPES_BY_KIND",
+    "TRANSACTION_RECORD_TYPES",
+    "SHARE_STATE_RECORD_TYPES",
+    "SHARE_STATE_RECORD_TYPES_BY_KIND",
+    "ALL_SCHEMAS",
+]
 
 
 @dataclass(frozen=True)
@@ -29,8 +36,19 @@ class RecordType:
     kind: str
     key: MessageSchema
     value: MessageSchema
-    #: The value version Kafka 4.x writes by default (``GroupCoordinatorRecordHelpers``).
+    #: The value version Kafka writes by default (``GroupCoordinatorRecordHelpers``; for offset
+    #: commits the 4.0 one, v3: kgtool's encoder writes what every supported release reads).
     default_value_version: int
+
+    @property
+    def since(self) -> str:
+        """The release line the record type arrived in (or the oldest kgtool reads)."""
+        return self.value.version_since[0][1] if self.value.version_since else RELEASES[0]
+
+    @property
+    def until(self) -> str | None:
+        """The last release line that writes it, when a later one removed it (None: all)."""
+        return self.key.until
 
 
 def _registry(*types: RecordType) -> dict[int, RecordType]:
@@ -42,52 +60,40 @@ def _registry(*types: RecordType) -> dict[int, RecordType]:
     return dict(sorted(out.items()))
 
 
-def _typed(key: MessageSchema, value: MessageSchema) -> RecordType:
-    """A record type from its key and value specs: id = apiKey, kind = snake_case name."""
-    assert key.api_key == value.api_key and key.name.endswith("Key"), key.name
-    return RecordType(key.api_key, camel_to_snake(key.name[: -len("Key")]), key, value, 0)  # type: ignore[arg-type]
-
-
-def _pairs(module) -> list[RecordType]:
-    """Every ``X_KEY`` / ``X_VALUE`` pair of a table module."""
+def _pairs(coordinator: str, *, skip: tuple[str, ...] = ()) -> list[RecordType]:
+    """Every Key/Value spec pair a coordinator's specs declare: id = apiKey, kind = snake_case name."""
     out = []
-    for name in dir(module):
-        if name.endswith("_KEY") and isinstance(getattr(module, name), MessageSchema):
-            out.append(_typed(getattr(module, name), getattr(module, name[: -len("KEY")] + "VALUE")))
+    for name, key in declared_schemas().items():
+        if not name.endswith("Key") or not key.source.startswith(coordinator + "/") or name in skip:
+            continue
+        value = declared_schema(name[: -len("Key")] + "Value")
+        assert key.api_key == value.api_key, name
+        out.append(RecordType(key.api_key, camel_to_snake(name[: -len("Key")]), key, value, 0))  # type: ignore[arg-type]
     return sorted(out, key=lambda t: t.id)
 
 
-_offsets_types: list[RecordType] = [
+_OFFSET_COMMIT_VALUE = declared_schema("OffsetCommitValue")
+
+OFFSETS_RECORD_TYPES: dict[int, RecordType] = _registry(
     # LegacyOffsetCommit (type 0): Kafka's OffsetsMessageFormatter reads its key as an
     # OffsetCommitKey and its value as OffsetCommitValue v0-4 ("We can read both record types
     # with the offset commit one"); LegacyOffsetCommitValue v0 has the layout of v0.
-    RecordType(0, "legacy_offset_commit", classic.LEGACY_OFFSET_COMMIT_KEY, classic.OFFSET_COMMIT_VALUE, 0),
-    RecordType(1, "offset_commit", classic.OFFSET_COMMIT_KEY, classic.OFFSET_COMMIT_VALUE, 3),
-    RecordType(2, "group_metadata", classic.GROUP_METADATA_KEY, classic.GROUP_METADATA_VALUE, 3),
-    *_pairs(consumer_group),
-    *_pairs(share_group),
-    *_pairs(streams_group),
-]
-
-OFFSETS_RECORD_TYPES: dict[int, RecordType] = _registry(*_offsets_types)
+    RecordType(0, "legacy_offset_commit", declared_schema("LegacyOffsetCommitKey"), _OFFSET_COMMIT_VALUE, 0),
+    # GroupCoordinatorRecordHelpers.newOffsetCommitRecord: v1 with an expire timestamp, else v3
+    # (4.0) or v4 (4.1+, with the TopicId tag); the encoder's default is 4.0's.
+    RecordType(1, "offset_commit", declared_schema("OffsetCommitKey"), _OFFSET_COMMIT_VALUE, 3),
+    RecordType(2, "group_metadata", declared_schema("GroupMetadataKey"), declared_schema("GroupMetadataValue"), 3),
+    *_pairs("group-coordinator", skip=("LegacyOffsetCommitKey", "OffsetCommitKey", "GroupMetadataKey")),
+)
 OFFSETS_RECORD_TYPES_BY_KIND: dict[str, RecordType] = {t.kind: t for t in OFFSETS_RECORD_TYPES.values()}
 
-TRANSACTION_RECORD_TYPES: dict[int, RecordType] = _registry(
-    RecordType(0, "transaction_log", transaction.TRANSACTION_LOG_KEY, transaction.TRANSACTION_LOG_VALUE, 0),
-)
+TRANSACTION_RECORD_TYPES: dict[int, RecordType] = _registry(*_pairs("transaction-coordinator"))
 
 #: ``__share_group_state`` (share coordinator): ShareSnapshot (0) and ShareUpdate (1).
-SHARE_STATE_RECORD_TYPES: dict[int, RecordType] = _registry(*_pairs(share_coordinator))
+SHARE_STATE_RECORD_TYPES: dict[int, RecordType] = _registry(*_pairs("share-coordinator"))
 SHARE_STATE_RECORD_TYPES_BY_KIND: dict[str, RecordType] = {
     t.kind: t for t in SHARE_STATE_RECORD_TYPES.values()
 }
 
-#: Every schema kgtool knows, for tests and documentation.
-ALL_SCHEMAS: list[MessageSchema] = sorted(
-    {id(s): s for t in (
-        list(OFFSETS_RECORD_TYPES.values())
-        + list(TRANSACTION_RECORD_TYPES.values())
-        + list(SHARE_STATE_RECORD_TYPES.values())
-    ) for s in (t.key, t.value)}.values(),
-    key=lambda s: s.name,
-)
+#: Every coordinator schema kgtool knows (the release specs'), for tests and documentation.
+ALL_SCHEMAS: list[MessageSchema] = sorted(declared_schemas().values(), key=lambda s: s.name)
