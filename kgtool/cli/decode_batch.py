@@ -140,7 +140,7 @@ def command(
         show_default=False,
     ),
     decode: DecodeMode = typer.Option(
-        DecodeMode.auto, "--decode", case_sensitive=False,
+        DecodeMode.auto, "--decode", case_sensitive=False, metavar="DECODER",
         help="Payload decoder: offsets (__consumer_offsets), txn (__transaction_state), share-state "
         "(__share_group_state), utf8, hex, base64, none. auto: offsets/txn/share-state inside "
         "__consumer_offsets-N/__transaction_state-N/__share_group_state-N directories, else none.",

@@ -49,6 +49,7 @@ from kgtool.offsets.entries import (
 )
 from kgtool.offsets.options import AuditOptions
 from kgtool.offsets.partition_coverage import PartitionCoverage
+from kgtool.coordinator.schema import ZERO_UUID
 from kgtool.offsets.shard import RECORD_GROUP_TYPE, ClassicGroup, GroupCoordinatorShard, GroupType, ModernGroup
 from kgtool.offsets.shard.views import state_rows
 from kgtool.offsets.groups import GroupState, OwnerLists, TopicPartition
@@ -265,6 +266,7 @@ class PartitionReplay:
                 rare = rare[: cut[1]]
         # coverage over every record read (all groups)
         self.cover.add(chunk, keep, rare, keys)
+        self._learn_topic_ids(rare)
         # --group: drop the commits of excluded groups
         mask = skey >= 0
         if keep is not None:
@@ -385,6 +387,21 @@ class PartitionReplay:
         self._batch = batch
         if e is not None:
             self._batch_ts = e.timestamp
+
+    def _learn_topic_ids(self, rare: list[tuple[int, LogEntry]]) -> None:
+        """Name topic ids from the chunk's OffsetCommitValue v4 records (4.1+ writes a commit's
+        ``TopicId`` beside its topic name) before the chunk is replayed: the KIP-848 records hold
+        partitions by id only, and 4.1+ writes no ConsumerGroupPartitionMetadata to name them, so a
+        group's owners are named by the commits that follow. A topic's id is a fact of the cluster,
+        not of an instant (a deleted and re-created topic gets a new id: both are named)."""
+        learn = self.shard.topic_names.learn
+        for _, e in rare:
+            if e.kind in OFFSET_COMMIT_KINDS and e.value_version == 4:
+                v = _parsed(e.value)
+                if v is not None and v.get("topic_id") not in (None, ZERO_UUID):
+                    key = _parsed(e.key)
+                    if key and key.get("topic"):
+                        learn(str(v["topic_id"]), str(key["topic"]))
 
     def _rare_commit(self, g: GroupState, e: LogEntry) -> None:
         """An offset commit that did not take the columnar path (unusual encoding, tests):

@@ -100,7 +100,7 @@ def test_flags_show_no_placeholder_and_values_show_theirs(run):
     (["coordinator-of", "--partitions", "abc", "g"], "kgtool coordinator-of: --partitions: 'abc' is not an integer"),
     (["coordinator-of", "-p", "abc", "g"], "kgtool coordinator-of: --partitions: 'abc' is not an integer"),
     (["decode-batch", "--decode", "yaml", "x.log"],
-     "kgtool decode-batch: --decode: 'yaml' is not one of auto, offsets, txn, utf8, hex, base64, none"),
+     "kgtool decode-batch: --decode: 'yaml' is not one of auto, offsets, txn, share-state, utf8, hex, base64, none"),
     (["decode-batch", "--start-position", "-3", "x.log"], "kgtool decode-batch: --start-position: -3 is less than the minimum, 0"),
     (["assign", "g.yaml", "--max-partitions", "0"], "kgtool assign: --max-partitions: 0 is less than the minimum, 1"),
     (["partition-of", "-p", "3", "-P", "java", "-P", "kafka", "k"],
@@ -158,7 +158,7 @@ def test_completion_of_a_comma_list_of_assignors():
 
 
 def test_completion_of_choices():
-    assert complete_bash("kgtool decode-batch --decode ") == ["auto", "offsets", "txn", "utf8", "hex", "base64", "none"]
+    assert complete_bash("kgtool decode-batch --decode ") == ["auto", "offsets", "txn", "share-state", "utf8", "hex", "base64", "none"]
     assert complete_bash("kgtool decode-batch x.log --format j") == ["json", "jsonl"]
     assert complete_bash("kgtool coordinator-of --format ") == ["table", "json", "jsonl"]
 

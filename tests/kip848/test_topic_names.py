@@ -89,11 +89,16 @@ def test_the_names_reach_the_groups_tables(tmp_path):
         [m["assigned_partitions"] for m in want["members"]]
 
 
-def test_records_name_ids_before_the_files(tmp_path):
-    """Where the log's ConsumerGroupPartitionMetadata names an id, that name is shown."""
-    wrong = tuple(sorted((tid, "not-" + name) for name, tid in TOPICS.items()))
-    result = audit_entries(entries_from_file(segment(R00), log_partition=0), options=AuditOptions(topic_names=wrong))
-    assert {tp.rpartition("-")[0] for tp in assigned(result.tables)} <= set(TOPICS)
+def test_the_files_name_ids_before_4_0s_partition_metadata_records(tmp_path):
+    """The order of the name sources (issue 39): a v4 commit's topic and topic id, then the
+    ``partition.metadata`` files, then the ConsumerGroupPartitionMetadata records 4.0 wrote (4.1+
+    writes none, and deletes them): a file's name is shown over a record's."""
+    other = tuple(sorted((tid, "renamed-" + name) for name, tid in TOPICS.items()))
+    result = audit_entries(entries_from_file(segment(R00), log_partition=0), options=AuditOptions(topic_names=other))
+    assert {tp.rpartition("-")[0] for tp in assigned(result.tables)} <= {"renamed-" + n for n in TOPICS}
+    # without the files, the records still name them
+    plain = audit_entries(entries_from_file(segment(R00), log_partition=0))
+    assert {tp.rpartition("-")[0] for tp in assigned(plain.tables)} <= set(TOPICS)
 
 
 def test_a_partition_metadata_that_does_not_parse_is_a_problem_line(tmp_path):

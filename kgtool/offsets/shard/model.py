@@ -20,6 +20,9 @@ from typing import Any
 #: ``ConsumerGroupMember.LEAVE_GROUP_MEMBER_EPOCH`` (and the static leave, -2).
 LEAVE_GROUP_MEMBER_EPOCH = -1
 LEAVE_GROUP_STATIC_MEMBER_EPOCH = -2
+#: the group epoch and target assignment epoch of a new consumer, share or streams group: 1 since
+#: Kafka 4.3 (``ModernGroup`` constructor, ``TargetAssignmentMetadata.INITIAL``); 0 in 4.0-4.2
+NEW_GROUP_EPOCH = 1
 
 Assignment = dict[str, frozenset[int]]  # topic id (Kafka's Uuid string) -> partitions
 
@@ -50,6 +53,80 @@ class MemberState(Enum):
             return cls.UNKNOWN
 
 
+class StreamsMemberState(Enum):
+    """``streams.MemberState`` (KIP-1071): the byte in ``StreamsGroupCurrentMemberAssignmentValue.state``;
+    any other byte reads as UNKNOWN (``MemberState.fromValue``)."""
+
+    STABLE = 1
+    UNREVOKED_TASKS = 2
+    UNRELEASED_TASKS = 3
+    UNKNOWN = 127
+
+    @classmethod
+    def from_value(cls, value: int) -> StreamsMemberState:
+        try:
+            return cls(value)
+        except ValueError:
+            return cls.UNKNOWN
+
+
+#: subtopology id -> partitions (``TasksTuple``'s maps)
+TaskSet = dict[str, frozenset[int]]
+#: subtopology id -> {partition: assignment epoch} (``TasksTupleWithEpochs``' active tasks)
+TaskEpochs = dict[str, dict[int, int]]
+
+
+@dataclass(frozen=True)
+class TasksTuple:
+    """``streams.TasksTuple``: a streams member's active, standby and warm-up tasks, each
+    subtopology id -> partitions (the target assignment's ``TasksTuple.fromTargetAssignmentRecord``)."""
+
+    active: TaskSet = field(default_factory=dict)
+    standby: TaskSet = field(default_factory=dict)
+    warmup: TaskSet = field(default_factory=dict)
+
+    @classmethod
+    def from_record(cls, v: dict[str, Any], prefix: str = "", suffix: str = "") -> TasksTuple:
+        def one(name: str) -> TaskSet:
+            return {str(t["subtopology_id"]): frozenset(int(p) for p in t.get("partitions") or ())
+                    for t in v.get(f"{prefix}{name}_tasks{suffix}") or ()}
+        return cls(one("active"), one("standby"), one("warmup"))
+
+
+@dataclass(frozen=True)
+class TasksTupleWithEpochs:
+    """``streams.TasksTupleWithEpochs``: a member's current tasks, the active ones with the epoch
+    each was assigned in (4.2+ ``AssignmentEpochs``; a record without them, or with a list of
+    another length, gives every partition the member epoch: ``fromCurrentAssignmentRecord``)."""
+
+    active: TaskEpochs = field(default_factory=dict)
+    standby: TaskSet = field(default_factory=dict)
+    warmup: TaskSet = field(default_factory=dict)
+
+    @classmethod
+    def from_record(cls, v: dict[str, Any], member_epoch: int, suffix: str = "") -> TasksTupleWithEpochs:
+        active: TaskEpochs = {}
+        for t in v.get(f"active_tasks{suffix}") or ():
+            parts = [int(p) for p in t.get("partitions") or ()]
+            epochs = t.get("assignment_epochs")
+            if epochs is not None and len(epochs) == len(parts):
+                active[str(t["subtopology_id"])] = {p: int(e) for p, e in zip(parts, epochs)}
+            else:
+                active[str(t["subtopology_id"])] = {p: member_epoch for p in parts}
+        simple = TasksTuple.from_record(v, suffix=suffix)
+        return cls(active, simple.standby, simple.warmup)
+
+    def is_empty(self) -> bool:
+        return not (self.active or self.standby or self.warmup)
+
+
+def tasks_text(tasks: TaskSet | TaskEpochs) -> str:
+    """Tasks as ``kafka-streams-groups.sh --describe --members`` prints them:
+    ``subtopology:partition,partition;other:partition`` (subtopologies and partitions sorted)."""
+    return ";".join(f"{sub}:{','.join(str(p) for p in sorted(parts))}"
+                    for sub, parts in sorted(tasks.items()) if parts)
+
+
 class TopicNames:
     """Topic id -> name, learnt from ``ConsumerGroupPartitionMetadata`` records (and from the
     ``partition.metadata`` files of data partitions given as input); an unknown id stays an id."""
@@ -61,7 +138,10 @@ class TopicNames:
         self.version = 0  # bumped when a name changes: remembered pairs are stale
         self._memo: dict[int, tuple[Assignment, int, list[tuple[str, int]]]] = {}
 
-    def learn(self, topic_id: str, name: str) -> None:
+    def learn(self, topic_id: str, name: str, *, weak: bool = False) -> None:
+        """Name ``topic_id``; a ``weak`` source (a group record) does not rename an id already named."""
+        if weak and topic_id in self.names:
+            return
         if self.names.get(topic_id) != name:
             self.names[topic_id] = name
             self.version += 1
@@ -93,6 +173,23 @@ def assignment_from_record(items: Any) -> Assignment:
     out: dict[str, frozenset[int]] = {}
     for tp in items or ():
         out[str(tp["topic_id"])] = frozenset(int(p) for p in tp.get("partitions") or ())
+    return out
+
+
+def assignment_epochs_from_record(items: Any, member_epoch: int) -> dict[str, dict[int, int]]:
+    """``Utils.assignmentFromTopicPartitions(log, groupId, topicPartitions, defaultEpoch)`` (4.3+):
+    topic id -> {partition: the epoch it was assigned in}; without ``AssignmentEpochs`` (or with a
+    list of another length) every partition takes ``max(member_epoch, 0)`` (a legacy static
+    member's -2 is not an epoch)."""
+    default = max(member_epoch, 0)
+    out: dict[str, dict[int, int]] = {}
+    for tp in items or ():
+        parts = [int(p) for p in tp.get("partitions") or ()]
+        epochs = tp.get("assignment_epochs")
+        if epochs is not None and len(epochs) == len(parts):
+            out[str(tp["topic_id"])] = {p: int(e) for p, e in zip(parts, epochs)}
+        else:
+            out[str(tp["topic_id"])] = dict.fromkeys(parts, default)
     return out
 
 
@@ -172,6 +269,10 @@ class ConsumerGroupMember:
     server_assignor: str | None = None
     assigned: Assignment = field(default_factory=dict)
     pending_revocation: Assignment = field(default_factory=dict)
+    #: the epoch each assigned (and pending) partition was assigned in: 4.3+ ``AssignmentEpochs``,
+    #: else the member epoch (``Utils.assignmentFromTopicPartitions``)
+    assigned_epochs: dict[str, dict[int, int]] = field(default_factory=dict)
+    pending_epochs: dict[str, dict[int, int]] = field(default_factory=dict)
     #: ``ConsumerGroupMemberMetadataValue.ClassicMemberMetadata``: session timeout and supported
     #: protocols of a member that speaks the classic protocol to a consumer group; None otherwise.
     classic_member_metadata: dict[str, Any] | None = None
@@ -219,8 +320,115 @@ class ConsumerGroupMember:
         self.member_epoch = int(v["member_epoch"])
         self.previous_member_epoch = int(v["previous_member_epoch"])
         self.state = state
+        self.assigned_epochs = assignment_epochs_from_record(v.get("assigned_partitions"), self.member_epoch)
+        self.pending_epochs = assignment_epochs_from_record(v.get("partitions_pending_revocation"), self.member_epoch)
+        self.assigned = {t: frozenset(ps) for t, ps in self.assigned_epochs.items()}
+        self.pending_revocation = {t: frozenset(ps) for t, ps in self.pending_epochs.items()}
+
+    def update_with_share_metadata(self, v: dict[str, Any]) -> None:
+        """``ShareGroupMember.Builder.updateWith(ShareGroupMemberMetadataValue)``: rack, client and
+        subscription only (a share member has no instance id, assignor or rebalance timeout)."""
+        self.rack_id = v.get("rack_id")
+        self.client_id = v.get("client_id", "")
+        self.client_host = v.get("client_host", "")
+        self.subscribed_topic_names = frozenset(v.get("subscribed_topic_names") or ())
+
+    def update_with_share_assignment(self, v: dict[str, Any], touch: Touch) -> None:
+        """``ShareGroupMember.Builder.updateWith(ShareGroupCurrentMemberAssignmentValue)``."""
+        state = MemberState.from_value(int(v.get("state", 0)))
+        if state is not self.state or int(v["member_epoch"]) != self.member_epoch:
+            self.state_since = touch
+        self.assignment_touched = touch
+        self.member_epoch = int(v["member_epoch"])
+        self.previous_member_epoch = int(v["previous_member_epoch"])
+        self.state = state
         self.assigned = assignment_from_record(v.get("assigned_partitions"))
-        self.pending_revocation = assignment_from_record(v.get("partitions_pending_revocation"))
+        self.assigned_epochs = {t: dict.fromkeys(ps, self.member_epoch) for t, ps in self.assigned.items()}
+
+
+@dataclass
+class StreamsGroupMember:
+    """``streams.StreamsGroupMember``, with ``StreamsGroupMember.Builder.withDefaults`` (what
+    ``getOrCreateUninitializedMember`` starts from)."""
+
+    member_id: str
+    member_epoch: int = 0
+    previous_member_epoch: int = 0
+    state: StreamsMemberState = StreamsMemberState.STABLE
+    instance_id: str | None = None
+    rack_id: str | None = None
+    rebalance_timeout_ms: int = -1
+    client_id: str = ""
+    client_host: str = ""
+    topology_epoch: int = -1
+    process_id: str = ""
+    #: ``StreamsGroupMemberMetadataValue.Endpoint`` as ``host:port``, or None
+    user_endpoint: str | None = None
+    client_tags: dict[str, str] = field(default_factory=dict)
+    assigned_tasks: TasksTupleWithEpochs = field(default_factory=TasksTupleWithEpochs)
+    tasks_pending_revocation: TasksTupleWithEpochs = field(default_factory=TasksTupleWithEpochs)
+    state_since: Touch = field(default_factory=Touch)
+    assignment_touched: Touch = field(default_factory=Touch)
+    touched: Touch = field(default_factory=Touch)
+    # what the tables read of every modern member: a streams member holds tasks, not partitions
+    assigned: Assignment = field(default_factory=dict)
+    pending_revocation: Assignment = field(default_factory=dict)
+    subscribed_topic_names: frozenset[str] = frozenset()
+    subscribed_topic_regex: str | None = None
+    server_assignor: str | None = None
+    classic_member_metadata: dict[str, Any] | None = None
+
+    uses_classic_protocol = False
+    session_timeout_ms = None
+
+    def is_reconciled_to(self, target_assignment_epoch: int) -> bool:
+        """``StreamsGroupMember.isReconciledTo``."""
+        return self.state is StreamsMemberState.STABLE and self.member_epoch == target_assignment_epoch
+
+    def update_with_metadata(self, v: dict[str, Any]) -> None:
+        """``StreamsGroupMember.Builder.updateWith(StreamsGroupMemberMetadataValue)``."""
+        self.instance_id = v.get("instance_id")
+        self.rack_id = v.get("rack_id")
+        self.client_id = v.get("client_id", "")
+        self.client_host = v.get("client_host", "")
+        self.rebalance_timeout_ms = int(v.get("rebalance_timeout_ms", -1))
+        self.topology_epoch = int(v.get("topology_epoch", 0))
+        self.process_id = v.get("process_id", "")
+        ep = v.get("user_endpoint")
+        self.user_endpoint = None if ep is None else f"{ep.get('host', '')}:{ep.get('port', 0)}"
+        self.client_tags = {str(t["key"]): str(t["value"]) for t in v.get("client_tags") or ()}
+
+    def update_with_assignment(self, v: dict[str, Any], touch: Touch) -> None:
+        """``StreamsGroupMember.Builder.updateWith(log, groupId, StreamsGroupCurrentMemberAssignmentValue)``."""
+        state = StreamsMemberState.from_value(int(v.get("state", 0)))
+        if state is not self.state or int(v["member_epoch"]) != self.member_epoch:
+            self.state_since = touch
+        self.assignment_touched = touch
+        self.member_epoch = int(v["member_epoch"])
+        self.previous_member_epoch = int(v["previous_member_epoch"])
+        self.state = state
+        self.assigned_tasks = TasksTupleWithEpochs.from_record(v, self.member_epoch)
+        self.tasks_pending_revocation = TasksTupleWithEpochs.from_record(v, self.member_epoch, "_pending_revocation")
+
+
+@dataclass
+class ShareStatePartitionMetadata:
+    """``GroupMetadataManager.ShareGroupStatePartitionMetadataInfo`` (KIP-932): the topics whose
+    share-partition state is being initialized, is initialized, or is being deleted, by topic id
+    (initializing and initialized: topic name and partitions)."""
+
+    initializing: dict[str, tuple[str, frozenset[int]]] = field(default_factory=dict)
+    initialized: dict[str, tuple[str, frozenset[int]]] = field(default_factory=dict)
+    deleting: frozenset[str] = frozenset()
+    touched: Touch = field(default_factory=Touch)
+
+    @classmethod
+    def from_record(cls, v: dict[str, Any], touch: Touch) -> ShareStatePartitionMetadata:
+        def topics(name: str) -> dict[str, tuple[str, frozenset[int]]]:
+            return {str(t["topic_id"]): (str(t.get("topic_name", "")), frozenset(int(p) for p in t.get("partitions") or ()))
+                    for t in v.get(name) or ()}
+        return cls(topics("initializing_topics"), topics("initialized_topics"),
+                   frozenset(str(t["topic_id"]) for t in v.get("deleting_topics") or ()), touch)
 
 
 @dataclass
@@ -231,13 +439,27 @@ class ModernGroup:
     type: GroupType = GroupType.CONSUMER
     group_epoch: int = 0
     assignment_epoch: int = 0
-    members: dict[str, ConsumerGroupMember] = field(default_factory=dict)
+    members: dict[str, Any] = field(default_factory=dict)  # ConsumerGroupMember | StreamsGroupMember
     target_assignment: dict[str, Assignment] = field(default_factory=dict)
     #: ``ConsumerGroupPartitionMetadata``: topic name -> (topic id, partition count)
     subscription_metadata: dict[str, tuple[str, int]] = field(default_factory=dict)
     static_members: dict[str, str] = field(default_factory=dict)
     metadata_hash: int = 0
-    creation_time_ms: int = -1
+    #: ``TargetAssignmentMetadata.assignmentTimestamp`` (4.3+ ``AssignmentTimestamp``; 0 before)
+    assignment_timestamp: int = 0
+    #: ``ConsumerGroupRegularExpression`` records: regex -> (topics, version, timestamp)
+    resolved_regular_expressions: dict[str, tuple[frozenset[str], int, int]] = field(default_factory=dict)
+    #: ``ConsumerGroup.hasSubscriptionMetadataRecord``: a 4.0 partition metadata record is still in the log
+    has_subscription_metadata_record: bool = False
+    # streams groups (KIP-1071)
+    validated_topology_epoch: int = -1
+    stored_description_topology_epoch: int = -1
+    failed_description_topology_epoch: int = -1
+    last_assignment_configs: dict[str, str] = field(default_factory=dict)
+    #: ``StreamsGroupTopologyValue`` as decoded (epoch, subtopologies), or None
+    topology: dict[str, Any] | None = None
+    #: a streams member's target tasks (``StreamsGroup.targetAssignment``)
+    target_tasks: dict[str, TasksTuple] = field(default_factory=dict)
     touched: Touch = field(default_factory=Touch)
     #: why the replay could not follow this group (a record Kafka's loader would refuse)
     incomplete: str | None = None
@@ -250,6 +472,9 @@ class ModernGroup:
             return "Empty"
         if self.type is GroupType.SHARE:
             return "Stable"  # ShareGroup.maybeUpdateGroupState: EMPTY or STABLE
+        if self.type is GroupType.STREAMS and (
+                self.topology is None or int(self.topology.get("epoch", -1)) != self.validated_topology_epoch):
+            return "NotReady"  # StreamsGroup.maybeUpdateGroupState: no topology validated at its epoch
         if self.group_epoch > self.assignment_epoch:
             return "Assigning"
         for m in self.members.values():
@@ -257,9 +482,11 @@ class ModernGroup:
                 return "Reconciling"
         return "Stable"
 
-    def get_or_create_member(self, member_id: str) -> ConsumerGroupMember:
+    def get_or_create_member(self, member_id: str) -> ConsumerGroupMember | StreamsGroupMember:
         m = self.members.get(member_id)
-        return m if m is not None else ConsumerGroupMember(member_id)
+        if m is not None:
+            return m
+        return StreamsGroupMember(member_id) if self.type is GroupType.STREAMS else ConsumerGroupMember(member_id)
 
     def update_member(self, m: ConsumerGroupMember) -> None:
         """``ConsumerGroup.updateMember`` (and ``updateStaticMember``)."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kgtool.offsets.shard.model import ClassicGroup, Group, ModernGroup, TopicNames
+from kgtool.offsets.shard.model import ClassicGroup, Group, GroupType, ModernGroup, TopicNames
 
 
 def tp_names(pairs: list[tuple[str, int]] | None) -> list[str] | None:
@@ -83,3 +83,93 @@ def state_rows(groups: dict[str, Group], names: TopicNames, log_partition: int,
                     "record_offset": m_offset, "timestamp": m_ts, "state_since": _touch(m.state_since)[1]})
         group_rows.append(row)
     return group_rows, member_rows
+
+
+# ---- the loaded state, as Kafka's coordinator holds it ----------------------------------------------
+
+
+def _partitions(assignment: dict[str, frozenset[int]], names: TopicNames) -> list[dict[str, Any]]:
+    return [{"topic_id": t, "topic": names.names.get(t), "partitions": sorted(ps)}
+            for t, ps in sorted(assignment.items())]
+
+
+def _partition_epochs(epochs: dict[str, dict[int, int]], names: TopicNames) -> list[dict[str, Any]]:
+    return [{"topic_id": t, "topic": names.names.get(t), "partition_epochs": {str(p): e for p, e in sorted(ps.items())}}
+            for t, ps in sorted(epochs.items())]
+
+
+def _tasks(t: Any) -> dict[str, Any]:
+    """A ``TasksTuple`` (or ``TasksTupleWithEpochs``): active {subtopology: partitions, or
+    {partition: epoch}}, standby and warm-up {subtopology: partitions}."""
+    def one(m: dict) -> dict:
+        return {sub: ({str(p): e for p, e in sorted(ps.items())} if isinstance(ps, dict) else sorted(ps))
+                for sub, ps in sorted(m.items())}
+    return {"active": one(t.active), "standby": one(t.standby), "warmup": one(t.warmup)}
+
+
+def loaded_view(group_id: str, g: Group, manager: Any) -> dict[str, Any]:
+    """One group as Kafka 4.4's loaded ``GroupMetadataManager`` holds it: the shape of the Kafka-made
+    scenarios' ``loaded.jsonl`` (partitions by topic id, with the name when kgtool knows it), the
+    source of ``--format json``'s describe views."""
+    names: TopicNames = manager.topic_names
+    if isinstance(g, ClassicGroup):
+        return {
+            "group_id": group_id, "type": "classic", "protocol_type": g.protocol_type, "state": g.state,
+            "generation_id": g.generation, "protocol_name": g.protocol_name, "leader": g.leader,
+            "current_state_timestamp": g.current_state_timestamp,
+            "members": [{"member_id": m.member_id, "group_instance_id": m.instance_id, "client_id": m.client_id,
+                         "client_host": m.client_host, "rebalance_timeout_ms": m.rebalance_timeout_ms,
+                         "session_timeout_ms": m.session_timeout_ms, "assigned": m.assigned}
+                        for _, m in sorted(g.members.items())],
+        }
+    out: dict[str, Any] = {
+        "group_id": group_id, "type": g.type.value, "state": g.state, "group_epoch": g.group_epoch,
+        "assignment_epoch": g.assignment_epoch, "assignment_timestamp": g.assignment_timestamp,
+        "metadata_hash": g.metadata_hash,
+    }
+    members = [m for _, m in sorted(g.members.items())]
+    if g.type is GroupType.STREAMS:
+        out.update(
+            validated_topology_epoch=g.validated_topology_epoch,
+            stored_description_topology_epoch=g.stored_description_topology_epoch,
+            failed_description_topology_epoch=g.failed_description_topology_epoch,
+            last_assignment_configs=dict(sorted(g.last_assignment_configs.items())),
+            topology=g.topology,
+            target_assignment={mid: _tasks(t) for mid, t in sorted(g.target_tasks.items())},
+            members=[{
+                "member_id": m.member_id, "member_epoch": m.member_epoch,
+                "previous_member_epoch": m.previous_member_epoch, "state": m.state.name,
+                "instance_id": m.instance_id, "rack_id": m.rack_id, "client_id": m.client_id,
+                "client_host": m.client_host, "rebalance_timeout_ms": m.rebalance_timeout_ms,
+                "topology_epoch": m.topology_epoch, "process_id": m.process_id, "user_endpoint": m.user_endpoint,
+                "client_tags": dict(sorted(m.client_tags.items())), "assigned_tasks": _tasks(m.assigned_tasks),
+                "tasks_pending_revocation": _tasks(m.tasks_pending_revocation)} for m in members])
+        return out
+    out["target_assignment"] = {mid: _partitions(a, names) for mid, a in sorted(g.target_assignment.items())}
+    if g.type is GroupType.SHARE:
+        out["members"] = [{
+            "member_id": m.member_id, "member_epoch": m.member_epoch, "previous_member_epoch": m.previous_member_epoch,
+            "state": m.state.name, "instance_id": None, "rack_id": m.rack_id, "client_id": m.client_id,
+            "client_host": m.client_host, "subscribed_topic_names": sorted(m.subscribed_topic_names),
+            "assigned_partitions": _partitions(m.assigned, names)} for m in members]
+        info = manager.share_state_metadata.get(group_id)
+        if info is not None:
+            def topics(d: dict) -> list[dict[str, Any]]:
+                return [{"topic_id": t, "topic": name, "partitions": sorted(ps)} for t, (name, ps) in sorted(d.items())]
+            out["share_group_state_partition_metadata"] = {
+                "initializing_topics": topics(info.initializing), "initialized_topics": topics(info.initialized),
+                "deleting_topics": sorted(info.deleting)}
+        return out
+    out["preferred_server_assignor"] = preferred_server_assignor(g)
+    out["resolved_regular_expressions"] = {
+        regex: {"topics": sorted(topics), "version": version, "timestamp": ts}
+        for regex, (topics, version, ts) in sorted(g.resolved_regular_expressions.items())}
+    out["members"] = [{
+        "member_id": m.member_id, "member_epoch": m.member_epoch, "previous_member_epoch": m.previous_member_epoch,
+        "state": m.state.name, "instance_id": m.instance_id, "rack_id": m.rack_id, "client_id": m.client_id,
+        "client_host": m.client_host, "subscribed_topic_names": sorted(m.subscribed_topic_names),
+        "subscribed_topic_regex": m.subscribed_topic_regex, "server_assignor": m.server_assignor,
+        "rebalance_timeout_ms": m.rebalance_timeout_ms, "uses_classic_protocol": m.uses_classic_protocol,
+        "assigned_partitions": _partition_epochs(m.assigned_epochs, names),
+        "partitions_pending_revocation": _partition_epochs(m.pending_epochs, names)} for m in members]
+    return out
