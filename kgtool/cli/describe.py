@@ -15,6 +15,14 @@ columns, values and notes of Kafka 4's ``ConsumerGroupCommand``:
   nor target (``-``). Assignments as ``getAssignmentString``: ``orders:0,1,2;payments:3``.
 - ``shouldPrintMemberState``'s notes: an Empty group "has no active members"; a group in
   Assigning, Reconciling, PreparingRebalance or CompletingRebalance "is rebalancing".
+
+Share groups (KIP-932) as Kafka 4.4's ``ShareGroupCommand`` describes them (``--state --verbose``:
+GROUP, COORDINATOR (ID), STATE, GROUP-EPOCH, ASSIGNMENT-EPOCH, #MEMBERS; ``--members --verbose``:
+GROUP, CONSUMER-ID, HOST, CLIENT-ID, #PARTITIONS, MEMBER-EPOCH, ASSIGNMENT), and streams groups
+(KIP-1071) as ``StreamsGroupCommand`` (``--state --verbose``: GROUP, COORDINATOR (ID), ASSIGNOR,
+STATE, GROUP-EPOCH, TARGET-ASSIGNMENT-EPOCH, #MEMBERS; ``--members --verbose``: GROUP,
+TARGET-ASSIGNMENT-EPOCH, TOPOLOGY-EPOCH, MEMBER, MEMBER-PROTOCOL, MEMBER-EPOCH, PROCESS, CLIENT-ID,
+then the tasks, each kind in its own column as ``subtopology:0,1;other:2``).
 """
 
 from __future__ import annotations
@@ -176,14 +184,107 @@ def _members_tables(c: Any, columns: list[str], rows: list[list[str]], title: st
             for part in (first, second)]
 
 
+SHARE_STATE_COLUMNS = ("GROUP", "COORDINATOR (ID)", "STATE", "GROUP-EPOCH", "ASSIGNMENT-EPOCH", "#MEMBERS")
+SHARE_MEMBER_COLUMNS = ("GROUP", "CONSUMER-ID", "HOST", "CLIENT-ID", "#PARTITIONS", "MEMBER-EPOCH", "ASSIGNMENT")
+STREAMS_STATE_COLUMNS = ("GROUP", "COORDINATOR (ID)", "ASSIGNOR", "STATE", "GROUP-EPOCH", "TARGET-ASSIGNMENT-EPOCH",
+                         "#MEMBERS")
+STREAMS_MEMBER_COLUMNS = ("GROUP", "TARGET-ASSIGNMENT-EPOCH", "TOPOLOGY-EPOCH", "MEMBER", "MEMBER-PROTOCOL",
+                          "MEMBER-EPOCH", "PROCESS", "CLIENT-ID", "ACTIVE", "STANDBY", "WARMUP", "TARGET-ACTIVE",
+                          "TARGET-STANDBY", "TARGET-WARMUP")
+
+
+def tasks_string(items: list[str] | None) -> str:
+    """A ``*_tasks`` column (``["0:0,1", "1:2"]``) as the console shows it: ``0:0,1;1:2``."""
+    return ";".join(items) if items else MISSING
+
+
+def share_state_row(g: dict[str, Any]) -> list[str]:
+    return [g["group"], coordinator(g["log_partition"]), g["state"], _value(g["group_epoch"]),
+            _value(g["assignment_epoch"]), str(g["member_count"])]
+
+
+def share_member_row(m: dict[str, Any]) -> list[str]:
+    return [m["group"], m["member_id"], m["client_host"], m["client_id"], str(len(m["assigned"] or ())),
+            _value(m["member_epoch"]), assignment_string(m["assigned"])]
+
+
+def streams_state_row(g: dict[str, Any]) -> list[str]:
+    # the assignor is the broker's group.streams.assignor (not in the log): unknown offline
+    return [g["group"], coordinator(g["log_partition"]), MISSING, g["state"], _value(g["group_epoch"]),
+            _value(g["assignment_epoch"]), str(g["member_count"])]
+
+
+def streams_member_row(m: dict[str, Any], g: dict[str, Any]) -> list[str]:
+    return [m["group"], _value(g["assignment_epoch"]), _value(m["topology_epoch"]), m["member_id"], "streams",
+            _value(m["member_epoch"]), m["process_id"] or MISSING, m["client_id"],
+            tasks_string(m["active_tasks"]), tasks_string(m["standby_tasks"]), tasks_string(m["warmup_tasks"]),
+            tasks_string(m["target_active_tasks"]), tasks_string(m["target_standby_tasks"]),
+            tasks_string(m["target_warmup_tasks"])]
+
+
+_KIND = {"share": "Share group", "streams": "Streams group"}
+
+
+def _print_typed(c: Any, kind: str, described: list[dict[str, Any]], at: str) -> None:
+    """The share or streams groups among the described ones: their state table, then members."""
+    groups = [d["group"] for d in described]
+    if kind == "share":
+        cols, rows, tool = SHARE_STATE_COLUMNS, [share_state_row(g) for g in groups], "kafka-share-groups.sh"
+    else:
+        cols, rows, tool = STREAMS_STATE_COLUMNS, [streams_state_row(g) for g in groups], "kafka-streams-groups.sh"
+    c.print(_fitted(c, list(cols), [[_cell(col, v) for col, v in zip(cols, r)] for r in rows],
+                    title=f"{kind} groups {at} ({tool} --describe --state --verbose)",
+                    caption="COORDINATOR (ID): the log partition"))
+    for d in described:
+        g, members = d["group"], d["members"]
+        name = render.display_text(g["group"], limit=render.DISPLAY_LIMIT)
+        if members:
+            if kind == "share":
+                mcols, mrows = SHARE_MEMBER_COLUMNS, [share_member_row(m) for m in members]
+            else:
+                mcols, mrows = STREAMS_MEMBER_COLUMNS, [streams_member_row(m, g) for m in members]
+            keep = [i for i, col in enumerate(mcols) if i < 8 or any(r[i] != MISSING for r in mrows)]
+            mcols = [mcols[i] for i in keep]
+            c.print(_fitted(c, mcols, [[_cell(col, r[i]) for col, i in zip(mcols, keep)] for r in mrows],
+                            title=f"members of {name}, a {kind} group {at} ({tool} --describe --members --verbose)"))
+        else:
+            c.print(f"[bold]members of {name}[/bold], a {kind} group {at}: none")
+        if g["state"] == "Empty":
+            c.print(escape(f"{_KIND[kind]} '{g['group']}' has no active members."), style="dim")
+        elif g["state"] == "NotReady":
+            c.print(escape(f"{_KIND[kind]} '{g['group']}' is not ready: no topology validated at its epoch "
+                           f"(topology epoch {_value(g.get('topology_epoch'))}, validated "
+                           f"{_value(g.get('validated_topology_epoch'))})."), style="dim")
+        elif g["state"] in REBALANCING:
+            c.print(escape(f"Warning: {_KIND[kind]} '{g['group']}' is rebalancing."), style="dim")
+        if kind == "share" and (g.get("share_initializing") or g.get("share_initialized") or g.get("share_deleting")):
+            c.print(escape("share state: initialized " + assignment_string(g.get("share_initialized"))
+                           + ", initializing " + assignment_string(g.get("share_initializing"))
+                           + ", deleting " + (", ".join(g.get("share_deleting") or ()) or MISSING)), style="dim")
+        if len(members) < g["member_count"]:
+            c.print(f"the first {len(members):,} of its {g['member_count']:,} members are shown", style="dim")
+        if g["incomplete"]:
+            c.print(f"[yellow]incomplete:[/yellow] {name}: {render.display_text(g['incomplete'])} "
+                    "(the replay could not follow the group past this point: its state is as far as it got)")
+
+
 def print_views(described: dict[str, dict[str, Any]], until: int | None, total: int | None = None) -> None:
-    """The state table of the described groups, then each group's members table and notes.
+    """The state table of the described groups, then each group's members table and notes
+    (classic and consumer groups as ``kafka-consumer-groups.sh``, share and streams groups as their
+    own tools).
 
     ``total``: how many groups matched (the audit describes at most 20 per log partition)."""
     if not described:
         return
     c = render.out()
     at = f"at {render.iso_ms(until)}" if until is not None else "at the end of the log"
+    for kind in ("share", "streams"):
+        typed = [d for d in described.values() if d["group"]["type"] == kind]
+        if typed:
+            _print_typed(c, kind, typed, at)
+    described = {k: d for k, d in described.items() if d["group"]["type"] not in ("share", "streams")}
+    if not described:
+        return
     groups = [d["group"] for d in described.values()]
     incomplete = sum(1 for g in groups if g["incomplete"])
     c.print(_fitted(

@@ -641,7 +641,8 @@ class PartitionReplay:
         for g in self.by_gid:
             if g.name not in groups and any(has[k] for k in g.keys.values()):
                 groups[g.name] = ClassicGroup(g.name)
-        return state_rows(groups, self.shard.topic_names, self.log_partition, self.options.group_matches)
+        return state_rows(groups, self.shard.topic_names, self.log_partition, self.options.group_matches,
+                          self.shard.groups.share_state_metadata)
 
     def end_instant(self) -> int | None:
         """The instant the end-of-log state is judged at (retention): ``--until`` when given

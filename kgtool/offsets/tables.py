@@ -265,6 +265,13 @@ GROUPS = [
     ("record_offset", "int64"),  # the group record that last changed the group (null for a simple group)
     ("timestamp", "int64"),
     ("incomplete", "string"),  # why the replay could not follow the group (a record Kafka's loader refuses)
+    ("assignment_timestamp", "int64"),  # modern: when the target assignment was computed (4.3+; 0 before)
+    ("topology_epoch", "int32"),  # streams: the epoch of the group's topology record (null: none)
+    ("validated_topology_epoch", "int32"),  # streams: the topology epoch the coordinator validated (-1: none)
+    # share: ShareGroupStatePartitionMetadata, "topic-partition" (or topic ids being deleted)
+    ("share_initializing", "list<string>"),
+    ("share_initialized", "list<string>"),
+    ("share_deleting", "list<string>"),
 ]
 
 # One row per member of GROUPS' groups: ``kafka-consumer-groups.sh --describe --members --verbose``.
@@ -293,6 +300,18 @@ GROUP_MEMBERS = [
     ("record_offset", "int64"),  # the record that last changed the member
     ("timestamp", "int64"),
     ("state_since", "int64"),  # when the member reached its state and epoch (modern)
+    # streams members (KIP-1071): tasks as "subtopology:partition,partition", one item a subtopology
+    ("active_tasks", "list<string>"),
+    ("standby_tasks", "list<string>"),
+    ("warmup_tasks", "list<string>"),
+    ("active_tasks_pending_revocation", "list<string>"),
+    ("target_active_tasks", "list<string>"),
+    ("target_standby_tasks", "list<string>"),
+    ("target_warmup_tasks", "list<string>"),
+    ("topology_epoch", "int32"),
+    ("process_id", "string"),
+    ("user_endpoint", "string"),  # host:port
+    ("client_tags", "list<string>"),  # key=value
 ]
 
 # The replay makes the members table's rows as tuples in MEMBERS' column order, the other tables'

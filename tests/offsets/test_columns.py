@@ -386,7 +386,7 @@ def test_every_value_version_tombstones_and_legacy_types():
 
 def test_unusual_commits_stay_entries():
     odd = [
-        (oc_key(1, b"g", b"t", 0), oc_value(4, 1, 1, b"", 5, -1, tags=b"\x01\x00\x01z")),  # a tagged field
+        (oc_key(1, b"g", b"t", 0), oc_value(4, 1, 1, b"", 5, -1, tags=b"\x01\x01\x01z")),  # a tagged field (tag 1: none Kafka defines)
         (oc_key(1, b"g", b"t", 0), oc_value(3, 1, 1, b"ab", 5, -1) + b"\x00"),  # a trailing byte
         (oc_key(1, b"g", b"t", 0), empty_v3_with_trailing()),  # six trailing bytes after an empty-metadata v3
         (oc_key(1, b"g", b"t", 0), oc_value(4, 1, 1, b"q" * 127, 5, -1)),  # two-byte compact length

@@ -120,13 +120,6 @@ class TasksTupleWithEpochs:
         return not (self.active or self.standby or self.warmup)
 
 
-def tasks_text(tasks: TaskSet | TaskEpochs) -> str:
-    """Tasks as ``kafka-streams-groups.sh --describe --members`` prints them:
-    ``subtopology:partition,partition;other:partition`` (subtopologies and partitions sorted)."""
-    return ";".join(f"{sub}:{','.join(str(p) for p in sorted(parts))}"
-                    for sub, parts in sorted(tasks.items()) if parts)
-
-
 class TopicNames:
     """Topic id -> name, learnt from ``ConsumerGroupPartitionMetadata`` records (and from the
     ``partition.metadata`` files of data partitions given as input); an unknown id stays an id."""

@@ -35,10 +35,49 @@ def _touch(t: Any) -> tuple[int | None, int | None]:
     return (None, None) if t.offset < 0 else (t.offset, t.timestamp)
 
 
+_NO_MODERN_GROUP = {"assignment_timestamp": None, "topology_epoch": None, "validated_topology_epoch": None,
+                    "share_initializing": None, "share_initialized": None, "share_deleting": None}
+_NO_TASKS = {"active_tasks": None, "standby_tasks": None, "warmup_tasks": None,
+             "active_tasks_pending_revocation": None, "target_active_tasks": None, "target_standby_tasks": None,
+             "target_warmup_tasks": None, "topology_epoch": None, "process_id": None, "user_endpoint": None,
+             "client_tags": None}
+
+
+def task_items(tasks: dict[str, Any]) -> list[str]:
+    """Tasks as the ``*_tasks`` columns hold them: ``subtopology:partition,partition`` per
+    subtopology, sorted (``kafka-streams-groups.sh`` joins them with ``;``)."""
+    return [f"{sub}:{','.join(str(p) for p in sorted(parts))}" for sub, parts in sorted(tasks.items()) if parts]
+
+
+def _streams_columns(m: Any, target: Any) -> dict[str, Any]:
+    return {
+        "active_tasks": task_items(m.assigned_tasks.active), "standby_tasks": task_items(m.assigned_tasks.standby),
+        "warmup_tasks": task_items(m.assigned_tasks.warmup),
+        "active_tasks_pending_revocation": task_items(m.tasks_pending_revocation.active),
+        "target_active_tasks": None if target is None else task_items(target.active),
+        "target_standby_tasks": None if target is None else task_items(target.standby),
+        "target_warmup_tasks": None if target is None else task_items(target.warmup),
+        "topology_epoch": m.topology_epoch, "process_id": m.process_id, "user_endpoint": m.user_endpoint,
+        "client_tags": [f"{k}={v}" for k, v in sorted(m.client_tags.items())],
+    }
+
+
+def _share_columns(info: Any, names: TopicNames) -> dict[str, Any]:
+    if info is None:
+        return {"share_initializing": [], "share_initialized": [], "share_deleting": []}
+
+    def parts(d: dict) -> list[str]:
+        return sorted(f"{name or names.name(t)}-{p}" for t, (name, ps) in d.items() for p in ps)
+    return {"share_initializing": parts(info.initializing), "share_initialized": parts(info.initialized),
+            "share_deleting": sorted(names.name(t) for t in info.deleting)}
+
+
 def state_rows(groups: dict[str, Group], names: TopicNames, log_partition: int,
-               keep: Any = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+               keep: Any = None, share_state: dict[str, Any] | None = None,
+               ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Rows of the ``groups`` and ``group_members`` tables (:mod:`kgtool.offsets.tables`) for the
-    groups ``keep(name)`` accepts, sorted by group and member id."""
+    groups ``keep(name)`` accepts, sorted by group and member id (``share_state``: the share groups'
+    state partition metadata, by group)."""
     group_rows: list[dict[str, Any]] = []
     member_rows: list[dict[str, Any]] = []
     for gid in sorted(groups):
@@ -49,7 +88,8 @@ def state_rows(groups: dict[str, Group], names: TopicNames, log_partition: int,
         row = {"group": gid, "log_partition": log_partition, "type": g.type.value, "state": g.state,
                "group_epoch": None, "assignment_epoch": None, "generation": None, "protocol_type": None,
                "protocol_name": None, "leader": None, "member_count": len(g.members), "assignor": None,
-               "record_offset": record_offset, "timestamp": timestamp, "incomplete": g.incomplete}
+               "record_offset": record_offset, "timestamp": timestamp, "incomplete": g.incomplete,
+               **_NO_MODERN_GROUP}
         base = {"group": gid, "log_partition": log_partition, "type": g.type.value}
         if isinstance(g, ClassicGroup):
             row.update(generation=g.generation, protocol_type=g.protocol_type, protocol_name=g.protocol_name,
@@ -63,10 +103,15 @@ def state_rows(groups: dict[str, Group], names: TopicNames, log_partition: int,
                     "subscribed_topic_names": m.subscription, "subscribed_topic_regex": None,
                     "rebalance_timeout_ms": m.rebalance_timeout_ms, "session_timeout_ms": m.session_timeout_ms,
                     "server_assignor": None, "uses_classic_protocol": True,
-                    "record_offset": record_offset, "timestamp": timestamp, "state_since": None})
+                    "record_offset": record_offset, "timestamp": timestamp, "state_since": None, **_NO_TASKS})
         else:
             row.update(group_epoch=g.group_epoch, assignment_epoch=g.assignment_epoch,
-                       assignor=preferred_server_assignor(g))
+                       assignor=preferred_server_assignor(g), assignment_timestamp=g.assignment_timestamp)
+            if g.type is GroupType.STREAMS:
+                row.update(topology_epoch=None if g.topology is None else int(g.topology.get("epoch", 0)),
+                           validated_topology_epoch=g.validated_topology_epoch, assignor=None)
+            elif g.type is GroupType.SHARE:
+                row.update(_share_columns(share_state.get(gid) if share_state else None, names), assignor=None)
             for mid, m in sorted(g.members.items()):
                 m_offset, m_ts = _touch(m.touched)
                 member_rows.append({
@@ -80,7 +125,8 @@ def state_rows(groups: dict[str, Group], names: TopicNames, log_partition: int,
                     "subscribed_topic_regex": m.subscribed_topic_regex or None,
                     "rebalance_timeout_ms": m.rebalance_timeout_ms, "session_timeout_ms": m.session_timeout_ms,
                     "server_assignor": m.server_assignor, "uses_classic_protocol": m.uses_classic_protocol,
-                    "record_offset": m_offset, "timestamp": m_ts, "state_since": _touch(m.state_since)[1]})
+                    "record_offset": m_offset, "timestamp": m_ts, "state_since": _touch(m.state_since)[1],
+                    **(_streams_columns(m, g.target_tasks.get(mid)) if g.type is GroupType.STREAMS else _NO_TASKS)})
         group_rows.append(row)
     return group_rows, member_rows
 
