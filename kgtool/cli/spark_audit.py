@@ -607,6 +607,7 @@ def command(
                 _topic_names_found(topics, show.say)
                 if topics.names:
                     options = dataclasses.replace(options, topic_names=topics.pairs())
+                share_dirs = _share_state_dirs(topics)  # not data partitions: the share coordinator's log
                 if topics.partitions:
                     options = dataclasses.replace(options, lag_partitions=tuple(
                         (tp, tuple(dirs)) for tp, dirs in sorted(topics.partitions.items())))
@@ -626,10 +627,16 @@ def command(
                 raise
             raise err from exc
         show.say("done")
+    share, share_issues = _share_states(share_dirs, options.until)
     if output_format is OutputFormat.json:
-        render.print_json(job.summary_json(summary))
+        out_json = job.summary_json(summary)
+        if share is not None:
+            out_json["share_partitions"] = share
+        render.print_json(out_json)
     elif output_format is OutputFormat.table and reset_plan != plans.STDOUT:
         _render_summary(summary)
+        if share is not None:
+            _render_share_states(share, options.until)
     for p in summary.problems:
         render.warn(f"{p['source']}: byte {p['position']}: {p['problem']}")
     if summary.problem_count > len(summary.problems):
@@ -639,13 +646,78 @@ def command(
     if report is not None:
         _write_report(report, pictured[0], summary, paths)
     n = summary.finding_count
-    if n or summary.problem_count:
+    if n or summary.problem_count or share_issues:
         parts = []
         if n:
             parts.append(f"{render.count(n)} finding{'s' if n != 1 else ''}")
         if summary.problem_count:
             parts.append(f"{render.count(summary.problem_count)} decode problem{'s' if summary.problem_count != 1 else ''}")
+        if share_issues:
+            parts.append(f"{render.count(share_issues)} __share_group_state record{'s' if share_issues != 1 else ''} "
+                         "not replayed")
         raise FindingsReported(" and ".join(parts) + " reported")
+
+
+SHARE_GROUP_STATE = "__share_group_state"
+SHARE_ROWS_SHOWN = 40
+
+
+def _share_state_dirs(topics: Any) -> dict[int, list[str]]:
+    """The ``__share_group_state-N`` directories among the inputs, by partition (taken out of the
+    data partitions: no group commits offsets of the share coordinator's topic)."""
+    found = {}
+    for (topic, part), dirs in list(topics.partitions.items()):
+        if topic == SHARE_GROUP_STATE:
+            found[part] = list(dirs)
+            del topics.partitions[(topic, part)]
+    return found
+
+
+def _share_states(dirs: dict[int, list[str]], until: int | None) -> tuple[list[dict[str, Any]] | None, int]:
+    """Each share partition's state at the end (or ``--until``) from the ``__share_group_state``
+    partitions given (``ShareCoordinatorShard.replay``, :mod:`kgtool.offsets.share_state`): one
+    row per share partition, with the problems and refused records of each log partition as
+    warnings (their count is returned beside the rows). None when no such directory was given."""
+    if not dirs:
+        return None, 0
+    import glob
+    import os
+
+    from kgtool.offsets.share_state import replay_files, rows
+
+    out: list[dict[str, Any]] = []
+    issues = 0
+    for part, copies in sorted(dirs.items()):
+        # the longest copy of the partition (several brokers' log directories)
+        best = max(copies, key=lambda d: sum(os.path.getsize(f) for f in glob.glob(os.path.join(d, "*.log"))))
+        segments = sorted(glob.glob(os.path.join(best, "*.log")))
+        rp = replay_files(segments, until)
+        for offset, why in rp.problems:
+            render.warn(f"{best}: offset {offset}: {why}")
+        for offset, why in rp.failures:
+            render.warn(f"{best}: offset {offset}: {why} (Kafka's share coordinator does not load past it)")
+        issues += len(rp.problems) + len(rp.failures)
+        out.extend(rows(rp, part))
+    return out, issues
+
+
+def _render_share_states(share: list[dict[str, Any]], until: int | None) -> None:
+    """The share partitions as ``kafka-share-groups.sh --describe --offsets --verbose`` shows
+    their start (GROUP, TOPIC, PARTITION, LEADER-EPOCH, START-OFFSET), with the state epoch and
+    the in-flight state batches of ``__share_group_state``."""
+    at = f"at {render.iso_ms(until)}" if until is not None else "at the end of the log"
+    if not share:
+        render.out().print(f"share partitions {at}: none")
+        return
+    shown = share[:SHARE_ROWS_SHOWN]
+    render.out().print(render.table(
+        ["GROUP", "TOPIC-ID", ("PARTITION", "right"), ("LEADER-EPOCH", "right"), ("START-OFFSET", "right"),
+         ("STATE-EPOCH", "right"), ("BATCHES", "right"), "LAST WRITTEN (UTC)"],
+        [[render.display_text(r["group_id"]), r["topic_id"], str(r["partition"]), str(r["leader_epoch"]),
+          str(r["start_offset"]), str(r["state_epoch"]), str(len(r["state_batches"])),
+          render.iso_ms(r["timestamp"]) if r["timestamp"] is not None else "-"] for r in shown],
+        title=f"share partitions {at} (__share_group_state, kafka-share-groups.sh --describe --offsets --verbose)"
+              + (f": the first {len(shown):,} of {len(share):,} (--format json: all)" if len(share) > len(shown) else "")))
 
 
 REPORT_OPTION = "--report"

@@ -168,6 +168,7 @@ enum { BYTES_BASE64 = 0, BYTES_HEX = 1, BYTES_UTF8 = 2 };
     X(timestamp_type) \
     X(tombstone) \
     X(topic) \
+    X(topic_id) \
     X(type) \
     X(type_name) \
     X(value) \
@@ -302,7 +303,24 @@ typedef struct {
     int32_t epoch;
     const uint8_t *metadata;
     size_t nmetadata;
+    const uint8_t *topic_id; /* v4's TopicId tag (4.1+), NULL when absent or the zero uuid */
 } ocv_t;
+
+/* Kafka's Uuid.toString(): url-safe base64 of the 16 bytes, no padding (22 characters). */
+static void ob_uuid(ob_t *o, const uint8_t *u) {
+    static const char A[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    char out[24];
+    int j = 0;
+    for (int i = 0; i < 15; i += 3) {
+        uint32_t w = (uint32_t)u[i] << 16 | (uint32_t)u[i + 1] << 8 | u[i + 2];
+        out[j++] = A[w >> 18 & 63]; out[j++] = A[w >> 12 & 63]; out[j++] = A[w >> 6 & 63]; out[j++] = A[w & 63];
+    }
+    out[j++] = A[u[15] >> 2];
+    out[j++] = A[(u[15] & 3) << 4];
+    ob_put(o, "\"", 1);
+    ob_put(o, out, (size_t)j);
+    ob_put(o, "\"", 1);
+}
 
 static void ocv_read(const uint8_t *v, int32_t vlen, ocv_t *x) {
     const uint8_t *p = v + 2;
@@ -323,6 +341,12 @@ static void ocv_read(const uint8_t *v, int32_t vlen, ocv_t *x) {
     x->commit = be64(p);
     p += 8;
     if (x->version == 1) x->expire = be64(p);
+    x->topic_id = NULL;
+    if (x->version >= 4 && v + vlen - p == 19) { /* offset_commit_value_ok: 01 00 10 + the uuid */
+        int zero = 1;
+        for (int b = 3; b < 19; b++) zero &= p[b] == 0;
+        if (!zero) x->topic_id = p + 3;
+    }
 }
 
 /* The payload of a plain OffsetCommit record (offset_commit_key_ok, value null or
@@ -356,6 +380,7 @@ static void ob_offset_commit(ob_t *o, const dctx_t *c, const uint8_t *k, const u
     KEY(o, c, metadata); ob_jstr(o, x.metadata, x.nmetadata, HEX_LOWER);
     KEY(o, c, commit_timestamp); ob_i64(o, x.commit);
     if (x.version == 1) { KEY(o, c, expire_timestamp); ob_i64(o, x.expire); }
+    if (x.topic_id) { KEY(o, c, topic_id); ob_uuid(o, x.topic_id); }
     OB_LIT(o, "}}");
 }
 
@@ -376,6 +401,7 @@ static void txt_offset_commit(ob_t *o, const uint8_t *k, const uint8_t *v, int32
     OB_LIT(o, ",\"metadata\":"); ob_jstr(o, x.metadata, x.nmetadata, HEX_UPPER);
     OB_LIT(o, ",\"commitTimestamp\":"); ob_i64(o, x.commit);
     if (x.version == 1) { OB_LIT(o, ",\"expireTimestamp\":"); ob_i64(o, x.expire); }
+    if (x.topic_id) { OB_LIT(o, ",\"topicId\":"); ob_uuid(o, x.topic_id); }
     OB_LIT(o, "}}");
 }
 

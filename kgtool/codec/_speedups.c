@@ -883,9 +883,17 @@ static int offset_commit_value_ok(const uint8_t *v, int32_t n) {
     if (version >= 4) {
         uint32_t ntags;
         if (rd_uvarint(&p, e, &ntags)) return 0;
-        /* OffsetCommitValue defines no tagged field: any tag is unknown, and the Python decoder
-         * reports it (a warning), so such values take the slow path. */
-        if (ntags != 0) return 0;
+        /* OffsetCommitValue v4 defines one tagged field, TopicId (tag 0, a 16-byte uuid, Kafka
+         * 4.1+); any other tag is unknown, and the Python decoder reports it (a warning), so
+         * such values take the slow path. */
+        if (ntags == 1) {
+            uint32_t tag, size;
+            if (rd_uvarint(&p, e, &tag) || tag != 0) return 0;
+            if (rd_uvarint(&p, e, &size) || size != 16 || e - p < 16) return 0;
+            p += 16;
+        } else if (ntags != 0) {
+            return 0;
+        }
     }
     return p == e;
 }
@@ -1175,7 +1183,9 @@ error:
  *           v1:     offset int64, metadata string, commit_timestamp int64, expire_timestamp int64
  *           v3:     offset int64, leader_epoch int32, metadata string, commit_timestamp int64
  *           v4 (flexible): v3's fields, metadata a compact string whose length varint is one
- *                  byte (length + 1 in 1..127), then an empty tagged-field section (one 0 byte)
+ *                  byte (length + 1 in 1..127), then the tagged fields: none (one 0 byte), or
+ *                  only TopicId (tag 0, 16 bytes: 01 00 10 + the uuid), which Kafka 4.1+ writes
+ *                  for a commit by topic id (OffsetCommitValue.json "topicId", versions 4+)
  *           nothing after the last field.
  *
  * Interning: keys, group ids and topics of one log partition live in a KeyIndex (hash tables
@@ -1528,6 +1538,7 @@ typedef struct {
     const uint8_t *md;
     int32_t mlen;
     int64_t commit_ts, expire_ts;
+    const uint8_t *tid; /* v4's TopicId tag (16 bytes), or NULL */
 } cval_t;
 
 /* OffsetCommitValue v0-v4 exactly as decode_offset_commit (_fast_value) accepts it: 1, or 0. */
@@ -1548,11 +1559,20 @@ static int commit_value(const uint8_t *v, int32_t n, cval_t *o) {
         ml = be16(v + 10);
         if (ml < 0 || n != 20 + ml) return 0;
     } else if (version == 4) {
-        /* compact string: one-byte uvarint (length + 1, 1..127), then the tagged fields
-         * count, which must be 0 (OffsetCommitValue defines no tagged field) */
+        /* compact string: one-byte uvarint (length + 1, 1..127), then the tagged fields:
+         * a count of 0, or of 1 with TopicId (tag 0, size 16) and its 16 bytes */
         if (n < 15) return 0;
         ml = (int32_t)v[14] - 1;
-        if (ml < 0 || ml >= 127 || n != 24 + ml || v[n - 1] != 0) return 0;
+        if (ml < 0 || ml >= 127) return 0;
+        if (n == 24 + ml) {
+            if (v[n - 1] != 0) return 0;
+        } else if (n == 24 + ml + 18) {
+            const uint8_t *t = v + 23 + ml;
+            if (t[0] != 1 || t[1] != 0 || t[2] != 16) return 0;
+
+        } else {
+            return 0;
+        }
     } else {
         return 0;
     }
@@ -1560,6 +1580,12 @@ static int commit_value(const uint8_t *v, int32_t n, cval_t *o) {
     o->offset = be64(v + 2);
     o->leader_epoch = -1;
     o->expire_ts = -1;
+    o->tid = (version == 4 && n == 24 + ml + 18) ? v + 26 + ml : NULL;
+    if (o->tid) { /* the zero uuid is TopicId's default: read as no topic id (the schema's view) */
+        int zero = 1;
+        for (int b = 0; b < 16; b++) zero &= o->tid[b] == 0;
+        if (zero) o->tid = NULL;
+    }
     const uint8_t *p;
     if (version >= 3) {
         o->leader_epoch = be32(v + 10);
@@ -1649,8 +1675,8 @@ static PyTypeObject BufType = {
 
 /* ---- CommitColumns: the column buffers of one chunk */
 
-enum { C_ROFF, C_POS, C_TS, C_PID, C_PE, C_TXN, C_KEY, C_VER, C_OFF, C_LEP, C_META, C_CTS, C_ETS, NCOLS };
-static const size_t col_size[NCOLS] = {8, 8, 8, 8, 2, 1, 4, 1, 8, 4, 4, 8, 8};
+enum { C_ROFF, C_POS, C_TS, C_PID, C_PE, C_TXN, C_KEY, C_VER, C_OFF, C_LEP, C_META, C_CTS, C_ETS, C_TID, NCOLS };
+static const size_t col_size[NCOLS] = {8, 8, 8, 8, 2, 1, 4, 1, 8, 4, 4, 8, 8, 4};
 
 typedef struct {
     PyObject_HEAD
@@ -1667,11 +1693,13 @@ typedef struct {
             int64_t *off;
             int32_t *lep, *meta;
             int64_t *cts, *ets;
+            int32_t *tid;
         } c;
     } u;
     size_t colcap[NCOLS]; /* bytes allocated per column */
     intern_t metas;
     int32_t empty_meta; /* code of "" in this chunk, -1 before it appears */
+    intern_t tids;      /* the chunk's v4 TopicIds (16 raw bytes each) */
 } ColsObject;
 
 static PyTypeObject ColsType;
@@ -1688,7 +1716,7 @@ static PyObject *cols_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
     self->empty_meta = -1;
     /* a chunk ends with the batch that reaches max_rows: room for that and a batch more */
     self->cap0 = max_rows < 1 ? 1024 : max_rows > (1 << 20) ? (1 << 20) : max_rows + 1024;
-    if (intern_init(&self->metas)) {
+    if (intern_init(&self->metas) || intern_init(&self->tids)) {
         Py_DECREF(self);
         return PyErr_NoMemory();
     }
@@ -1698,6 +1726,7 @@ static PyObject *cols_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
 static void cols_dealloc(ColsObject *self) {
     for (int k = 0; k < NCOLS; k++) pool_put(self->u.col[k], self->colcap[k]);
     intern_free(&self->metas);
+    intern_free(&self->tids);
     Py_XDECREF(self->ki);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
@@ -1747,6 +1776,7 @@ static int cols_offer(ColsObject *self, int64_t pos, int64_t roff, int64_t ts, i
         cv.mlen = 0;
         cv.commit_ts = 0;
         cv.expire_ts = -1;
+        cv.tid = NULL;
     }
     /* plain: only now is the key interned (a key whose value is not plain is not) */
     if (code < 0 && (code = keyindex_add(ki, k, klen, h)) < 0) return -1;
@@ -1761,6 +1791,8 @@ static int cols_offer(ColsObject *self, int64_t pos, int64_t roff, int64_t ts, i
         }
         if (mcode < 0) return -1;
     }
+    int32_t tcode = -1;
+    if (cv.tid && (tcode = intern_get(&self->tids, cv.tid, 16)) < 0) return -1;
     if (self->n == self->cap && cols_grow(self)) return -1;
     Py_ssize_t i = self->n++;
     self->u.c.roff[i] = roff;
@@ -1776,12 +1808,13 @@ static int cols_offer(ColsObject *self, int64_t pos, int64_t roff, int64_t ts, i
     self->u.c.cts[i] = cv.commit_ts;
     self->u.c.ets[i] = cv.expire_ts;
     self->u.c.meta[i] = mcode;
+    self->u.c.tid[i] = tcode;
     return 1;
 }
 
 typedef struct {
     Py_ssize_t n;
-    int32_t keys, groups, topics, metas, empty_meta;
+    int32_t keys, groups, topics, metas, empty_meta, tids;
     Py_ssize_t raw;
 } cols_mark_t;
 
@@ -1791,6 +1824,7 @@ static void cols_mark(ColsObject *self, PyObject *raw, cols_mark_t *m) {
     m->groups = self->ki->groups.count;
     m->topics = self->ki->topics.count;
     m->metas = self->metas.count;
+    m->tids = self->tids.count;
     m->empty_meta = self->empty_meta;
     m->raw = PyList_GET_SIZE(raw);
 }
@@ -1800,7 +1834,8 @@ static int cols_rollback(ColsObject *self, PyObject *raw, const cols_mark_t *m) 
     self->empty_meta = m->empty_meta;
     self->ki->last = -1;
     if (intern_truncate(&self->ki->keys, m->keys) || intern_truncate(&self->ki->groups, m->groups) ||
-        intern_truncate(&self->ki->topics, m->topics) || intern_truncate(&self->metas, m->metas)) {
+        intern_truncate(&self->ki->topics, m->topics) || intern_truncate(&self->metas, m->metas) ||
+        intern_truncate(&self->tids, m->tids)) {
         PyErr_NoMemory();
         return -1;
     }
@@ -2065,11 +2100,12 @@ static PyObject *cols_add(ColsObject *self, PyObject *args) {
 
 /* CommitColumns.take() -> (n, record_offset, position, timestamp, producer_id, producer_epoch,
  * transactional, key, version, offset, leader_epoch, metadata, commit_timestamp,
- * expire_timestamp, metadata_values): the columns as ColumnBuffers (native byte order, no
- * copy) and the chunk's metadata strings; the columns and the metadata table start over. */
+ * expire_timestamp, topic_id, metadata_values, topic_id_values): the columns as ColumnBuffers
+ * (native byte order, no copy), the chunk's metadata strings and its TopicIds (16 raw bytes
+ * each); the columns and the tables start over. */
 static PyObject *cols_take(ColsObject *self, PyObject *noargs) {
     Py_ssize_t n = self->n;
-    PyObject *t = PyTuple_New(NCOLS + 2);
+    PyObject *t = PyTuple_New(NCOLS + 3);
     if (!t) return NULL;
     PyObject *metas = PyList_New(self->metas.count);
     if (!metas) goto fail;
@@ -2078,6 +2114,14 @@ static PyObject *cols_take(ColsObject *self, PyObject *noargs) {
         PyObject *s = intern_str(&self->metas, c);
         if (!s) goto fail;
         PyList_SET_ITEM(metas, c, s);
+    }
+    PyObject *tids = PyList_New(self->tids.count);
+    if (!tids) goto fail;
+    PyTuple_SET_ITEM(t, NCOLS + 2, tids);
+    for (int32_t c = 0; c < self->tids.count; c++) {
+        PyObject *b = PyBytes_FromStringAndSize((const char *)self->tids.arena + self->tids.strs[c].off, 16);
+        if (!b) goto fail;
+        PyList_SET_ITEM(tids, c, b);
     }
     PyObject *o = PyLong_FromSsize_t(n);
     if (!o) goto fail;
@@ -2103,7 +2147,7 @@ static PyObject *cols_take(ColsObject *self, PyObject *noargs) {
     }
     self->n = 0;
     self->empty_meta = -1;
-    if (intern_truncate(&self->metas, 0)) { Py_DECREF(t); return PyErr_NoMemory(); }
+    if (intern_truncate(&self->metas, 0) || intern_truncate(&self->tids, 0)) { Py_DECREF(t); return PyErr_NoMemory(); }
     return t;
 fail:
     Py_DECREF(t);

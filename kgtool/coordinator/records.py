@@ -32,6 +32,7 @@ from typing import Any
 from kgtool.coordinator.consumer_protocol import decode_assignment, decode_subscription
 from kgtool.coordinator.schema import (
     DECODER_FAILURES,
+    uuid_to_str,
     decode_message,
     encode_message,
     strict_decoder,
@@ -165,9 +166,12 @@ def _fast_key(key: bytes) -> tuple[str, str, int] | None:
 
 
 def _fast_value(value: bytes) -> tuple | None:
-    """OffsetCommitValue v0-v4: (version, offset, leader_epoch, metadata, commit_ts, expire_ts).
+    """OffsetCommitValue v0-v4: (version, offset, leader_epoch, metadata, commit_ts, expire_ts,
+    topic_id).
 
-    Fields a version lacks are None. None (the whole result) means "take the slow path".
+    Fields a version lacks are None; ``topic_id`` is v4's TopicId tag (4.1+, KIP-848 commits by
+    topic id), the only tagged field the bulk path reads. None (the whole result) means "take
+    the slow path".
     """
     n = len(value)
     try:
@@ -179,7 +183,7 @@ def _fast_value(value: bytes) -> tuple | None:
             (commit,) = _S_Q(value, p)
             if ml < 0 or p + 8 != n:
                 return None
-            return 3, offset, epoch, metadata, commit, None
+            return 3, offset, epoch, metadata, commit, None, None
         if version == 1:
             _, offset, ml = _S_V0(value, 0)
             p = 12 + ml
@@ -187,7 +191,7 @@ def _fast_value(value: bytes) -> tuple | None:
             commit, expire = _S_QQ(value, p)
             if ml < 0 or p + 16 != n:
                 return None
-            return 1, offset, None, metadata, commit, expire
+            return 1, offset, None, metadata, commit, expire, None
         if version == 0 or version == 2:
             _, offset, ml = _S_V0(value, 0)
             p = 12 + ml
@@ -195,7 +199,7 @@ def _fast_value(value: bytes) -> tuple | None:
             (commit,) = _S_Q(value, p)
             if ml < 0 or p + 8 != n:
                 return None
-            return version, offset, None, metadata, commit, None
+            return version, offset, None, metadata, commit, None, None
         if version == 4:
             _, offset, epoch = _S_V4(value, 0)
             ml = value[14] - 1  # compact string: uvarint length + 1
@@ -204,9 +208,14 @@ def _fast_value(value: bytes) -> tuple | None:
             p = 15 + ml
             metadata = value[15:p].decode()
             (commit,) = _S_Q(value, p)
-            if p + 9 != n or value[p + 8] != 0:  # no tagged fields
+            if p + 9 == n and value[p + 8] == 0:  # no tagged fields
+                return 4, offset, epoch, metadata, commit, None, None
+            # one tagged field, TopicId (tag 0, size 16); the zero uuid is its default (Kafka
+            # leaves it out): read as none, as the schema's view shows it
+            if p + 27 != n or value[p + 8 : p + 11] != b"\x01\x00\x10":
                 return None
-            return 4, offset, epoch, metadata, commit, None
+            tid = value[p + 11 : n]
+            return 4, offset, epoch, metadata, commit, None, None if tid == _ZERO16 else uuid_to_str(tid)
     except (struct.error, UnicodeDecodeError, IndexError):
         return None
     return None
@@ -238,10 +247,11 @@ def decode_offset_commit(key: bytes, value: bytes | None) -> tuple | None:
     """The bulk path: an offset commit as a flat tuple, or None when it is not a plain one.
 
     Returns ``(record_type, group, topic, partition, value_version, offset, leader_epoch,
-    metadata, commit_timestamp, expire_timestamp)``, with ``value_version`` and the value
-    fields None for a tombstone and fields a version lacks None. Returns None for any other
-    record (or anything unusual, such as tagged fields or trailing bytes): use
-    :func:`decode_offsets_record` then. Never raises (bytes-like inputs are copied to ``bytes``).
+    metadata, commit_timestamp, expire_timestamp, topic_id)``, with ``value_version`` and the
+    value fields None for a tombstone and fields a version lacks None. Returns None for any other
+    record (or anything unusual, such as a tagged field other than v4's TopicId, or trailing
+    bytes): use :func:`decode_offsets_record` then. Never raises (bytes-like inputs are copied
+    to ``bytes``).
     """
     if type(key) is not bytes:
         key = bytes(key)
@@ -256,14 +266,15 @@ def decode_offset_commit(key: bytes, value: bytes | None) -> tuple | None:
         return k + _TOMBSTONE_TAIL
     if len(value) == 24 and value[1] == 3 and value[0] == 0 and value[14] == 0 and value[15] == 0:
         _, offset, epoch, _, commit = _S_V3_EMPTY(value, 0)
-        return k + (3, offset, epoch, "", commit, None)
+        return k + (3, offset, epoch, "", commit, None, None)
     v = _fast_value(value)
     if v is None:
         return None
     return k + v
 
 
-_TOMBSTONE_TAIL = (None, None, None, None, None, None)
+_TOMBSTONE_TAIL = (None, None, None, None, None, None, None)
+_ZERO16 = bytes(16)
 
 
 def _fast_offsets_record(key: bytes, value: bytes | None) -> CoordinatorRecord | None:
@@ -287,6 +298,8 @@ def _fast_offsets_record(key: bytes, value: bytes | None) -> CoordinatorRecord |
     version = v[0]
     if version == 3 or version == 4:
         vd = {"offset": v[1], "leader_epoch": v[2], "metadata": v[3], "commit_timestamp": v[4]}
+        if v[6] is not None:
+            vd["topic_id"] = v[6]
     elif version == 1:
         vd = {"offset": v[1], "metadata": v[3], "commit_timestamp": v[4], "expire_timestamp": v[5]}
     else:

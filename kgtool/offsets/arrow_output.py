@@ -15,7 +15,8 @@ from kgtool.offsets.store import K, NOTES, NULL, PROTOCOLS, STATES
 from kgtool.offsets.tables import COMMITS, OFFSET_LAG_COLUMNS, OFFSETS
 
 COMMIT_NAMES = [n for n, _t in COMMITS]
-_DICTIONARY_COLUMNS = ("group", "source", "topic", "metadata", "txn_result", "protocol", "group_state", "note")
+_DICTIONARY_COLUMNS = ("group", "source", "topic", "metadata", "txn_result", "protocol", "group_state", "note",
+                       "topic_id")
 
 
 def commits_schema() -> Any:
@@ -169,8 +170,22 @@ class ArrowOutput:
             "group_state": strings(pa.array(STATES, pa.string()), out.state),
             "owners": self.owners_column(out.owners),
             "note": coded(NOTES, out.note),
+            "topic_id": strings(pa.array(held.topic_id_values, pa.string()), np.maximum(held.topic_ids, 0),
+                                held.topic_ids < 0)
+            if held.topic_id_values and held.topic_ids is not None else
+            pa.DictionaryArray.from_arrays(pa.nulls(n, pa.int32()), pa.array([], pa.string())),
         }
         return pa.Table.from_arrays([arrays[name] for name in COMMIT_NAMES], schema=commits_schema())
+
+    def _topic_ids(self, topics: Any) -> Any:
+        """Each topic's id, as the replay knows it (a v4 commit's TopicId, a ``partition.metadata``
+        file, a 4.0 ConsumerGroupPartitionMetadata record), null when unknown."""
+        import pyarrow as pa
+
+        by_name: dict[str, str] = {}
+        for tid, name in self.rp.shard.topic_names.names.items():
+            by_name.setdefault(name, tid)
+        return pa.array([by_name.get(t) for t in topics.to_pylist()], pa.string())
 
     def offsets_table(self, expired: set[int]) -> Any:
         """The offsets table as an Arrow table, sorted by group, topic and partition: every
@@ -217,6 +232,7 @@ class ArrowOutput:
             "expire_timestamp": pa.array(ets, mask=(ets == NULL) | (ets < 0)),
             "record_offset": pa.array(column("st_record")),
             "expired": pa.array(np.isin(ks, np.fromiter(expired, np.int64, len(expired)))),
+            "topic_id": self._topic_ids(topics).take(pa.array(tcode)),
         }
         for name in OFFSET_LAG_COLUMNS:  # the lag phase's (kgtool.spark.lag_task)
             arrays[name] = pa.nulls(len(ks), schema.field(name).type)

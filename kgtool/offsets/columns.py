@@ -37,6 +37,7 @@ import numpy as np
 
 from kgtool.codec import compression as _comp
 from kgtool.codec.model import CONTROL_TYPE_NAMES  # (at import: _marker_entry runs once per marker)
+from kgtool.coordinator.schema import uuid_to_str
 from kgtool.offsets.entries import CONTROL, LEGACY_OFFSET_COMMIT, OFFSET_COMMIT, PROBLEM, LogEntry
 
 
@@ -58,6 +59,7 @@ ROW_COLUMNS: list[tuple[str, Any]] = [
     ("metadata", np.int32),
     ("commit_timestamp", np.int64),
     ("expire_timestamp", np.int64),
+    ("topic_id", np.int32),
 ]
 
 
@@ -234,6 +236,9 @@ class CommitChunk:
     metadata_values: list[str]
     commit_timestamp: np.ndarray
     expire_timestamp: np.ndarray
+    #: v4's TopicId (4.1+): code into :attr:`topic_id_values` (this chunk's own), -1 none
+    topic_id: np.ndarray
+    topic_id_values: list[str]
     rare: list[tuple[int, LogEntry]]
     batches: int
     end: int
@@ -251,10 +256,11 @@ def _count_batches(position: np.ndarray, rare: list[tuple[int, LogEntry]]) -> in
     return n
 
 
-def _chunk(source: str, cols: list[np.ndarray], metas: list[str], rare: list, end: int) -> CommitChunk:
+def _chunk(source: str, cols: list[np.ndarray], metas: list[str], rare: list, end: int,
+           topic_ids: list[str]) -> CommitChunk:
     kw = {name: a for (name, _), a in zip(ROW_COLUMNS, cols)}
-    return CommitChunk(source=source, n=len(cols[0]), metadata_values=metas, rare=rare,
-                       batches=_count_batches(kw["position"], rare), end=end, **kw)
+    return CommitChunk(source=source, n=len(cols[0]), metadata_values=metas, topic_id_values=topic_ids,
+                       rare=rare, batches=_count_batches(kw["position"], rare), end=end, **kw)
 
 
 class _PyRows:
@@ -264,6 +270,8 @@ class _PyRows:
         self.cols: list[list] = [[] for _ in ROW_COLUMNS]
         self.metas: list[str] = []
         self.meta_code: dict[str, int] = {}
+        self.tids: list[str] = []
+        self.tid_code: dict[str, int] = {}
 
     @property
     def n(self) -> int:
@@ -271,7 +279,7 @@ class _PyRows:
 
     def take(self, source: str, rare: list, end: int) -> CommitChunk:
         cols = [np.array(c, dtype) for c, (_, dtype) in zip(self.cols, ROW_COLUMNS)]
-        ch = _chunk(source, cols, self.metas, rare, end)
+        ch = _chunk(source, cols, self.metas, rare, end, self.tids)
         self.__init__()
         return ch
 
@@ -359,7 +367,7 @@ def _chunks_pure(data: Any, source: str, log_partition: int, keys: KeyTable, i: 
     chunk_start = pos_end = base_position + i
     yielded = False
     kcode = keys._code
-    (c_roff, c_pos, c_ts, c_pid, c_pe, c_txn, c_key, c_ver, c_off, c_lep, c_meta, c_cts, c_ets) = rows.cols
+    (c_roff, c_pos, c_ts, c_pid, c_pe, c_txn, c_key, c_ver, c_off, c_lep, c_meta, c_cts, c_ets, c_tid) = rows.cols
     for item in scan_segment(data, source=source, start=base_position + i, end=base_position + hi,
                              base_position=base_position, chain_from=base_position + i):
         if not hasattr(item, "records") or item.is_control:
@@ -375,7 +383,7 @@ def _chunks_pure(data: Any, source: str, log_partition: int, keys: KeyTable, i: 
                     rare.extend((n, e) for e in _record_entries(item, r, source, log_partition, data,
                                                                 base_position))
                     continue
-                rtype, group, topic, partition, version, offset, epoch, metadata, commit_ts, expire_ts = fast
+                rtype, group, topic, partition, version, offset, epoch, metadata, commit_ts, expire_ts, tid = fast
                 raw = key if type(key) is bytes else bytes(key)
                 code = kcode.get(raw)
                 if code is None:
@@ -394,6 +402,7 @@ def _chunks_pure(data: Any, source: str, log_partition: int, keys: KeyTable, i: 
                     c_meta.append(-1)
                     c_cts.append(0)
                     c_ets.append(-1)
+                    c_tid.append(-1)
                     continue
                 c_ver.append(version)
                 c_off.append(offset)
@@ -405,10 +414,18 @@ def _chunks_pure(data: Any, source: str, log_partition: int, keys: KeyTable, i: 
                 c_meta.append(m)
                 c_cts.append(commit_ts)
                 c_ets.append(-1 if expire_ts is None else expire_ts)
+                if tid is None:
+                    c_tid.append(-1)
+                else:
+                    t = rows.tid_code.get(tid)
+                    if t is None:
+                        t = rows.tid_code[tid] = len(rows.tids)
+                        rows.tids.append(tid)
+                    c_tid.append(t)
         pos_end = item.end_position
         if len(c_roff) >= max_rows:
             yield rows.take(source, rare, pos_end)
-            (c_roff, c_pos, c_ts, c_pid, c_pe, c_txn, c_key, c_ver, c_off, c_lep, c_meta, c_cts, c_ets) = rows.cols
+            (c_roff, c_pos, c_ts, c_pid, c_pe, c_txn, c_key, c_ver, c_off, c_lep, c_meta, c_cts, c_ets, c_tid) = rows.cols
             rare = []
             chunk_start = pos_end
             yielded = True
@@ -476,8 +493,9 @@ def _chunks_c(sp: Any, data: Any, source: str, log_partition: int, keys: KeyTabl
         nonlocal rare
         keys._pull()
         t = cols.take()
-        arrays = [np.frombuffer(b, dtype) for b, (_, dtype) in zip(t[1:14], ROW_COLUMNS)]
-        chunk = _chunk(source, arrays, t[14], rare, end)
+        ncols = len(ROW_COLUMNS)
+        arrays = [np.frombuffer(b, dtype) for b, (_, dtype) in zip(t[1 : ncols + 1], ROW_COLUMNS)]
+        chunk = _chunk(source, arrays, t[ncols + 1], rare, end, [uuid_to_str(b) for b in t[ncols + 2]])
         rare = []
         state["chunk_start"] = end
         state["yielded"] = True
@@ -552,7 +570,8 @@ def chunk_entries(chunk: CommitChunk, keys: KeyTable, log_partition: int) -> lis
     out: list[LogEntry] = []
     ri = 0
     source = chunk.source
-    for i, (roff, pos, ts, pid, pe, txn, k, ver, off, lep, meta, cts, ets) in enumerate(zip(*cols)):
+    tids = chunk.topic_id_values
+    for i, (roff, pos, ts, pid, pe, txn, k, ver, off, lep, meta, cts, ets, tid) in enumerate(zip(*cols)):
         while ri < len(rare) and rare[ri][0] <= i:
             out.append(rare[ri][1])
             ri += 1
@@ -565,6 +584,8 @@ def chunk_entries(chunk: CommitChunk, keys: KeyTable, log_partition: int) -> lis
             vv = ver
             if ver >= 3:
                 value = {"offset": off, "leader_epoch": lep, "metadata": metas[meta], "commit_timestamp": cts}
+                if tid >= 0:
+                    value["topic_id"] = tids[tid]
             elif ver == 1:
                 value = {"offset": off, "metadata": metas[meta], "commit_timestamp": cts, "expire_timestamp": ets}
             else:

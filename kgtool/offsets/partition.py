@@ -134,6 +134,9 @@ class _Held:
     commit_valid: np.ndarray  # bool per commit: a commit timestamp is present
     producer_epoch: np.ndarray
     source: str
+    #: v4's TopicId of each commit (4.1+): int32 code into ``topic_id_values``, -1 none
+    topic_ids: np.ndarray | None = None
+    topic_id_values: list[str] = field(default_factory=list)
     waits: np.ndarray = field(default_factory=lambda: _NO_SLOTS)  # slots of its commits whose marker is to come
     extra: list[_Held] = field(default_factory=list)  # rare offset commits replayed inside this chunk
 
@@ -294,7 +297,10 @@ class PartitionReplay:
         held = _Held(cols=cols, out=CommitOutputs.empty(m), metadata=chunk.metadata_values,
                      metadata_codes=cols.metadata, expire_valid=cols.version == 1,
                      commit_valid=cols.version >= 0, producer_epoch=col(chunk.producer_epoch, np.int32),
-                     source=chunk.source)
+                     source=chunk.source, topic_ids=col(chunk.topic_id, np.int32),
+                     topic_id_values=chunk.topic_id_values)
+        if chunk.topic_id_values:
+            self._learn_chunk_topic_ids(chunk, keys)
         self._current = held
         self.held.append(held)
         lo = 0
@@ -403,6 +409,19 @@ class PartitionReplay:
                     if key and key.get("topic"):
                         learn(str(v["topic_id"]), str(key["topic"]))
 
+    def _learn_chunk_topic_ids(self, chunk: Any, keys: Any) -> None:
+        """:meth:`_learn_topic_ids` for the chunk's plain commits: each distinct (topic, TopicId)
+        pair once (NumPy over the rows)."""
+        codes = chunk.topic_id[: chunk.n]
+        has = codes >= 0
+        if not has.any():
+            return
+        tcodes = keys.key_topic()[chunk.key[: chunk.n][has]]
+        pairs = np.unique(np.stack([tcodes.astype(np.int64), codes[has].astype(np.int64)]), axis=1)
+        learn, topics, values = self.shard.topic_names.learn, keys.topics, chunk.topic_id_values
+        for t, c in pairs.T.tolist():
+            learn(values[c], topics[t])
+
     def _rare_commit(self, g: GroupState, e: LogEntry) -> None:
         """An offset commit that did not take the columnar path (unusual encoding, tests):
         replayed as a one-row chunk inside the current one."""
@@ -429,6 +448,9 @@ class PartitionReplay:
                      metadata_codes=cols.metadata,
                      expire_valid=np.array([ets is not None]), commit_valid=np.array([cts is not None]),
                      producer_epoch=np.array([e.producer_epoch], np.int32), source=e.source)
+        tid = None if tomb else v.get("topic_id")
+        if tid is not None:
+            held.topic_ids, held.topic_id_values = np.zeros(1, np.int32), [str(tid)]
         host = self._current
         if host is None:
             self.held.append(held)
@@ -700,9 +722,10 @@ class _EntryChunk:
         self.n = 0
         self.rare = rare
         self.metadata_values: list[str] = []
+        self.topic_id_values: list[str] = []
         self.batches = 0
         for name in ("record_offset", "position", "timestamp", "producer_id", "version", "offset", "leader_epoch",
-                     "commit_timestamp", "expire_timestamp", "key", "metadata", "producer_epoch"):
+                     "commit_timestamp", "expire_timestamp", "key", "metadata", "producer_epoch", "topic_id"):
             setattr(self, name, np.empty(0, np.int64))
         self.transactional = np.empty(0, np.bool_)
 

@@ -86,6 +86,7 @@ COMMITS = [
     ("group_state", "string"),
     ("owners", "list<string>"),  # members owning the partition in that generation; null if unknown
     ("note", "string"),  # why a lower commit raised no finding (e.g. "reset while Empty")
+    ("topic_id", "string"),  # OffsetCommitValue v4's TopicId (4.1+, a commit by topic id); null none
 ]
 
 FINDINGS = [
@@ -170,6 +171,7 @@ OFFSETS = [
     ("consumer_id", "string"),  # the owner at T, as kafka-consumer-groups.sh --describe shows it
     ("host", "string"),
     ("client_id", "string"),
+    ("topic_id", "string"),  # the topic's id (a v4 commit's TopicId, partition.metadata, a 4.0 record); null unknown
 ]
 
 #: The lag columns of OFFSETS (null when the partition's data directory was not given).

@@ -130,5 +130,5 @@ def test_bulk_tuple_path_matches_kafka(where, key, value, golden):
     assert got == (
         golden["recordType"], k["group"], k["topic"], k["partition"], golden["valueVersion"],
         v.get("offset"), v.get("leaderEpoch"), v.get("metadata"), v.get("commitTimestamp"),
-        v.get("expireTimestamp"),
+        v.get("expireTimestamp"), v.get("topicId"),
     )

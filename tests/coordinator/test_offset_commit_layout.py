@@ -31,7 +31,7 @@ from hypothesis import strategies as st
 from kgtool.codec import batch as B
 from kgtool.codec import encode_batch_v2
 from kgtool.coordinator.records import decode_offset_commit
-from kgtool.coordinator.schema import decode_message, encode_message
+from kgtool.coordinator.schema import decode_message, encode_message, uuid_to_str
 from kgtool.coordinator.release_specs import declared_schema
 
 OFFSET_COMMIT_KEY = declared_schema("OffsetCommitKey")
@@ -109,10 +109,12 @@ def c_columns(key: bytes, value: bytes | None) -> dict | None:
         ("producer_epoch", np.int16), ("transactional", np.uint8), ("key", np.int32), ("version", np.int8),
         ("offset", np.int64), ("leader_epoch", np.int32), ("metadata", np.int32), ("commit_timestamp", np.int64),
         ("expire_timestamp", np.int64)])}
-    metas = t[-1]
+    metas, tids = t[-2], t[-1]
+    tid = np.frombuffer(t[14], np.int32)[0].item()
     return {"version": col["version"], "offset": col["offset"], "leader_epoch": col["leader_epoch"],
             "metadata": metas[col["metadata"]] if col["metadata"] >= 0 else None,
-            "commit_timestamp": col["commit_timestamp"], "expire_timestamp": col["expire_timestamp"]}
+            "commit_timestamp": col["commit_timestamp"], "expire_timestamp": col["expire_timestamp"],
+            "topic_id": uuid_to_str(tids[tid]) if tid >= 0 else None}
 
 
 # -- the inputs -------------------------------------------------------------------------------
@@ -161,6 +163,12 @@ VALUES += [  # versions outside the schema, invalid UTF-8, a v4 tagged field, a 
     value_bytes(3, value_dicts(3)[1]).replace(b"gen=3", b"gen\xff3"),
     value_bytes(4, value_dicts(4)[0])[:-1] + b"\x01\x00\x00",
     struct.pack(">hqi", 4, 1, 0) + b"\x00" + struct.pack(">q", 5) + b"\x00",
+    # v4's TopicId tag (4.1+): a topic id, the zero uuid (its default, read as none), a wrong size,
+    # an unknown tag beside it
+    value_bytes(4, dict(value_dicts(4)[1], topic_id="a6Rjf_LEnaitkj24Ssgd3Q")),
+    value_bytes(4, value_dicts(4)[0])[:-1] + b"\x01\x00\x10" + bytes(16),
+    value_bytes(4, value_dicts(4)[0])[:-1] + b"\x01\x00\x0f" + bytes(15),
+    value_bytes(4, value_dicts(4)[0])[:-1] + b"\x02\x00\x10" + bytes(range(16)) + b"\x05\x00",
 ]
 
 
@@ -206,10 +214,10 @@ def test_values_agree_with_the_schema(value):
         version, obj = expected
         fields = {"version": version, "offset": obj["offset"], "leader_epoch": obj.get("leader_epoch"),
                   "metadata": obj["metadata"], "commit_timestamp": obj["commit_timestamp"],
-                  "expire_timestamp": obj.get("expire_timestamp")}
+                  "expire_timestamp": obj.get("expire_timestamp"), "topic_id": obj.get("topic_id")}
         assert bulk[4:] == tuple(fields.values()), raw
-        # the columns say -1 for a field the version lacks
-        assert cols == {k: (-1 if v is None else v) for k, v in fields.items()}, raw
+        # the columns say -1 for a field the version lacks (a topic id: none)
+        assert cols == {k: (-1 if v is None and k != "topic_id" else v) for k, v in fields.items()}, raw
 
 
 @settings(max_examples=300, deadline=None)

@@ -342,6 +342,11 @@ def test_readme_lists_every_record_type():
 
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     section = readme.split("<!-- section:record-schemas -->")[1].split("<!-- /section:record-schemas -->")[0]
+    from kgtool.coordinator.schemas import record_types_markdown
+
+    # the table is generated from the declarations: python -c 'from kgtool.coordinator.schemas
+    # import record_types_markdown as r; print(r())'
+    assert record_types_markdown() in section
     for rt in OFFSETS_RECORD_TYPES.values():
         assert f"| {rt.id} | `{rt.kind}` |" in section
     for kind in ("transaction_log", "share_snapshot", "share_update"):

@@ -10,29 +10,23 @@ import pytest
 from kgtool.offsets.decode import entries_from_file
 from kgtool.offsets.partition import PartitionReplay
 from kgtool.offsets.shard.views import loaded_view
-from kgtool.offsets.store import K
+from tests.kip848.test_shard import batches as _batches
+from tests.kip848.test_shard import stored_offsets
 from tests.kafka44.golden import IDS, SCENARIOS, jsonl, kafka_group, kgtool_group, segment
 
 
 def batches(scenario):
-    current, pos = [], None
-    for e in entries_from_file(segment(scenario), log_partition=0):
-        if pos is not None and e.position != pos:
-            yield current
-            current = []
-        pos = e.position
-        current.append(e)
-    if current:
-        yield current
+    return _batches(_Scenario(scenario))
 
 
-def stored_offsets(rp: PartitionReplay, gid: str) -> dict:
-    g = rp.groups.get(gid)
-    if g is None:
-        return {}
-    rows = rp.store.k
-    return {(t, p): (int(rows[k, K["st_offset"]]), int(rows[k, K["st_leader_epoch"]]), int(rows[k, K["st_commit_ts"]]))
-            for (t, p), k in g.keys.items() if rows[k, K["st_has"]]}
+class _Scenario:
+    """A kafka44 scenario where tests.kip848's helpers look for its segment."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def __truediv__(self, name):
+        return self.path / name
 
 
 def kafka_offsets(line: dict) -> dict:

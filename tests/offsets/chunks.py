@@ -55,12 +55,18 @@ def _plain(e) -> bool:
     return v is None or (isinstance(v, dict) and v.get("offset") is not None and v.get("commit_timestamp") is not None)
 
 
+def _code(values: list, v) -> int:
+    if v not in values:
+        values.append(v)
+    return values.index(v)
+
+
 def to_chunks(entries, keys: ToyKeys, max_rows: int = 7):
     """Chunks of at most ``max_rows`` commit rows (cut anywhere between records of distinct batches)."""
     chunks, cur = [], None
 
     def new():
-        return SimpleNamespace(source=None, rows=[], rare=[], meta=[])
+        return SimpleNamespace(source=None, rows=[], rare=[], meta=[], tids=[])
 
     cur = new()
     last_pos = None
@@ -83,16 +89,18 @@ def to_chunks(entries, keys: ToyKeys, max_rows: int = 7):
                 -1 if meta is None else cur.meta.index(meta),
                 0 if v is None else v["commit_timestamp"],
                 NULL if v is None or v.get("expire_timestamp") is None else v["expire_timestamp"],
+                -1 if v is None or v.get("topic_id") is None else _code(cur.tids, v["topic_id"]),
             ))
         else:
             cur.rare.append((len(cur.rows), e))
     chunks.append(cur)
     out = []
     names = ("record_offset", "position", "timestamp", "producer_id", "producer_epoch", "transactional", "key",
-             "version", "offset", "leader_epoch", "metadata", "commit_timestamp", "expire_timestamp")
+             "version", "offset", "leader_epoch", "metadata", "commit_timestamp", "expire_timestamp", "topic_id")
     for c in chunks:
         cols = list(zip(*c.rows)) if c.rows else [()] * len(names)
-        ns = SimpleNamespace(source=c.source or "<none>", n=len(c.rows), rare=c.rare, metadata_values=c.meta, batches=0)
+        ns = SimpleNamespace(source=c.source or "<none>", n=len(c.rows), rare=c.rare, metadata_values=c.meta,
+                             topic_id_values=c.tids, batches=0)
         for name, values in zip(names, cols):
             setattr(ns, name, np.array(values, np.bool_ if name == "transactional" else np.int64))
         out.append(ns)

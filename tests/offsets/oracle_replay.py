@@ -322,6 +322,7 @@ class _GroupReplay:
             "group_state": self._state(),
             "owners": self._owners(tp),
             "note": None,
+            "topic_id": None if v is None else v.get("topic_id"),  # OffsetCommitValue v4's TopicId
         }
         self.result.commits.append(row)
         if gen is not None and gen.row is not None:

@@ -73,6 +73,15 @@ def committed_offsets(entries: Iterable[LogEntry]) -> dict[Key, dict[str, Any]]:
     return offsets
 
 
+def _topic_ids(entries: Iterable[LogEntry]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for e in entries:
+        v = e.value if isinstance(e.value, dict) else None
+        if e.kind in ("offset_commit", "legacy_offset_commit") and v and v.get("topic_id") and e.key:
+            out.setdefault(e.key["topic"], v["topic_id"])
+    return out
+
+
 def offsets_rows(entries: Iterable[LogEntry], log_partition: int, expired: set[Key],
                  keep_group: Any = lambda g: True) -> list[dict[str, Any]]:
     """The offsets table of a partition: rows of :func:`committed_offsets` for the groups
@@ -85,5 +94,7 @@ def offsets_rows(entries: Iterable[LogEntry], log_partition: int, expired: set[K
                                               "expire_timestamp", "record_offset")},
                          "expired": key in expired,
                          # lag: no data partition in these logs (kgtool.offsets.tables.OFFSET_LAG_COLUMNS)
-                         **dict.fromkeys(OFFSET_LAG_COLUMNS)})
+                         **dict.fromkeys(OFFSET_LAG_COLUMNS),
+                         # the topic's id: the first v4 TopicId a commit of the log gave the topic
+                         "topic_id": _topic_ids(entries).get(key[1])})
     return rows

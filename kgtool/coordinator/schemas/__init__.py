@@ -97,3 +97,46 @@ SHARE_STATE_RECORD_TYPES_BY_KIND: dict[str, RecordType] = {
 
 #: Every coordinator schema kgtool knows (the release specs'), for tests and documentation.
 ALL_SCHEMAS: list[MessageSchema] = sorted(declared_schemas().values(), key=lambda s: s.name)
+
+
+def _key_fields(t: RecordType) -> str:
+    return ", ".join(f.name for f in t.key.fields)
+
+
+def _versions_since(s: MessageSchema) -> str:
+    """``0-4`` with the release of each later version: ``0-4`` / ``0 (4.1+)``."""
+    text = str(s.valid_versions)
+    first = s.version_since[0][1] if s.version_since else RELEASES[0]
+    return text if first == RELEASES[0] else f"{text} ({first}+)"
+
+
+def _tagged_since(s: MessageSchema) -> str:
+    """The fields a release after the spec's first added (``topic_id`` 4.1), nested ones by path."""
+    first = s.version_since[0][1] if s.version_since else RELEASES[0]
+    out: list[str] = []
+
+    def walk(fields: tuple, path: str, parent: str) -> None:
+        for f in fields:
+            if f.since is not None and f.since != parent:
+                out.append(f"`{path}{f.name}` {f.since}")
+            walk(f.fields, f"{path}{f.name}.", f.since or parent)
+    walk(s.fields, "", first)
+    return ", ".join(out)
+
+
+def record_types_markdown() -> str:
+    """The README's table of record types (kept equal to it by a test): every record type of the
+    three coordinator topics, its key, its value versions and the release each part arrived in."""
+    lines = ["| topic | type | kind | key | value versions | added later | Kafka specs |",
+             "|---|---|---|---|---|---|---|"]
+    for topic, reg in (("`__consumer_offsets`", OFFSETS_RECORD_TYPES), ("`__transaction_state`", TRANSACTION_RECORD_TYPES),
+                       ("`__share_group_state`", SHARE_STATE_RECORD_TYPES)):
+        for t in reg.values():
+            note = f"Kafka {t.until} only; 4.1+ skips it" if t.until else ""
+            if t.value.superseded:
+                note = "; ".join(x for x in (note, f"{t.value.superseded[0].until}'s early-access layout also read")
+                                 if x)
+            later = "; ".join(x for x in (_tagged_since(t.value), note) if x)
+            lines.append(f"| {topic} | {t.id} | `{t.kind}` | {_key_fields(t)} | {_versions_since(t.value)} | "
+                         f"{later} | `{t.key.name}` / `{t.value.name}` |")
+    return "\n".join(lines) + "\n"

@@ -36,38 +36,33 @@ class GroupType(str, Enum):
     STREAMS = "streams"
 
 
-class MemberState(Enum):
-    """``modern.MemberState``: the byte stored in ``ConsumerGroupCurrentMemberAssignmentValue.state``;
-    any other byte reads as UNKNOWN (``MemberState.fromValue``)."""
+class _StateByte(Enum):
+    """A member state stored as a byte; any other byte reads as UNKNOWN (``fromValue``)."""
+
+    @classmethod
+    def from_value(cls, value: int) -> Any:
+        try:
+            return cls(value)
+        except ValueError:
+            return cls.UNKNOWN  # type: ignore[attr-defined]
+
+
+class MemberState(_StateByte):
+    """``modern.MemberState``: the byte stored in ``ConsumerGroupCurrentMemberAssignmentValue.state``."""
 
     STABLE = 0
     UNREVOKED_PARTITIONS = 1
     UNRELEASED_PARTITIONS = 2
     UNKNOWN = 127
 
-    @classmethod
-    def from_value(cls, value: int) -> MemberState:
-        try:
-            return cls(value)
-        except ValueError:
-            return cls.UNKNOWN
 
-
-class StreamsMemberState(Enum):
-    """``streams.MemberState`` (KIP-1071): the byte in ``StreamsGroupCurrentMemberAssignmentValue.state``;
-    any other byte reads as UNKNOWN (``MemberState.fromValue``)."""
+class StreamsMemberState(_StateByte):
+    """``streams.MemberState`` (KIP-1071): the byte in ``StreamsGroupCurrentMemberAssignmentValue.state``."""
 
     STABLE = 1
     UNREVOKED_TASKS = 2
     UNRELEASED_TASKS = 3
     UNKNOWN = 127
-
-    @classmethod
-    def from_value(cls, value: int) -> StreamsMemberState:
-        try:
-            return cls(value)
-        except ValueError:
-            return cls.UNKNOWN
 
 
 #: subtopology id -> partitions (``TasksTuple``'s maps)
