@@ -628,6 +628,8 @@ def command(
             raise err from exc
         show.say("done")
     share, share_issues = _share_states(share_dirs, options.until)
+    if share is not None and out is not None:
+        _write_share_table(share, out, fmt)
     if output_format is OutputFormat.json:
         out_json = job.summary_json(summary)
         if share is not None:
@@ -699,6 +701,26 @@ def _share_states(dirs: dict[int, list[str]], until: int | None) -> tuple[list[d
         issues += len(rp.problems) + len(rp.failures)
         out.extend(rows(rp, part))
     return out, issues
+
+
+def _write_share_table(share: list[dict[str, Any]], out: str, fmt: str) -> None:
+    """The share partitions as a ``share_partitions`` table beside the audit's (one file per
+    ``__share_group_state`` partition, written atomically), on a local ``--out``; a remote one
+    gets a warning (the rows are in ``--format json``)."""
+    from kgtool.offsets.share_state import SHARE_PARTITIONS
+    from kgtool.offsets.tables import arrow_schema
+    from kgtool.spark import output
+    from kgtool.spark.files import is_local
+
+    if not is_local(out):
+        render.warn(f"--out {out}: the share_partitions table is written on a local --out only "
+                    "(--format json carries its rows)")
+        return
+    schema = arrow_schema(SHARE_PARTITIONS)
+    for part in sorted({r["log_partition"] for r in share}):
+        w = output.TableWriter(out, "share_partitions", part, schema, fmt)
+        w.write([r for r in share if r["log_partition"] == part])
+        w.close()
 
 
 def _render_share_states(share: list[dict[str, Any]], until: int | None) -> None:

@@ -90,5 +90,9 @@ def test_streams_and_share_groups_in_the_tables_equal_kafkas_loaded_state(spark,
         assert [(r["group_id"], r["topic_id"], r["partition"], r["start_offset"], r["state_epoch"]) for r in share] \
             == [(p.group_id, p.topic_id, p.partition, p.start_offset, p.state_epoch) for p in direct.partitions()]
         assert all(r["log_partition"] == 7 for r in share)
+        if share:  # the same rows as a table beside the audit's
+            table = pq.read_table(out / "share_partitions").to_pylist()
+            assert [(r["group_id"], r["topic_id"], r["partition"], r["start_offset"]) for r in table] == \
+                [(r["group_id"], r["topic_id"], r["partition"], r["start_offset"]) for r in share]
         # its records were written a month after the groups': none yet at the instants inside them
         assert len(share) == (476 if until is None else 0)
