@@ -181,6 +181,25 @@ def assignment_epochs_from_record(items: Any, member_epoch: int) -> dict[str, di
     return out
 
 
+def _set_client(m: Any, v: dict[str, Any]) -> None:
+    """The rack and client fields every member metadata record of a modern group carries
+    (``ConsumerGroupMember``, ``ShareGroupMember``, ``StreamsGroupMember`` builders' ``updateWith``)."""
+    m.rack_id = v.get("rack_id")
+    m.client_id = v.get("client_id", "")
+    m.client_host = v.get("client_host", "")
+
+
+def _set_epochs(m: Any, v: dict[str, Any], touch: Any, state: Any) -> None:
+    """A current-assignment record's epochs and state (every modern member's ``updateWith``), and
+    when the member reached them (``state_since``: a new state or epoch)."""
+    if state is not m.state or int(v["member_epoch"]) != m.member_epoch:
+        m.state_since = touch
+    m.assignment_touched = touch
+    m.member_epoch = int(v["member_epoch"])
+    m.previous_member_epoch = int(v["previous_member_epoch"])
+    m.state = state
+
+
 @dataclass
 class Touch:
     """The record that last changed an object: log offset and batch timestamp."""
@@ -288,9 +307,7 @@ class ConsumerGroupMember:
     def update_with_metadata(self, v: dict[str, Any]) -> None:
         """``ConsumerGroupMember.Builder.updateWith(ConsumerGroupMemberMetadataValue)``."""
         self.instance_id = v.get("instance_id")
-        self.rack_id = v.get("rack_id")
-        self.client_id = v.get("client_id", "")
-        self.client_host = v.get("client_host", "")
+        _set_client(self, v)
         self.subscribed_topic_names = frozenset(v.get("subscribed_topic_names") or ())
         self.subscribed_topic_regex = v.get("subscribed_topic_regex")
         self.rebalance_timeout_ms = v.get("rebalance_timeout_ms", -1)
@@ -301,13 +318,7 @@ class ConsumerGroupMember:
 
     def update_with_assignment(self, v: dict[str, Any], touch: Touch) -> None:
         """``ConsumerGroupMember.Builder.updateWith(ConsumerGroupCurrentMemberAssignmentValue)``."""
-        state = MemberState.from_value(int(v.get("state", 0)))
-        if state is not self.state or int(v["member_epoch"]) != self.member_epoch:
-            self.state_since = touch
-        self.assignment_touched = touch
-        self.member_epoch = int(v["member_epoch"])
-        self.previous_member_epoch = int(v["previous_member_epoch"])
-        self.state = state
+        _set_epochs(self, v, touch, MemberState.from_value(int(v.get("state", 0))))
         self.assigned_epochs = assignment_epochs_from_record(v.get("assigned_partitions"), self.member_epoch)
         self.pending_epochs = assignment_epochs_from_record(v.get("partitions_pending_revocation"), self.member_epoch)
         self.assigned = {t: frozenset(ps) for t, ps in self.assigned_epochs.items()}
@@ -316,20 +327,12 @@ class ConsumerGroupMember:
     def update_with_share_metadata(self, v: dict[str, Any]) -> None:
         """``ShareGroupMember.Builder.updateWith(ShareGroupMemberMetadataValue)``: rack, client and
         subscription only (a share member has no instance id, assignor or rebalance timeout)."""
-        self.rack_id = v.get("rack_id")
-        self.client_id = v.get("client_id", "")
-        self.client_host = v.get("client_host", "")
+        _set_client(self, v)
         self.subscribed_topic_names = frozenset(v.get("subscribed_topic_names") or ())
 
     def update_with_share_assignment(self, v: dict[str, Any], touch: Touch) -> None:
         """``ShareGroupMember.Builder.updateWith(ShareGroupCurrentMemberAssignmentValue)``."""
-        state = MemberState.from_value(int(v.get("state", 0)))
-        if state is not self.state or int(v["member_epoch"]) != self.member_epoch:
-            self.state_since = touch
-        self.assignment_touched = touch
-        self.member_epoch = int(v["member_epoch"])
-        self.previous_member_epoch = int(v["previous_member_epoch"])
-        self.state = state
+        _set_epochs(self, v, touch, MemberState.from_value(int(v.get("state", 0))))
         self.assigned = assignment_from_record(v.get("assigned_partitions"))
         self.assigned_epochs = {t: dict.fromkeys(ps, self.member_epoch) for t, ps in self.assigned.items()}
 
@@ -376,9 +379,7 @@ class StreamsGroupMember:
     def update_with_metadata(self, v: dict[str, Any]) -> None:
         """``StreamsGroupMember.Builder.updateWith(StreamsGroupMemberMetadataValue)``."""
         self.instance_id = v.get("instance_id")
-        self.rack_id = v.get("rack_id")
-        self.client_id = v.get("client_id", "")
-        self.client_host = v.get("client_host", "")
+        _set_client(self, v)
         self.rebalance_timeout_ms = int(v.get("rebalance_timeout_ms", -1))
         self.topology_epoch = int(v.get("topology_epoch", 0))
         self.process_id = v.get("process_id", "")
@@ -388,13 +389,7 @@ class StreamsGroupMember:
 
     def update_with_assignment(self, v: dict[str, Any], touch: Touch) -> None:
         """``StreamsGroupMember.Builder.updateWith(log, groupId, StreamsGroupCurrentMemberAssignmentValue)``."""
-        state = StreamsMemberState.from_value(int(v.get("state", 0)))
-        if state is not self.state or int(v["member_epoch"]) != self.member_epoch:
-            self.state_since = touch
-        self.assignment_touched = touch
-        self.member_epoch = int(v["member_epoch"])
-        self.previous_member_epoch = int(v["previous_member_epoch"])
-        self.state = state
+        _set_epochs(self, v, touch, StreamsMemberState.from_value(int(v.get("state", 0))))
         self.assigned_tasks = TasksTupleWithEpochs.from_record(v, self.member_epoch)
         self.tasks_pending_revocation = TasksTupleWithEpochs.from_record(v, self.member_epoch, "_pending_revocation")
 
