@@ -463,7 +463,7 @@ class GroupState:
         if kind == CURRENT_ASSIGNMENT and v is None:
             m = group.members.get(str(e.key["member_id"]))
             if m is not None and fenced_by_rebalance_timeout(m, e.timestamp):
-                self.fenced[m.member_id] = m.rebalance_timeout_ms
+                self.fenced[m.member_id] = m.rebalance_timer[2]  # type: ignore[index]
                 findings.append(slow_revocation_finding(self.name, self.log_partition, m, names, e,
                                                         group.group_epoch))
         elif kind == MEMBER_METADATA and v is not None:
@@ -525,13 +525,18 @@ class GroupState:
             if m is not None:
                 self._member_row(m, names, e)
 
-    def settle_consumer(self, group: ModernGroup | None, timestamp: int, names: TopicNames) -> None:
-        """The end of a batch of the group's records: reconciliation, owners, the generation's row."""
+    def settle_consumer(self, group: ModernGroup | None, timestamp: int, names: TopicNames,
+                        observe: bool = True) -> None:
+        """The end of a batch of the group's records: reconciliation, owners, the generation's row.
+        ``observe`` False: commits of the same batch follow; owners only (what they are judged
+        with), reconciliation waits for the batch's end."""
         gen = self.gen
         if group is None or gen is None or gen.protocol != "consumer":
-            self.watch.changed.clear()
+            if observe:
+                self.watch.changed.clear()
             return
-        self.watch.observe(group, timestamp)
+        if observe:
+            self.watch.observe(group, timestamp)
         gen.members = sorted(group.members)
         if gen.row is not None:
             gen.row["member_count"] = len(gen.members)

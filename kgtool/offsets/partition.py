@@ -306,13 +306,10 @@ class PartitionReplay:
         lo = 0
         for i, e in rare:
             if i > lo:
-                self._settle()
-                self._events(self.store.replay_commits(cols, held.out, lo, i), held)
+                self._commit_rows(held, lo, i)
                 lo = i
             self._rare(e)
-        self._settle()
-        if m > lo:
-            self._events(self.store.replay_commits(cols, held.out, lo, m), held)
+        self._commit_rows(held, lo, m, chunk_end=True)
         held.waits = self.store.waiting(held.out, cols.producer_id, cols.record_offset, self.last_markers)
         self.store.settle_metadata(cols.serial, held.metadata)
         self._current = None
@@ -380,9 +377,31 @@ class PartitionReplay:
                 problem=f"record of group {e.group!r} at offset {e.offset} ({e.kind}): {why}; the group is "
                         "marked incomplete"))
 
+    def _commit_rows(self, held: _Held, lo: int, hi: int, chunk_end: bool = False) -> None:
+        """Replay the commit rows ``lo:hi`` of the chunk. Those of the batch whose group records
+        were just read (a real broker's 10 ms linger merges operations: a heartbeat's records and
+        a commit in one batch) are replayed before that batch is settled, with the groups' owners
+        as its records left them (the commits came after); the batch settles at its end, at its
+        largest timestamp, as Kafka's loaded state shows it after the whole batch."""
+        cols = held.cols
+        if self._unsettled and self._batch is not None and self._batch[0] == held.source and hi > lo:
+            same = cols.position[lo:hi] == self._batch[1]  # the batch's rows come first (log order)
+            k = lo + (int(np.argmin(same)) if not same.all() else hi - lo)
+            if k > lo:
+                groups, names = self.shard.groups, self.shard.topic_names
+                for g in sorted(self._unsettled, key=lambda g: g.gid):
+                    g.settle_consumer(_modern(groups.group(g.name)), self._batch_ts, names, observe=False)
+                self._batch_ts = max(self._batch_ts, int(cols.timestamp[lo:k].max()))
+                self._events(self.store.replay_commits(cols, held.out, lo, k), held)
+                lo = k
+        if lo < hi or chunk_end:
+            self._settle()  # the batch ended (a chunk ends at a batch boundary)
+        if lo < hi:
+            self._events(self.store.replay_commits(cols, held.out, lo, hi), held)
+
     def _settle(self, e: LogEntry | None = None) -> None:
         """Settle the consumer groups the last batch of group records changed, once a record of
-        another batch comes (``e``), or the chunk ends (a chunk ends at a batch boundary):
+        another batch comes (``e``), or the batch ends among commit rows or at the chunk's end:
         Kafka's loader serves a group's state between batches, never inside one."""
         batch = None if e is None else (e.source, e.position)
         if self._unsettled and batch != self._batch:
@@ -390,9 +409,9 @@ class PartitionReplay:
             for g in sorted(self._unsettled, key=lambda g: g.gid):
                 g.settle_consumer(_modern(groups.group(g.name)), self._batch_ts, names)
             self._unsettled.clear()
-        self._batch = batch
         if e is not None:
-            self._batch_ts = e.timestamp
+            self._batch_ts = max(self._batch_ts, e.timestamp) if batch == self._batch else e.timestamp
+        self._batch = batch
 
     def _learn_topic_ids(self, rare: list[tuple[int, LogEntry]]) -> None:
         """Name topic ids from the chunk's OffsetCommitValue v4 records (4.1+ writes a commit's

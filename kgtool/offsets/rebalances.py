@@ -37,7 +37,9 @@ record, never per commit (measured on a log with a generation record every 470 c
 
 ``rebalance-storm``: at least N rebalances within any window shorter than W (``--storm N/W``,
 default 5/10m). A rebalance here is a row with ``rebalance`` true and a previous generation: the
-group's creation stops no consumer and is not counted. Overlapping windows make one storm,
+group's creation stops no consumer and is not counted, nor is a KIP-848 epoch whose change a later
+epoch's target assignment served (Kafka 4.3's batching: ``target_epoch`` above ``to_generation``;
+its members count with that epoch's). Overlapping windows make one storm,
 reported once with its window, its count, the members that churned most (client id and host)
 and a diagnosis.
 """
@@ -379,6 +381,8 @@ class GroupRebalances:
         self.log_partition = log.log_partition
         self.group = group
         self.pending: tuple | None = None  # change()'s values for a KIP-848 change, until closed
+        self.batched: list[tuple] = []  # closed KIP-848 changes waiting for the target that serves them
+        self.carried: tuple = ()  # the churn of batched changes, counted with the one that served them
         self.last_change: int | None = None  # timestamp of the last rebalance
         self.deleted = False  # a group tombstone came since the last generation
         self.index = 0
@@ -426,14 +430,14 @@ class GroupRebalances:
 
     def tombstone(self) -> None:
         """A group tombstone: the group is gone; a later generation starts a new one."""
-        self.close()
+        self.close(final=True)
         self.deleted = True
         self.last_change = None  # the next generation starts a new group: no previous rebalance
         self.departed.clear()
         self.departed_static.clear()
 
     def finish(self) -> None:
-        self.close()
+        self.close(final=True)
         storm = self.storm.finish()
         if storm is not None:
             self.log.storm(storm)
@@ -605,11 +609,20 @@ class GroupRebalances:
             "new topic)" + gap)
 
     # ---- the row ------------------------------------------------------------------------------
-    def close(self) -> None:
-        """Complete the pending (KIP-848) change: its row, and the storm rule."""
-        p = self.pending
+    def close(self, final: bool = False) -> None:
+        """Complete the pending (KIP-848) change: its row, and the storm rule. A change no target
+        assignment has served yet waits for the one that will (Kafka 4.3's batching), unless
+        ``final`` (the group is gone or the read ends)."""
+        p, self.pending = self.pending, None
         if p is not None:
-            self.pending = None
+            progress = p[1].progress
+            if progress is not None and progress.target_epoch is None and not final:
+                self.batched.append(p)
+                return
+        waiting, self.batched = self.batched, []
+        for q in waiting:
+            self._row(*q)
+        if p is not None:
             self._row(*p)
 
     def _row(self, prev: Generation | None, gen: Generation, ts: int, record_offset: int, position: int,
@@ -643,6 +656,14 @@ class GroupRebalances:
             self.last_infos = infos
         if rebalance and revoked:
             sentence += f"; {proto_name or kind} ({kind}): {revoked} partition(s) revoked, {moved} changed owner"
+        progress = gen.progress
+        batched = progress is not None and progress.batched
+        if batched:
+            sentence += (
+                f"; no target assignment was computed at this epoch: epoch {progress.target_epoch}'s served its "  # type: ignore[union-attr]
+                "change (the coordinator computes one on a heartbeat, not on a departure, and from Kafka 4.3 at "
+                "most once per group.consumer.assignment.interval.ms, default 1 s): batched, not an unfinished "
+                "rebalance")
         from_gen = None if prev is None else prev.generation_id
         row = {
             "group": self.group,
@@ -678,6 +699,11 @@ class GroupRebalances:
         self.last_revoked = revoked if kind == "cooperative" else None
         if from_gen is None:
             return  # the group's creation (or first record seen) interrupted no consumer: not counted
+        if batched:  # counted with the epoch whose target served it: one reconciliation for the members
+            self.carried += churn
+            return
+        if self.carried:
+            churn, self.carried = self.carried + churn, ()
         self.index += 1
         storm = self.storm.add((self.index, ts, record_offset, position, source, from_gen, gen.generation_id, cause,
                                 proto_name, kind, revoked, moved, session, churn))

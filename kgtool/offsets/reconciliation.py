@@ -15,19 +15,28 @@ record, so the log tells, per epoch:
 - which partitions waited for revocation, held by which member, and how long;
 - the consumption gap: the longest time a partition had no owner, from the record in which its
   member gave it up (revoked, or removed with the member) to the record that assigned it to the
-  next one. A partition no target assignment holds any more is not waiting for an owner.
+  next one. A partition no target assignment holds any more is not waiting for an owner;
+- the target assignment that served it (``target_epoch``, computed at ``assigned_at``): its own,
+  or a later epoch's. The coordinator computes a target on a member's heartbeat, not when a
+  member departs (the group is Assigning until then), and from Kafka 4.3 at most once per
+  ``group.consumer.assignment.interval.ms`` (default 1 s; ``canComputeNextTargetAssignment``):
+  members joining and leaving in a burst bump the group epoch each, and one target assignment,
+  computed at the last epoch, serves them all. Such an epoch never becomes Stable (no
+  ``completed_at``) and is no unfinished rebalance: its change was batched into the later one.
+  Null: no target came before the group emptied, was deleted or the log ended.
 
 State is read as Kafka's loader leaves it after each batch (one coordinator write: a heartbeat's
 records, a timer's), never inside a batch, where the records of one write are half applied.
 
 Fencing by the rebalance timeout (``GroupMetadataManager.scheduleConsumerGroupRebalanceTimeout``):
 each current-assignment record that leaves a consumer-protocol member in UNREVOKED_PARTITIONS
-(re)arms a timer of its rebalance timeout; when it fires with the member still at that epoch,
+(re)arms a timer of its rebalance timeout, with the member's epoch; any other reconciliation
+record cancels it (``maybeReconcile``). When it fires with the member still at that epoch,
 ``consumerGroupFenceMember`` writes the same records as a voluntary leave. It is inferred: a
-member removed while UNREVOKED_PARTITIONS, at least its rebalance timeout after its last
-assignment record. A member leaving on its own before that, a session timeout of a member with
-nothing to revoke, and a classic-protocol member (join and sync timers, no rebalance timer) are
-not fenced this way.
+member removed while such a timer runs, at least its timeout after it was armed, at the epoch it
+was armed with. A member leaving on its own before that, a session timeout of a member with
+nothing to revoke, a static member that left with epoch -2 (its timer then finds another epoch)
+and a classic-protocol member (join and sync timers, no rebalance timer) are not fenced this way.
 """
 
 from __future__ import annotations
@@ -68,6 +77,8 @@ class EpochProgress:
     waits: list[tuple[IdPartition, str, int]] = field(default_factory=list)  # (partition, member, ms)
     gap_ms: int | None = None
     gap_partition: IdPartition | None = None
+    target_epoch: int | None = None  # the target assignment that served it (its own, or a later one)
+    assigned_at: int | None = None  # when that target was computed (the batch that wrote it)
 
     def gap(self, tp: IdPartition, ms: int) -> None:
         if self.gap_ms is None or ms > self.gap_ms or (ms == self.gap_ms and tp < self.gap_partition):  # type: ignore[operator]
@@ -86,12 +97,20 @@ class EpochProgress:
                                  sorted(self.waits, key=lambda w: (-w[2], _tp(names, w[0]), w[1]))],
             "consumption_gap_ms": self.gap_ms,
             "consumption_gap_partition": None if self.gap_partition is None else _tp(names, self.gap_partition),
+            "target_epoch": self.target_epoch,
+            "assigned_at": self.assigned_at,
         }
+
+    @property
+    def batched(self) -> bool:
+        """No target assignment was computed at this epoch: a later epoch's served its change."""
+        return self.target_epoch is not None and self.target_epoch > self.epoch
 
 
 #: the columns of a row with no reconciliation (classic groups; its completed_at is set apart)
 NO_PROGRESS: dict[str, Any] = {"completed_at": None, "completion_seconds": None, "members_reached": [],
-                               "revocation_waits": [], "consumption_gap_ms": None, "consumption_gap_partition": None}
+                               "revocation_waits": [], "consumption_gap_ms": None, "consumption_gap_partition": None,
+                               "target_epoch": None, "assigned_at": None}
 
 
 class ConsumerGroupWatch:
@@ -105,9 +124,12 @@ class ConsumerGroupWatch:
         self.pending_since: dict[tuple[str, IdPartition], tuple[int, EpochProgress | None]] = {}
         self.unowned_since: dict[IdPartition, tuple[int, EpochProgress | None]] = {}
         self.changed: set[str] = set()  # members touched by the batch being read
+        self.awaiting: list[EpochProgress] = []  # epochs bumped past before any target was computed
 
     def bump(self, epoch: int, timestamp: int, names: TopicNames) -> EpochProgress:
         """A new group epoch: its reconciliation starts."""
+        if self.progress is not None and self.progress.target_epoch is None:
+            self.awaiting.append(self.progress)
         p = self.progress = EpochProgress(epoch, timestamp, names)
         for tp, (since, _prog) in self.unowned_since.items():
             self.unowned_since[tp] = (since, p)  # released before the bump, reassigned by this epoch
@@ -171,6 +193,13 @@ class ConsumerGroupWatch:
             targeted = set().union(*map(_pairs, group.target_assignment.values()))
             for tp in [tp for tp in self.unowned_since if tp not in targeted]:
                 del self.unowned_since[tp]
+        if p is not None and p.target_epoch is None and group.assignment_epoch >= p.epoch:
+            # the target assignment of the epoch, or of a later one that epochs bumped past before
+            # any target was computed share (Kafka 4.3+: at most one computation per
+            # group.consumer.assignment.interval.ms, GroupMetadataManager.canComputeNextTargetAssignment)
+            for q in (*self.awaiting, p):
+                q.target_epoch, q.assigned_at = group.assignment_epoch, timestamp
+            self.awaiting.clear()
         if p is not None and p.completed_at is None and group.group_epoch == p.epoch and group.state == "Stable":
             p.completed_at = timestamp
 
@@ -183,11 +212,14 @@ class ConsumerGroupWatch:
 
 
 def fenced_by_rebalance_timeout(m: ConsumerGroupMember, removed_at: int) -> bool:
-    """Whether removing ``m`` now is its rebalance timeout firing (see the module docstring)."""
-    if m.state is not MemberState.UNREVOKED_PARTITIONS or m.uses_classic_protocol or m.rebalance_timeout_ms < 0:
+    """Whether removing ``m`` now is its rebalance timeout firing: a timer armed by its last
+    reconciliation record (``ConsumerGroupMember.rebalance_timer``) whose deadline has come, with
+    the member still at the epoch it was armed at (``scheduleConsumerGroupRebalanceTimeout``)."""
+    timer = m.rebalance_timer
+    if timer is None or m.state is not MemberState.UNREVOKED_PARTITIONS:
         return False
-    armed = m.assignment_touched.timestamp
-    return armed >= 0 and removed_at - armed >= m.rebalance_timeout_ms
+    armed, epoch, timeout = timer
+    return armed >= 0 and timeout >= 0 and m.member_epoch == epoch and removed_at - armed >= timeout
 
 
 def slow_revocation_finding(group: str, log_partition: int, m: ConsumerGroupMember, names: TopicNames,
@@ -195,6 +227,7 @@ def slow_revocation_finding(group: str, log_partition: int, m: ConsumerGroupMemb
     """The ``slow-revocation`` finding of a member fenced by its rebalance timeout: a
     group-level row (no topic partition) naming the member and what it held."""
     held = sorted(f"{names.name(t)}-{p}" for t, ps in m.pending_revocation.items() for p in ps)
+    timeout = m.rebalance_timer[2] if m.rebalance_timer is not None else m.rebalance_timeout_ms
     since = m.state_since.timestamp
     shown = ", ".join(held[:SHOWN]) + (f" and {len(held) - SHOWN} more" if len(held) > SHOWN else "")
     host = (m.client_host or "").lstrip("/") or "?"
@@ -203,7 +236,7 @@ def slow_revocation_finding(group: str, log_partition: int, m: ConsumerGroupMemb
     message = (
         f"{who} kept {len(held)} partition(s) pending revocation ({shown}) for "
         f"{(e.timestamp - since) / 1000:.1f} s at epoch {m.member_epoch}, past its rebalance timeout "
-        f"({m.rebalance_timeout_ms} ms, max.poll.interval.ms): the coordinator fenced it "
+        f"({timeout} ms, max.poll.interval.ms): the coordinator fenced it "
         "(GroupMetadataManager's rebalance timeout). Its partitions went to other members only then; "
         "onPartitionsRevoked, or the poll loop that runs it, was slower than the timeout")
     return group_finding(RULE, group, log_partition, record_offset=e.offset, position=e.position, source=e.source,

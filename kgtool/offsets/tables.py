@@ -243,6 +243,8 @@ REBALANCES = [
     ("revocation_waits", "list<string>"),  # "topic-partition:member_id:ms" pending revocation, longest first
     ("consumption_gap_ms", "int64"),  # longest time a partition had no owner (given up, not yet taken)
     ("consumption_gap_partition", "string"),  # that partition
+    ("target_epoch", "int32"),  # KIP-848: the target assignment that served the epoch; above to_generation: batched (4.3+)
+    ("assigned_at", "int64"),  # when that target assignment was computed
     ("cause", "string"),  # member-joined, member-left, member-rejoined, static-member-replaced, ...
     ("message", "string"),
 ]

@@ -6,17 +6,23 @@ from __future__ import annotations
 
 import pytest
 
+from kgtool.codec import encode_batch_v2, scan_file
 from kgtool.offsets.audit import audit_entries
+from kgtool.offsets.columns import KeyTable, decode_commit_chunks
+from kgtool.offsets.partition import PartitionReplay
 from kgtool.offsets.decode import entries_from_file
 from tests.kip848.golden import IDS, SCENARIOS, loaded_states, segment, truth
 
 
-def kafka_epochs(scenario) -> dict[tuple[str, int], dict]:
+def kafka_epochs(scenario, merged: dict[int, int] | None = None) -> dict[tuple[str, int], dict]:
     """Per (consumer group, group epoch) in Kafka's loaded states: the batch time it began, the
     first batch time at which the group was Stable at it (None: never), and the first batch
-    time at which each member was at it."""
+    time at which each member was at it. ``merged``: batches merged with the next one (base
+    offset -> the next's): no state is served between them."""
     epochs: dict[tuple[str, int], dict] = {}
     for line, groups, _offsets in loaded_states(scenario):
+        if merged and line["batch_base_offset"] in merged:
+            continue
         ts = line["timestamp"]
         for gid, g in groups.items():
             if g.get("type") != "consumer":
@@ -34,10 +40,86 @@ def audit(scenario):
     return audit_entries(list(entries_from_file(segment(scenario), log_partition=0)))
 
 
+def _record_types(b) -> set[int]:
+    return {int.from_bytes(r.key[:2], "big") for r in b.records if r.key}
+
+
+def linger_merged(scenario, out_dir) -> tuple[str, dict[int, int]]:
+    """The scenario's segment as a broker's 10 ms append linger writes it: each batch of
+    consumer-group records followed by a batch of offset commits alone becomes one batch (the
+    records keep their own timestamps). Returns the segment and the merged pairs (base offsets)."""
+    batches = [b for b in scan_file(segment(scenario)) if hasattr(b, "records")]
+    out, merged, i = bytearray(), {}, 0
+    while i < len(batches):
+        b = batches[i]
+        recs = [{"offset": r.offset, "key": r.key, "value": r.value, "timestamp": r.timestamp} for r in b.records]
+        nxt = batches[i + 1] if i + 1 < len(batches) else None
+        plain = not (b.is_control or b.is_transactional)
+        if (plain and nxt is not None and not (nxt.is_control or nxt.is_transactional)
+                and _record_types(b) & CONSUMER_GROUP_TYPES and _record_types(nxt) <= {0, 1}):
+            recs += [{"offset": r.offset, "key": r.key, "value": r.value, "timestamp": r.timestamp}
+                     for r in nxt.records]
+            merged[b.base_offset] = nxt.base_offset
+            i += 1
+        out += encode_batch_v2(recs, base_offset=b.base_offset, producer_id=b.producer_id,
+                               producer_epoch=b.producer_epoch, is_transactional=b.is_transactional,
+                               is_control=b.is_control, partition_leader_epoch=b.partition_leader_epoch)
+        i += 1
+    path = out_dir / "00000000000000000000.log"
+    path.write_bytes(bytes(out))
+    return str(path), merged
+
+
+#: ConsumerGroupMetadata .. ConsumerGroupCurrentMemberAssignment, ConsumerGroupRegularExpression
+CONSUMER_GROUP_TYPES = {3, 4, 5, 6, 7, 8, 16}
+
+
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=IDS)
 def test_completed_at_and_members_reached_equal_kafkas_loaded_state(scenario):
-    want = kafka_epochs(scenario)
-    rows = [r for r in audit(scenario).tables["rebalances"] if r["protocol"] == "consumer"]
+    check_epochs(kafka_epochs(scenario), audit(scenario).tables["rebalances"])
+
+
+def _mergeable(scenario) -> bool:
+    bs = [b for b in scan_file(segment(scenario)) if hasattr(b, "records")]
+    return any(_record_types(a) & CONSUMER_GROUP_TYPES and _record_types(b) <= {0, 1} for a, b in zip(bs, bs[1:]))
+
+
+#: the scenarios with a consumer-group batch followed by a commit batch (all but n09 and n10)
+MERGEABLE = [s for s in SCENARIOS if _mergeable(s)]
+
+
+@pytest.mark.parametrize("scenario", MERGEABLE, ids=[s.name for s in MERGEABLE])
+def test_linger_merged_batches_settle_after_the_whole_batch(scenario, tmp_path):
+    """A heartbeat's records and a commit merged into one batch (the broker's append linger): the
+    group is read as the whole batch left it, at the batch's largest timestamp, and the commits
+    are judged as before (the same findings)."""
+    path, merged = linger_merged(scenario, tmp_path)
+    assert merged
+    rp = columnar(path)
+    check_epochs(kafka_epochs(scenario, merged), rp.rebalances)
+    plain = columnar(segment(scenario))
+
+    def key(f):
+        return (f["rule"], f["record_offset"], f["topic"], f["partition"], f["group"])
+
+    # the same findings, but the merged batches' own positions
+    assert sorted(map(key, rp.findings), key=str) == sorted(map(key, plain.findings), key=str)
+
+
+def columnar(path: str) -> PartitionReplay:
+    """The audit's own path through a segment: commit columns in chunks, group records aside."""
+    with open(path, "rb") as f:
+        data = f.read()
+    keys = KeyTable()
+    rp = PartitionReplay(0)
+    for chunk in decode_commit_chunks(data, source=path, log_partition=0, keys=keys):
+        rp.feed(chunk, keys)
+    rp.finish()
+    return rp
+
+
+def check_epochs(want, rebalances):
+    rows = [r for r in rebalances if r["protocol"] == "consumer"]
     assert rows or not want
     got = {}
     for r in rows:

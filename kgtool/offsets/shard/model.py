@@ -194,7 +194,6 @@ def _set_epochs(m: Any, v: dict[str, Any], touch: Any, state: Any) -> None:
     when the member reached them (``state_since``: a new state or epoch)."""
     if state is not m.state or int(v["member_epoch"]) != m.member_epoch:
         m.state_since = touch
-    m.assignment_touched = touch
     m.member_epoch = int(v["member_epoch"])
     m.previous_member_epoch = int(v["previous_member_epoch"])
     m.state = state
@@ -285,9 +284,9 @@ class ConsumerGroupMember:
     classic_member_metadata: dict[str, Any] | None = None
     #: when it reached its current state (the record that set it), for the audit's rules
     state_since: Touch = field(default_factory=Touch)
-    #: its last current-assignment record: while UNREVOKED_PARTITIONS, each such record (re)arms
-    #: the rebalance timeout (``GroupMetadataManager.maybeReconcile``)
-    assignment_touched: Touch = field(default_factory=Touch)
+    #: the rebalance timeout armed for it, as (armed at, member epoch, timeout ms); None: none runs
+    #: (see :meth:`update_with_assignment`)
+    rebalance_timer: tuple[int, int, int] | None = None
     touched: Touch = field(default_factory=Touch)
 
     @property
@@ -319,6 +318,16 @@ class ConsumerGroupMember:
     def update_with_assignment(self, v: dict[str, Any], touch: Touch) -> None:
         """``ConsumerGroupMember.Builder.updateWith(ConsumerGroupCurrentMemberAssignmentValue)``."""
         _set_epochs(self, v, touch, MemberState.from_value(int(v.get("state", 0))))
+        # GroupMetadataManager.maybeReconcile: a reconciliation record that leaves a member of the
+        # consumer protocol UNREVOKED_PARTITIONS (re)arms its rebalance timeout with the member's
+        # epoch and timeout of that moment; any other reconciliation cancels it. The -2 record of a
+        # static member's leave (consumerGroupStaticMemberGroupLeave) does neither: the timer then
+        # finds another epoch than it was armed with and does nothing.
+        if self.member_epoch >= 0:
+            if self.state is MemberState.UNREVOKED_PARTITIONS and not self.uses_classic_protocol:
+                self.rebalance_timer = (touch.timestamp, self.member_epoch, self.rebalance_timeout_ms)
+            else:
+                self.rebalance_timer = None
         self.assigned_epochs = assignment_epochs_from_record(v.get("assigned_partitions"), self.member_epoch)
         self.pending_epochs = assignment_epochs_from_record(v.get("partitions_pending_revocation"), self.member_epoch)
         self.assigned = {t: frozenset(ps) for t, ps in self.assigned_epochs.items()}
@@ -359,7 +368,6 @@ class StreamsGroupMember:
     assigned_tasks: TasksTupleWithEpochs = field(default_factory=TasksTupleWithEpochs)
     tasks_pending_revocation: TasksTupleWithEpochs = field(default_factory=TasksTupleWithEpochs)
     state_since: Touch = field(default_factory=Touch)
-    assignment_touched: Touch = field(default_factory=Touch)
     touched: Touch = field(default_factory=Touch)
     # what the tables read of every modern member: a streams member holds tasks, not partitions
     assigned: Assignment = field(default_factory=dict)
