@@ -613,6 +613,7 @@ def command(
                 if topics.names:
                     options = dataclasses.replace(options, topic_names=topics.pairs())
                 share_dirs = _share_state_dirs(topics)  # not data partitions: the share coordinator's log
+                _remote_partitions_named(topics)
                 if topics.partitions:
                     options = dataclasses.replace(options, lag_partitions=tuple(
                         (tp, tuple(dirs)) for tp, dirs in sorted(topics.partitions.items())))
@@ -667,6 +668,24 @@ def command(
 
 SHARE_GROUP_STATE = "__share_group_state"
 SHARE_ROWS_SHOWN = 40
+
+
+def _remote_partitions_named(topics: Any) -> None:
+    """One warning for the partition directories of other topics found on a remote filesystem:
+    they name topic ids (partition.metadata), but lag and the __share_group_state replay read
+    local directories only."""
+    if not topics.remote:
+        return
+    share = sorted(p for (t, _), p in topics.remote if t == SHARE_GROUP_STATE)
+    data = sorted(p for (t, _), p in topics.remote if t != SHARE_GROUP_STATE)
+    if share:
+        render.warn(f"{len(share)} remote __share_group_state-N director{'ies' if len(share) != 1 else 'y'} "
+                    f"({share[0]}{', ...' if len(share) > 1 else ''}) not replayed: the share partitions are "
+                    "read from local directories only (copy them to a local directory)")
+    if data:
+        render.warn(f"{len(data)} remote data partition director{'ies' if len(data) != 1 else 'y'} "
+                    f"({data[0]}{', ...' if len(data) > 1 else ''}): used for topic names only; lag reads "
+                    "local partition directories (copy them to a local directory)")
 
 
 def _share_state_dirs(topics: Any) -> dict[int, list[str]]:

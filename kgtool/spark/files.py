@@ -69,6 +69,9 @@ class TopicIds:
     #: one line per __consumer_offsets partition found in several directories (several brokers'
     #: log dirs): the copy read and how much shorter the others are
     copies: list[str] = field(default_factory=list)
+    #: live partition directories of other topics on a remote filesystem (named, not read:
+    #: lag and __share_group_state replay read local directories only)
+    remote: list[tuple[tuple[str, int], str]] = field(default_factory=list)
 
     def pairs(self) -> tuple[tuple[str, str], ...]:
         """The names as sorted (id, name) pairs (:attr:`AuditOptions.topic_names`)."""
@@ -303,6 +306,8 @@ def resolve_inputs(paths: list[str], spark: Any = None, empty: set[int] | None =
                 copies = topics.partitions.setdefault(tp, [])
                 if local_path(d.path) not in copies:
                     copies.append(local_path(d.path))
+            elif d.live and tp is not None:
+                topics.remote.append((tp, d.path))
     if topics is not None and data_dirs:
         storage = storage_options(spark) if any(is_s3(d.path) for d in data_dirs) else {}
         found = read_topic_ids(data_dirs, lambda f: _read_small(f, storage))

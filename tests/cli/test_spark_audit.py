@@ -446,3 +446,17 @@ def test_rebalances_table_panel_and_timeline_end_to_end(spark, tmp_path):  # noq
     assert doc["rebalances"]["count"] == 7 and doc["rebalances"]["storm_count"] == 0
     assert len(doc["timeline"]["clicks-app"]) == 7
     assert doc["rebalances"]["worst_groups"][0]["group"] == "clicks-app"
+
+
+def test_remote_partition_directories_are_named_not_skipped_silently(capsys):
+    """A __share_group_state-N or data partition directory on s3a:// names topic ids, but the
+    share-state replay and lag read local directories: one warning each says so."""
+    from kgtool.cli.spark_audit import _remote_partitions_named
+    from kgtool.spark.files import TopicIds
+
+    topics = TopicIds(remote=[(("__share_group_state", 3), "s3a://b/logs/__share_group_state-3"),
+                              (("orders", 0), "s3a://b/logs/orders-0"), (("orders", 1), "s3a://b/logs/orders-1")])
+    _remote_partitions_named(topics)
+    err = " ".join(capsys.readouterr().err.split())
+    assert "1 remote __share_group_state-N directory (s3a://b/logs/__share_group_state-3) not replayed" in err
+    assert "2 remote data partition directories (s3a://b/logs/orders-0, ...): used for topic names only" in err
