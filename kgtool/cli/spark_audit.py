@@ -364,7 +364,12 @@ MAN_SECTIONS = {
     ),
     "NOTES": (
         "Compaction removes history: the coverage table gives each partition's offset and "
-        "time range and how many offsets are absent, so that what cannot be seen is known. "
+        "time range, how many offsets are absent, and its cleaned range (compacted_below_offset, "
+        "compacted_below_time, compaction_source: from the broker log directory's "
+        "cleaner-offset-checkpoint, else from the log's own signs). Below it only the latest record "
+        "of each key survives: the history rules do not judge evidence there, --until inside it "
+        "marks the state rows exact = false with a warning, and --reset-plan there is refused "
+        "(exit 2). "
         "s3a:// is listed and read with pyarrow's S3 client configured from the Hadoop "
         "settings fs.s3a.endpoint, fs.s3a.access.key, fs.s3a.secret.key, fs.s3a.session.token, "
         "fs.s3a.endpoint.region and fs.s3a.connection.ssl.enabled (--conf "
@@ -586,7 +591,7 @@ def command(
     fmt = "jsonl" if output_format is OutputFormat.jsonl else "parquet"
 
     from kgtool.spark import job
-    from kgtool.spark.files import TopicIds, is_local, resolve_inputs
+    from kgtool.spark.files import TopicIds, cleaner_checkpoints, is_local, resolve_inputs
     from kgtool.spark.session import get_session
 
     log_level = spark_log_level.value if spark_log_level is not None else ("WARN" if verbose else "OFF")
@@ -612,6 +617,11 @@ def command(
                 _topic_names_found(topics, show.say)
                 if topics.names:
                     options = dataclasses.replace(options, topic_names=topics.pairs())
+                checkpoints, checkpoint_warnings = cleaner_checkpoints(files, spark)
+                for w in checkpoint_warnings:
+                    render.warn(w)
+                if checkpoints:
+                    options = dataclasses.replace(options, cleaner_checkpoints=checkpoints)
                 share_dirs = _share_state_dirs(topics)  # not data partitions: the share coordinator's log
                 _remote_partitions_named(topics)
                 if topics.partitions:
@@ -645,11 +655,14 @@ def command(
         _render_summary(summary)
         if share is not None:
             _render_share_states(share, options.until)
+    inexact = _cleaned_at(summary, options.until)
     for p in summary.problems:
         render.warn(f"{p['source']}: byte {p['position']}: {p['problem']}")
     if summary.problem_count > len(summary.problems):
         render.warn(f"... and {render.count(summary.problem_count - len(summary.problems))} more decode problems")
     if reset_plan is not None:
+        if inexact:
+            _refuse_reset_plan(inexact, options.until)
         _write_reset_plan(reset_plan, _reset_plan(summary, group, options.until), summary, options.until)
     if report is not None:
         _write_report(report, pictured[0], summary, paths)
@@ -845,6 +858,56 @@ def _reset_plan(summary: Any, group: str, until: int | None) -> str:
     return text
 
 
+def _compaction_sentence(row: dict[str, Any]) -> str | None:
+    """Once per compacted partition: below which offset and time only the latest record of each
+    key survives, from what, and what that means for the answers (kgtool.offsets.compaction)."""
+    below = row.get("compacted_below_offset")
+    if below is None:
+        return None
+    when = row.get("compacted_below_time")
+    at = f" ({render.iso_ms(when)})" if when is not None else " (the log's end)"
+    how = ("the broker's cleaner-offset-checkpoint says" if row.get("compaction_source") == "checkpoint"
+           else "the log itself shows (offsets removed, cleaned batches)")
+    return (f"__consumer_offsets-{row['log_partition']} is compacted below offset {below:,}{at}, as {how}: below "
+            "it only the latest record of each key survives, so its history (generations, rebalances, storms, "
+            "superseded and aborted commits) is not all there and the rules do not judge it; the state at an "
+            "instant before it is unknown (--until there: exact = false). The state at the end is exact.")
+
+
+def _cleaned_at(summary: Any, until: int | None) -> list[dict[str, Any]]:
+    """The coverage rows of the partitions whose cleaned range (kgtool.offsets.compaction)
+    holds ``until``: one warning each, naming the partition, its cleaned offset and time and the
+    earliest exact instant (their groups, group_members and offsets rows are exact = false)."""
+    if until is None:
+        return []
+    out = []
+    for r in summary.coverage:
+        below, time = r.get("compacted_below_offset"), r.get("compacted_below_time")
+        if below is None or (time is not None and until >= time):
+            continue
+        out.append(r)
+        earliest = f"the earliest exact instant is {render.iso_ms(time)}" if time is not None else \
+            "no instant before the log's end is exact"
+        render.warn(f"__consumer_offsets-{r['log_partition']}: --until {render.iso_ms(until)} is inside its cleaned "
+                    f"range (compacted below offset {below:,}, source: {r.get('compaction_source')}): records "
+                    "the coordinator held then are gone, so its groups, group_members and offsets rows are what "
+                    f"the log still holds (exact = false), not that state; {earliest}")
+    return out
+
+
+def _refuse_reset_plan(rows: list[dict[str, Any]], until: int | None) -> None:
+    """--reset-plan inside a cleaned range: refused (a plan must never be partial)."""
+    parts = ", ".join(f"__consumer_offsets-{r['log_partition']}" for r in rows)
+    times = [r["compacted_below_time"] for r in rows]
+    earliest = ("the earliest instant exact in all of them is "
+                f"{render.iso_ms(max(times))}") if all(t is not None for t in times) else \
+        "some are cleaned to their end: plan at the end of the log (no --until)"
+    raise InputError(f"--reset-plan at --until {render.iso_ms(until)}: refused: {parts} "
+                     f"{'is' if len(rows) == 1 else 'are'} compacted past that instant, so the offsets then are "
+                     f"not all in the log; {earliest} (or audit only the group's own partition: kgtool "
+                     "coordinator-of)")
+
+
 def _write_reset_plan(path: str, text: str, summary: Any, until: int | None) -> None:
     from kgtool.offsets.reset_plan import STDOUT, write_plan
 
@@ -986,6 +1049,10 @@ def _render_summary(s: Any) -> None:
     _fold(coverage, *range(len(coverage.columns)))  # a number is never cut short
     _keep_whole(coverage, 3)
     c.print(coverage)
+    for r in s.coverage:
+        line = _compaction_sentence(r)
+        if line is not None:
+            c.print(render.escape(line), style="yellow")
     _render_unknown(c, s.coverage)
     by_rule = s.findings_by_rule
     if by_rule:

@@ -1700,6 +1700,10 @@ typedef struct {
     intern_t metas;
     int32_t empty_meta; /* code of "" in this chunk, -1 before it appears */
     intern_t tids;      /* the chunk's v4 TopicIds (16 raw bytes each) */
+    /* what the log cleaner leaves in a batch (kgtool.offsets.columns.BatchSigns): batches kept
+     * without records, batches with a delete horizon, and one past the last offset of a batch
+     * that shows cleaning (fewer records than offsets, none, or a delete horizon); -1 none */
+    int64_t empty_batches, horizon_batches, sign_end;
 } ColsObject;
 
 static PyTypeObject ColsType;
@@ -1714,6 +1718,7 @@ static PyObject *cols_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
     Py_INCREF(ki);
     self->ki = (KeyIndexObject *)ki;
     self->empty_meta = -1;
+    self->sign_end = -1;
     /* a chunk ends with the batch that reaches max_rows: room for that and a batch more */
     self->cap0 = max_rows < 1 ? 1024 : max_rows > (1 << 20) ? (1 << 20) : max_rows + 1024;
     if (intern_init(&self->metas) || intern_init(&self->tids)) {
@@ -2060,6 +2065,18 @@ static PyObject *cols_scan(ColsObject *self, PyObject *args) {
             declined = 1;
             break;
         }
+        {   /* MemoryRecords.filterTo keeps a cleaned batch's base and last offset
+             * (overrideLastOffset), writes an emptied one as a header (writeEmptyHeader) and
+             * sets the delete horizon (attribute bit 6) on batches with tombstones or markers */
+            int64_t delta = be32(v.h + 23);
+            int horizon = (v.attributes & 0x40) != 0;
+            if (v.count == 0) self->empty_batches++;
+            if (horizon) self->horizon_batches++;
+            if (v.count == 0 || (int64_t)v.count < delta + 1 || horizon) {
+                int64_t end = wrap_add(v.base_offset, delta) + 1;
+                if (end > self->sign_end) self->sign_end = end;
+            }
+        }
         i += (Py_ssize_t)v.size;
     }
     Py_XDECREF(mv);
@@ -2156,10 +2173,21 @@ fail:
 
 static PyObject *cols_get_n(ColsObject *self, void *closure) { return PyLong_FromSsize_t(self->n); }
 
+/* CommitColumns.batch_signs() -> (empty_batches, horizon_batches, sign_end) of the batches
+ * scanned since the last call; the counts start over. */
+static PyObject *cols_batch_signs(ColsObject *self, PyObject *noargs) {
+    PyObject *t = Py_BuildValue("(LLL)", (long long)self->empty_batches, (long long)self->horizon_batches,
+                                (long long)self->sign_end);
+    self->empty_batches = self->horizon_batches = 0;
+    self->sign_end = -1;
+    return t;
+}
+
 static PyMethodDef cols_methods[] = {
     {"scan", (PyCFunction)cols_scan, METH_VARARGS, "Walk plain v2 batches from an index, filling the columns."},
     {"add", (PyCFunction)cols_add, METH_VARARGS, "Offer one record decoded by the general path."},
     {"take", (PyCFunction)cols_take, METH_NOARGS, "The chunk's columns; start a new chunk."},
+    {"batch_signs", (PyCFunction)cols_batch_signs, METH_NOARGS, "Cleaning signs of the batches scanned."},
     {NULL, NULL, 0, NULL},
 };
 

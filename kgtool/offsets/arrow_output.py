@@ -178,13 +178,19 @@ class ArrowOutput:
         return pa.Table.from_arrays([arrays[name] for name in COMMIT_NAMES], schema=commits_schema())
 
     def _topic_ids(self, topics: Any) -> Any:
-        """Each topic's id, as the replay knows it (a v4 commit's TopicId, a ``partition.metadata``
-        file, a 4.0 ConsumerGroupPartitionMetadata record), null when unknown."""
+        """Each topic's id, as the log still tells it: a ``partition.metadata`` file or a v4
+        commit's TopicId, else the 4.0 ConsumerGroupPartitionMetadata record a group holds now;
+        null when unknown. Not a superseded group record's: a compacted log no longer has those,
+        and its offsets table is the uncleaned log's."""
         import pyarrow as pa
 
+        names = self.rp.shard.topic_names
         by_name: dict[str, str] = {}
-        for tid, name in self.rp.shard.topic_names.names.items():
+        for tid, name in names.strong.items():
             by_name.setdefault(name, tid)
+        for _gid, g in sorted(self.rp.shard.groups.groups.items()):
+            for name, (tid, _n) in sorted((getattr(g, "subscription_metadata", None) or {}).items()):
+                by_name.setdefault(name, tid)
         return pa.array([by_name.get(t) for t in topics.to_pylist()], pa.string())
 
     def offsets_table(self, expired: set[int]) -> Any:
@@ -233,6 +239,7 @@ class ArrowOutput:
             "record_offset": pa.array(column("st_record")),
             "expired": pa.array(np.isin(ks, np.fromiter(expired, np.int64, len(expired)))),
             "topic_id": self._topic_ids(topics).take(pa.array(tcode)),
+            "exact": pa.array(np.full(len(ks), rp.exact)),
         }
         for name in OFFSET_LAG_COLUMNS:  # the lag phase's (kgtool.spark.lag_task)
             arrays[name] = pa.nulls(len(ks), schema.field(name).type)

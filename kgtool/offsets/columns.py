@@ -242,6 +242,41 @@ class CommitChunk:
     rare: list[tuple[int, LogEntry]]
     batches: int
     end: int
+    #: what the log cleaner left in the chunk's batches (kgtool.offsets.compaction reads it)
+    signs: BatchSigns | None = None
+
+
+@dataclass
+class BatchSigns:
+    """What Kafka's log cleaner leaves in the batch headers it rewrites (``MemoryRecords.filterTo``):
+    a cleaned v2 batch keeps its base and last offset with fewer records (``overrideLastOffset``),
+    an emptied one kept for its producer's state is a header alone (``writeEmptyHeader``), and a
+    batch with a tombstone or a transaction marker gets a delete horizon (attribute bit 6).
+
+    ``end``: one past the last offset of the last such batch (-1: none)."""
+
+    empty_batches: int = 0
+    horizon_batches: int = 0
+    end: int = -1
+
+    def note(self, b: Any) -> None:
+        """One decoded batch (:class:`kgtool.codec.model.RecordBatch`); legacy message sets
+        show cleaning only by their missing offsets."""
+        if b.magic < 2 or b.last_offset_delta is None:
+            return
+        count = b.record_count or 0
+        horizon = b.delete_horizon_ms is not None
+        if count == 0:
+            self.empty_batches += 1
+        if horizon:
+            self.horizon_batches += 1
+        if count == 0 or count < b.last_offset_delta + 1 or horizon:
+            self.end = max(self.end, b.last_offset + 1)
+
+    def add(self, empty: int, horizon: int, end: int) -> None:
+        self.empty_batches += empty
+        self.horizon_batches += horizon
+        self.end = max(self.end, end)
 
 
 def _count_batches(position: np.ndarray, rare: list[tuple[int, LogEntry]]) -> int:
@@ -257,10 +292,11 @@ def _count_batches(position: np.ndarray, rare: list[tuple[int, LogEntry]]) -> in
 
 
 def _chunk(source: str, cols: list[np.ndarray], metas: list[str], rare: list, end: int,
-           topic_ids: list[str]) -> CommitChunk:
+           topic_ids: list[str], signs: BatchSigns) -> CommitChunk:
     kw = {name: a for (name, _), a in zip(ROW_COLUMNS, cols)}
     return CommitChunk(source=source, n=len(cols[0]), metadata_values=metas, topic_id_values=topic_ids,
-                       rare=rare, batches=_count_batches(kw["position"], rare), end=end, **kw)
+                       rare=rare, batches=_count_batches(kw["position"], rare) + signs.empty_batches, end=end,
+                       signs=signs, **kw)
 
 
 class _PyRows:
@@ -272,6 +308,7 @@ class _PyRows:
         self.meta_code: dict[str, int] = {}
         self.tids: list[str] = []
         self.tid_code: dict[str, int] = {}
+        self.signs = BatchSigns()
 
     @property
     def n(self) -> int:
@@ -279,7 +316,7 @@ class _PyRows:
 
     def take(self, source: str, rare: list, end: int) -> CommitChunk:
         cols = [np.array(c, dtype) for c, (_, dtype) in zip(self.cols, ROW_COLUMNS)]
-        ch = _chunk(source, cols, self.metas, rare, end, self.tids)
+        ch = _chunk(source, cols, self.metas, rare, end, self.tids, self.signs)
         self.__init__()
         return ch
 
@@ -370,6 +407,8 @@ def _chunks_pure(data: Any, source: str, log_partition: int, keys: KeyTable, i: 
     (c_roff, c_pos, c_ts, c_pid, c_pe, c_txn, c_key, c_ver, c_off, c_lep, c_meta, c_cts, c_ets, c_tid) = rows.cols
     for item in scan_segment(data, source=source, start=base_position + i, end=base_position + hi,
                              base_position=base_position, chain_from=base_position + i):
+        if hasattr(item, "records"):
+            rows.signs.note(item)
         if not hasattr(item, "records") or item.is_control:
             n = len(c_roff)
             rare.extend((n, e) for e in _entries_of(item, source, log_partition, data, base_position))
@@ -489,13 +528,17 @@ def _chunks_c(sp: Any, data: Any, source: str, log_partition: int, keys: KeyTabl
     releaser = PageReleaser(data, i)
     state = {"i": i, "chunk_start": base_position + i, "yielded": False, "done": False}
 
+    signs = BatchSigns()
+
     def take(end: int) -> CommitChunk:
-        nonlocal rare
+        nonlocal rare, signs
         keys._pull()
         t = cols.take()
         ncols = len(ROW_COLUMNS)
         arrays = [np.frombuffer(b, dtype) for b, (_, dtype) in zip(t[1 : ncols + 1], ROW_COLUMNS)]
-        chunk = _chunk(source, arrays, t[ncols + 1], rare, end, [uuid_to_str(b) for b in t[ncols + 2]])
+        signs.add(*cols.batch_signs())
+        chunk = _chunk(source, arrays, t[ncols + 1], rare, end, [uuid_to_str(b) for b in t[ncols + 2]], signs)
+        signs = BatchSigns()
         rare = []
         state["chunk_start"] = end
         state["yielded"] = True
@@ -505,6 +548,8 @@ def _chunks_c(sp: Any, data: Any, source: str, log_partition: int, keys: KeyTabl
         """The entry at j on the general path (scan_segment over exactly that entry)."""
         for item in scan_segment(data, source=source, start=base_position + j, end=base_position + j + 1,
                                  base_position=base_position, chain_from=base_position + j):
+            if hasattr(item, "records"):
+                signs.note(item)
             if not hasattr(item, "records") or item.is_control:
                 n = cols.n
                 rare.extend((n, e) for e in _entries_of(item, source, log_partition, data, base_position))

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kgtool.offsets.compaction import CleanerCheckpoint
 
 DEFAULT_RETENTION_MS = 7 * 24 * 3600 * 1000  # offsets.retention.minutes default (10080)
 DEFAULT_STORM_COUNT = 5  # rebalance-storm: at least this many rebalances ...
@@ -32,6 +36,18 @@ class AuditOptions:
     lag_partitions: tuple[tuple[tuple[str, int], tuple[str, ...]], ...] = ()
     lag_step_ms: int = DEFAULT_LAG_STEP_MS  # --lag-step: lag rows between commits this far apart
     lag_warn_ms: int = DEFAULT_LAG_WARN_MS  # --lag-warn: lag-growing when WARN lasts longer
+    #: the cleaner-offset-checkpoint entries of the __consumer_offsets partitions read:
+    #: (partition, first dirty offset, file, line) (kgtool.offsets.compaction)
+    cleaner_checkpoints: tuple[tuple[int, int, str, int], ...] = ()
+
+    def cleaner_checkpoint(self, partition: int) -> CleanerCheckpoint | None:
+        """The partition's cleaner-offset-checkpoint entry, if one was found."""
+        from kgtool.offsets.compaction import CleanerCheckpoint
+
+        for part, offset, path, line in self.cleaner_checkpoints:
+            if part == partition:
+                return CleanerCheckpoint(offset, path, line)
+        return None
 
     def lag_index(self) -> dict[tuple[str, int], int]:
         """(topic, partition) -> its index in :attr:`lag_partitions` (the lag phase's task)."""

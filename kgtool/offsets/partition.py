@@ -53,6 +53,8 @@ from kgtool.coordinator.schema import ZERO_UUID
 from kgtool.offsets.shard import RECORD_GROUP_TYPE, ClassicGroup, GroupCoordinatorShard, GroupType, ModernGroup
 from kgtool.offsets.shard.views import state_rows
 from kgtool.offsets.groups import GroupState, OwnerLists, TopicPartition
+from kgtool.offsets.compaction import CompactionWatch
+from kgtool.offsets.tables import HISTORY_RULES
 from kgtool.offsets.rebalances import RebalanceLog
 from kgtool.offsets.rules import (
     END_OF_LOG_RULES,
@@ -193,6 +195,10 @@ class PartitionReplay:
         #: the log read stops there (the caller may stop decoding).
         self.ended = False
         self.cover = PartitionCoverage(log_partition, keep_problems)  # the coverage row
+        # how far the partition is cleaned (kgtool.offsets.compaction): every record read counts
+        self.compaction = CompactionWatch(self.options.cleaner_checkpoint(log_partition))
+        self.exact = True  # the state tables at the end (or --until) are the state Kafka had then
+        self.cover.compaction = self.compaction
         self.arrow = ArrowOutput(self)  # the commits and offsets tables
         self.commit_rows = 0
         self.gids_with_rows: set[int] = set()
@@ -253,7 +259,14 @@ class PartitionReplay:
     def feed(self, chunk: Any, keys: Any) -> None:
         """Replay one decoded chunk (:class:`kgtool.offsets.columns.CommitChunk`). After
         ``--until``'s cut (:attr:`ended`) chunks are ignored."""
+        self.compaction.add(chunk)  # also after the cut: the cleaned range may reach past it
         if self.ended:
+            # read on for the cleaned range (wants_rest): the topic names the rest of the log
+            # gives name the state at the cut too (compaction removed the commits before it
+            # that named them; an id's name does not change)
+            self._learn_topic_ids(chunk.rare)
+            if chunk.topic_id_values:
+                self._learn_chunk_topic_ids(chunk, keys)
             return
         n = chunk.n
         rare = chunk.rare
@@ -315,6 +328,14 @@ class PartitionReplay:
         self._current = None
         self._flush()
         self._emit_rows()
+
+    @property
+    def wants_rest(self) -> bool:
+        """After ``--until``'s cut: whether the rest of the partition is still worth reading, for
+        its cleaned range and topic names only: when it is compacted (a checkpoint entry, or
+        cleaning seen before the cut), the range may reach past the instant, and the commits that
+        named topics before it may be gone."""
+        return self.compaction.checkpoint is not None or self.compaction.sign_end >= 0
 
     def feed_entries(self, entries: Iterable[LogEntry], source: str | None = None) -> None:
         """Replay entries (:class:`LogEntry`, log order) without columnar decoding: every record
@@ -616,20 +637,21 @@ class PartitionReplay:
         group's next generation (or the end of the log) closes it."""
         if self.rows_sink is None:
             return
-        if not final and len(self.generations) + len(self.members) + len(self.findings) \
-                + len(self.rebalances) < ROW_BATCH:
+        if not final and len(self.generations) + len(self.members) + len(self.rebalances) < ROW_BATCH:
             return
         since = self.options.since
         open_rows = set() if final else {id(g.gen.row) for g in self.by_gid if g.gen is not None and g.gen.row is not None}
         ready = {
             "generations": [r for r in self.generations if id(r) not in open_rows],
             "members": list(self.members),
-            "findings": list(self.findings),
+            # findings wait for the end: a compacted log's cleaned range is known only then
+            "findings": list(self.findings) if final else [],
             "rebalances": list(self.rebalances),  # a row joins the list when final
         }
         self.generations[:] = [r for r in self.generations if id(r) in open_rows]  # in place: groups append here
         self.members.clear()
-        self.findings.clear()
+        if final:
+            self.findings.clear()
         self.rebalances.clear()
         for name, rows in ready.items():
             if self.history_rows is not None and name in ("generations", "members") and rows:
@@ -651,8 +673,13 @@ class PartitionReplay:
         for g in self.by_gid:
             g.finish(end)
             expired.update(end_of_log(self, g, end, open_txns))
+        self._judge_compaction()
+        # --until inside the cleaned range: the state rows are what the log holds, marked inexact
+        self.exact = not self.compaction.inexact_at(self.options.until, self.cover.whole)
         offsets = self.arrow.offsets_table(expired)
         self.group_rows, self.group_member_rows = self.state_tables()
+        for r in (*self.group_rows, *self.group_member_rows):
+            r["exact"] = self.exact
         if self.rows_sink is not None:
             self._emit_rows(final=True)
             if offsets.num_rows:
@@ -672,6 +699,27 @@ class PartitionReplay:
         sort_rows(self.rebalances, "rebalances")
         sort_rows(self.members, "members")
         sort_rows(self.findings, "findings")
+
+    def _judge_compaction(self) -> None:
+        """A compacted partition (:mod:`kgtool.offsets.compaction`): the history rules do not
+        judge evidence below its cleaned range, where only the latest record of each key
+        survives (a member's superseded records make its commits look unowned, an older commit
+        is gone...): a finding whose record, or the earlier record it compares with, lies
+        below ``compacted_below_offset`` is dropped; a storm is judged on its rebalances above."""
+        below, _time, _source = self.compaction.result(self.cover.whole)
+        if below is None:
+            return
+        dropped = self.rebalance_log.drop_cleaned(below)
+        kept = []
+        for f in self.findings:
+            if id(f) in dropped:
+                continue
+            if f["rule"] in HISTORY_RULES and f["rule"] != "rebalance-storm" and (
+                    (f["record_offset"] is not None and f["record_offset"] < below)
+                    or (f.get("previous_record_offset") is not None and f["previous_record_offset"] < below)):
+                continue
+            kept.append(f)
+        self.findings[:] = kept  # in place: the rebalance log appends to the same list
 
     def state_tables(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """The groups and group_members tables now: the shard's groups, and a simple classic group

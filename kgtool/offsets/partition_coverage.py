@@ -34,6 +34,8 @@ class PartitionCoverage:
         self.problems: list[LogEntry] = []
         self._seen = np.zeros(0, np.bool_)  # decoder keys seen in kept records (coverage groups)
         self._seen_tables: Any = None
+        self.compaction: Any = None  # the replay's CompactionWatch (kgtool.offsets.compaction)
+        self.whole = True  # the partition was read to its end (not stopped at --until's cut)
 
     def problem(self, e: LogEntry) -> None:
         """A problem: counted, and kept while fewer than ``keep_problems`` are."""
@@ -114,6 +116,12 @@ class PartitionCoverage:
         self._seen_flush()
         self._seen_tables = None
         n = self.records
+        below, below_time, source = self.compaction.result(self.whole) if self.compaction is not None else \
+            (None, None, None)
+        start = self.first_offset
+        base = None if self.compaction is None else self.compaction.first_base
+        if n and base is not None and base < start:  # type: ignore[operator]
+            start = base  # the first segment's first records were cleaned away
         row = {
             "log_partition": self.log_partition,
             "segments": segments,
@@ -122,7 +130,10 @@ class PartitionCoverage:
             "records": n,
             "first_offset": self.first_offset if n else None,
             "last_offset": self.last_offset if n else None,
-            "offsets_absent": None if not n else self.last_offset - self.first_offset + 1 - n,  # type: ignore[operator]
+            "offsets_absent": None if not n else self.last_offset - start + 1 - n,  # type: ignore[operator]
+            "compacted_below_offset": below,
+            "compacted_below_time": below_time,
+            "compaction_source": source,
             "first_timestamp": self.first_timestamp if n else None,
             "last_timestamp": self.last_timestamp if n else None,
             **self.counters,

@@ -171,6 +171,7 @@ class Storm:
         self.expulsions = 0  # left or rejoined members (possible session / poll timeouts)
         self.causes: dict[str, int] = {}
         self.added: list[Change] = []  # not yet counted: added in bulk (bounded: FOLD_EVERY)
+        self.evidence: list[tuple[int, int, int, str]] = []  # (record offset, timestamp, position, source)
 
     def add(self, c: Change) -> None:
         """Take a rebalance of the storm: kept, and counted with the next ones in bulk (one
@@ -191,6 +192,7 @@ class Storm:
             self.first = c
         self.last = c
         self.count += 1
+        self.evidence.append((c[C_RECORD_OFFSET], c[C_TIMESTAMP], c[C_POSITION], c[C_SOURCE]))
         causes, cause = self.causes, c[C_CAUSE]
         causes[cause] = causes.get(cause, 0) + 1
         assignor = c[C_ASSIGNOR]
@@ -530,13 +532,15 @@ class GroupRebalances:
             n = len(after)
             if self.deleted:
                 return "first-generation", f"group created again after its deletion, {n} member(s)"
-            first = gen.generation_id <= 1 if gen.protocol == "classic" else False
+            # a new group's first generation: classic 1 (ClassicGroup.initNextGeneration); KIP-848
+            # epoch 1 before 4.3, 2 from 4.3 (NEW_GROUP_EPOCH 1, then the first member's bump)
+            first = gen.generation_id <= (1 if gen.protocol == "classic" else 2)
             if first:
                 return "first-generation", f"group created: {n} member(s) joined" + (
                     f" ({who(sorted(after), after)})" if n else "")
             return "first-generation", (
                 f"first generation record of the group in the log (generation {gen.generation_id}, "
-                f"{n} member(s)): earlier ones are compacted away or before the log's start")
+                f"{n} member(s)): the earlier ones are not in it (before the log's start, or compacted away)")
         gap = ""
         if gen.protocol == prev.protocol and gen.generation_id > prev.generation_id + 1:
             gap = (f" (generations {prev.generation_id + 1}..{gen.generation_id - 1} are not in the log: "
@@ -738,18 +742,52 @@ class RebalanceLog:
         self.storms: list[dict[str, Any]] = []  # the first keep_storms, for the summary
         self.storm_total = 0
         self.keep_storms = keep_storms
+        #: every storm's finding, summary entry (None past keep_storms or before --since) and
+        #: rebalances, for judging a compacted log's (:meth:`drop_cleaned`)
+        self.storm_items: list[tuple[dict[str, Any], dict[str, Any] | None, list[tuple[int, int, int, str]]]] = []
 
     def track(self, group: str) -> GroupRebalances:
         return GroupRebalances(self, group)
 
     def storm(self, s: Storm) -> None:
         d = s.to_dict(self.storm_count, self.storm_window_ms)
-        self.findings.append(storm_finding(d))
-        if self.since is not None and d["start"] < self.since:
-            return
-        self.storm_total += 1
-        if len(self.storms) < self.keep_storms:
-            self.storms.append(d)
+        f = storm_finding(d)
+        self.findings.append(f)
+        shown = None
+        if self.since is None or d["start"] >= self.since:
+            self.storm_total += 1
+            if len(self.storms) < self.keep_storms:
+                self.storms.append(d)
+                shown = d
+        self.storm_items.append((f, shown, s.evidence))
+
+    def drop_cleaned(self, below: int) -> set[int]:
+        """A compacted log (cleaned below offset ``below``): a storm judges only the rebalances
+        the log still holds whole. One that starts below it is reported from its rebalances
+        above, saying so, when they are a storm on their own (N within a window shorter than
+        W), else dropped. Returns the ids of the findings dropped."""
+        dropped: set[int] = set()
+        for f, shown, evidence in self.storm_items:
+            if f["record_offset"] is None or f["record_offset"] >= below:
+                continue
+            above = [e for e in evidence if e[0] >= below]
+            n = self.storm_count
+            ok = any(above[i + n - 1][1] - above[i][1] < self.storm_window_ms for i in range(len(above) - n + 1))
+            if not ok:
+                dropped.add(id(f))
+                if shown is not None:
+                    self.storms.remove(shown)
+                    self.storm_total -= 1
+                continue
+            off, ts, pos, src = above[0]
+            note = (f"above the cleaned range of the log (below offset {below:,} only the latest record of each "
+                    f"key survives; {len(evidence) - len(above)} of the storm's rebalances are there): "
+                    f"{len(above)} rebalances from offset {off:,}; the whole episode: ")
+            f.update(record_offset=off, timestamp=ts, position=pos, source=src, message=note + f["message"])
+            if shown is not None:
+                shown.update(record_offset=off, start=ts, position=pos, source=src, count=len(above),
+                             message=note + shown["message"])
+        return dropped
 
 
 __all__ = ["Change", "make_change", "GroupRebalances", "Member", "RULE", "RebalanceLog", "Storm", "StormWatch",

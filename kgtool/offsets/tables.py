@@ -130,7 +130,13 @@ COVERAGE = [
     ("records", "int64"),
     ("first_offset", "int64"),
     ("last_offset", "int64"),
-    ("offsets_absent", "int64"),  # offsets in [first, last] with no record: compacted or never there
+    ("offsets_absent", "int64"),  # offsets from the first segment's base offset to last with no record
+    # the log cleaner's range (kgtool.offsets.compaction): the first offset known to be uncleaned
+    # (null: nothing shows compaction), the timestamp of the first record at or above it, and
+    # where it was learnt ("checkpoint": cleaner-offset-checkpoint, "log": the log's own signs)
+    ("compacted_below_offset", "int64"),
+    ("compacted_below_time", "int64"),
+    ("compaction_source", "string"),
     ("first_timestamp", "int64"),
     ("last_timestamp", "int64"),
     ("offset_commits", "int64"),
@@ -172,6 +178,9 @@ OFFSETS = [
     ("host", "string"),
     ("client_id", "string"),
     ("topic_id", "string"),  # the topic's id (a v4 commit's TopicId, partition.metadata, a 4.0 record); null unknown
+    # false: --until's instant is inside the partition's cleaned range (kgtool.offsets.compaction),
+    # where records the state had then are gone: the row is what the log still holds, not that state
+    ("exact", "bool"),
 ]
 
 #: The lag columns of OFFSETS (null when the partition's data directory was not given).
@@ -276,6 +285,7 @@ GROUPS = [
     ("share_initializing", "list<string>"),
     ("share_initialized", "list<string>"),
     ("share_deleting", "list<string>"),
+    ("exact", "bool"),  # false: --until inside the partition's cleaned range (as in OFFSETS)
 ]
 
 # One row per member of GROUPS' groups: ``kafka-consumer-groups.sh --describe --members --verbose``.
@@ -316,6 +326,7 @@ GROUP_MEMBERS = [
     ("process_id", "string"),
     ("user_endpoint", "string"),  # host:port
     ("client_tags", "list<string>"),  # key=value
+    ("exact", "bool"),  # false: --until inside the partition's cleaned range (as in OFFSETS)
 ]
 
 # The replay makes the members table's rows as tuples in MEMBERS' column order, the other tables'
@@ -350,6 +361,10 @@ LAG_RULES = ("lag-stall", "consumer-stopped", "lag-growing")
 LOG_RULES = ("rewind", "zombie", "orphan", "epoch-regression", "expiring", "aborted-txn", "pending-txn",
              "rebalance-storm", "slow-revocation")
 RULES = LOG_RULES + LAG_RULES
+#: The rules that judge the log's history: on a compacted partition they do not judge evidence
+#: below its cleaned range (kgtool.offsets.compaction); expiring and pending-txn judge the end.
+HISTORY_RULES = frozenset({"rewind", "zombie", "orphan", "epoch-regression", "aborted-txn", "rebalance-storm",
+                           "slow-revocation"})
 
 
 def arrow_type(t: str) -> Any:

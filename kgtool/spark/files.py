@@ -398,23 +398,59 @@ def read_topic_ids(dirs: list[DataDir], read: Callable[[str], bytes | None]) -> 
     return out
 
 
-def _read_small(path: str, storage: dict[str, str]) -> bytes | None:
-    """A small file's bytes (at most MAX_PARTITION_METADATA_BYTES), None when it does not exist."""
+def _read_small(path: str, storage: dict[str, str], limit: int = MAX_PARTITION_METADATA_BYTES) -> bytes | None:
+    """A small file's bytes (at most ``limit``), None when it does not exist."""
     if is_local(path):
         try:
             with open(local_path(path), "rb") as fh:
-                return fh.read(MAX_PARTITION_METADATA_BYTES)
+                return fh.read(limit)
         except FileNotFoundError:
             return None
         except OSError as exc:
             raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
     try:
         with RangeReader(path, storage) as rd:
-            return rd.read(0, min(rd.size, MAX_PARTITION_METADATA_BYTES))
+            return rd.read(0, min(rd.size, limit))
     except InputError as exc:
         if "not found" in str(exc).lower() or "no such file" in str(exc).lower():
             return None
         raise
+
+
+def cleaner_checkpoints(files: list[SegmentFile], spark: Any = None) -> tuple[tuple[tuple[int, int, str, int], ...], list[str]]:
+    """The ``cleaner-offset-checkpoint`` entries of the ``__consumer_offsets`` partitions read
+    (:mod:`kgtool.offsets.compaction`): the file of the broker log directory one level above each
+    partition's ``__consumer_offsets-N`` directory (the copy read), as
+    :attr:`AuditOptions.cleaner_checkpoints`, and the warnings of files that do not parse or
+    are too large. Segments given alone (no ``__consumer_offsets-N`` directory) have none."""
+    from kgtool.offsets.compaction import CLEANER_OFFSET_CHECKPOINT, MAX_CHECKPOINT_BYTES, read_cleaner_checkpoint
+
+    log_dirs: dict[str, set[int]] = {}
+    for f in files:
+        directory, _, _name = f.path.rstrip("/").rpartition("/")
+        parent, _, dir_name = directory.rpartition("/")
+        if parent and live_partition_of_dir(dir_name, CONSUMER_OFFSETS_TOPIC) == f.log_partition:
+            log_dirs.setdefault(parent, set()).add(f.log_partition)
+    entries: list[tuple[int, int, str, int]] = []
+    warnings: list[str] = []
+    storage = storage_options(spark) if any(is_s3(d) for d in log_dirs) else {}
+    for log_dir, parts in sorted(log_dirs.items()):
+        path = f"{log_dir}/{CLEANER_OFFSET_CHECKPOINT}"
+        try:
+            data = _read_small(path, storage, MAX_CHECKPOINT_BYTES + 1)
+        except InputError as exc:
+            warnings.append(f"{exc}: the log's own signs of cleaning are used")
+            continue
+        if data is None:
+            continue
+        if len(data) > MAX_CHECKPOINT_BYTES:
+            warnings.append(f"{path}: larger than {MAX_CHECKPOINT_BYTES:,} bytes: not a checkpoint file; the "
+                            "log's own signs of cleaning are used")
+            continue
+        found, problems = read_cleaner_checkpoint(path, data)
+        warnings.extend(problems)
+        entries.extend((p, ck.offset, ck.path, ck.line) for p, ck in sorted(found.items()) if p in parts)
+    return tuple(entries), warnings
 
 
 def _hadoop_fs(spark: Any, uri: str):

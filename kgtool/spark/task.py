@@ -283,6 +283,7 @@ def audit_partition(
             raise
         keys = KeyTable()
         try:
+            stop = False
             for path, size in zip(files.paths, files.sizes):
                 with mapped.pop(path, None) or RangeReader(path, storage) as rd:
                     for data, start, end, base in _ranges(rd, path, size, split_bytes, storage):
@@ -290,12 +291,16 @@ def audit_partition(
                                             end=end, base_position=base, chain_from=start, pure=pure,
                                             max_rows=max_rows):
                             rp.feed(chunk, keys)
-                            if rp.ended:
-                                break  # --until: the read stops at the first record past the instant
-                        if rp.ended:
+                            # --until: the read stops at the first record past the instant, unless
+                            # the log was cleaned before it (how far is read on: exactness at T)
+                            stop = rp.ended and not rp.wants_rest
+                            if stop:
+                                break
+                        if stop:
                             break
-                if rp.ended:
+                if stop:
                     break
+            rp.cover.whole = not stop
             rp.finish()
         except MemoryError:
             raise SparkFailure(_out_of_memory(part, rp)) from None

@@ -132,3 +132,47 @@ def test_reset_plan_to_stdout_and_no_offsets_is_an_error(tmp_path, monkeypatch):
     assert "--reset-plan: no committed offsets for the groups matching 'g' at 2024-06-01T14:03:00.000Z" in result.stderr
     assert not plan.exists()
     json.loads(result.stdout)  # the summary still went out
+
+
+@pytest.mark.spark
+def test_a_compacted_log_directory_is_said_and_never_answers_from_history(spark, tmp_path):  # noqa: F811
+    """A broker log directory whose __consumer_offsets-0 was cleaned (tests/offsets/cleaner.py)
+    with its cleaner-offset-checkpoint: the coverage and the console say where and from what;
+    --until inside the cleaned range warns and marks the state rows exact = false; a reset
+    plan there is refused (exit 2); above it, the plan is written."""
+    import pyarrow.parquet as pq
+
+    from kgtool.codec import scan_file
+    from kgtool.codec.model import RecordBatch
+    from tests.offsets.test_compaction import LOGS, PLANS, cleaned
+
+    log = next(p for p in LOGS if p.parent.name.startswith("r00"))
+    paths, checkpoint, removed = cleaned(log, PLANS["half"], tmp_path, checkpoint=True)
+    assert removed
+    logs = str(tmp_path / "logs")
+    result = runner.invoke(app, ["spark-audit", logs, "--master", "local[2]", "--format", "json"])
+    assert result.exit_code in (0, 1), result.output
+    (cov,) = json.loads(result.stdout)["coverage"]
+    assert (cov["compacted_below_offset"], cov["compaction_source"]) == (checkpoint, "checkpoint")
+    table = runner.invoke(app, ["spark-audit", logs, "--master", "local[2]"])
+    text = " ".join(table.stdout.split())
+    assert f"__consumer_offsets-0 is compacted below offset {checkpoint:,}" in text
+    assert "the broker's cleaner-offset-checkpoint says" in text and "only the latest record of each key" in text
+    records = sorted((r.offset, r.timestamp) for p in paths for b in scan_file(p) if isinstance(b, RecordBatch)
+                     for r in b.records)
+    inside = next(t for o, t in records if o >= checkpoint // 2)
+    after = max(t for _o, t in records) + 1
+    out, plan = tmp_path / "audit", tmp_path / "plan.csv"
+    at = runner.invoke(app, ["spark-audit", logs, "--master", "local[2]", "--until", str(inside), "--out", str(out),
+                             "--group", ".", "--reset-plan", str(plan)])
+    assert at.exit_code == 2, at.output
+    err = " ".join(at.stderr.split())
+    assert "__consumer_offsets-0: --until" in err and "is inside its cleaned range" in err
+    assert "--reset-plan at --until" in err and "refused: __consumer_offsets-0 is compacted past that instant" in err
+    assert not plan.exists()
+    assert {r["exact"] for r in pq.read_table(out / "offsets").to_pylist()} <= {False}
+    assert {r["exact"] for r in pq.read_table(out / "groups").to_pylist()} == {False}
+    ok = runner.invoke(app, ["spark-audit", logs, "--master", "local[2]", "--until", str(after), "--group", ".",
+                             "--reset-plan", str(plan)])
+    assert ok.exit_code in (0, 1), ok.output
+    assert plan.read_text() and "is inside its cleaned range" not in ok.stderr

@@ -191,6 +191,10 @@ def coverage_rows(
                 "first_offset": first,
                 "last_offset": last,
                 "offsets_absent": None if not n else last - first + 1 - n,  # type: ignore[operator]
+                # scripts hold every offset: nothing shows compaction (kgtool.offsets.compaction)
+                "compacted_below_offset": None,
+                "compacted_below_time": None,
+                "compaction_source": None,
                 "first_timestamp": min(times) if times else None,
                 "last_timestamp": max(times) if times else None,
                 **counts,

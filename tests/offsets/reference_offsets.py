@@ -96,5 +96,6 @@ def offsets_rows(entries: Iterable[LogEntry], log_partition: int, expired: set[K
                          # lag: no data partition in these logs (kgtool.offsets.tables.OFFSET_LAG_COLUMNS)
                          **dict.fromkeys(OFFSET_LAG_COLUMNS),
                          # the topic's id: the first v4 TopicId a commit of the log gave the topic
-                         "topic_id": _topic_ids(entries).get(key[1])})
+                         "topic_id": _topic_ids(entries).get(key[1]),
+                         "exact": True})  # the end of the log, or --until on an uncleaned log
     return rows

@@ -103,7 +103,8 @@ def check_chunks(chunks, entries, max_rows: int, data, kw) -> None:
         assert all(0 <= i <= c.n for i, _ in c.rare)
         assert [i for i, _ in c.rare] == sorted(i for i, _ in c.rare)
         es = chunk_entries(c, KEYS_OF[id(c)], PART)
-        assert c.batches == len({e.position for e in es if e.kind != PROBLEM})
+        # every batch holding an entry, and the empty ones the log cleaner keeps
+        assert c.batches == len({e.position for e in es if e.kind != PROBLEM}) + c.signs.empty_batches
         assert len(es) == c.n + len(c.rare)
         m = c.metadata
         assert ((m >= 0) & (m < len(c.metadata_values)) | (m == -1) & (c.version == -1)).all()
@@ -113,6 +114,15 @@ def check_chunks(chunks, entries, max_rows: int, data, kw) -> None:
             assert sorted(set(used.tolist())) == list(range(len(c.metadata_values)))
             firsts = [int(np.argmax(used == v)) for v in range(len(c.metadata_values))]
             assert firsts == sorted(firsts)
+    # the cleaner's signs in the batch headers, as the general decoder's batches show them
+    want = columns.BatchSigns()
+    for it in items:
+        if hasattr(it, "records"):
+            want.note(it)
+    got = columns.BatchSigns()
+    for c in chunks:
+        got.add(c.signs.empty_batches, c.signs.horizon_batches, c.signs.end)
+    assert got == want
     commits = ("offset_commit", "legacy_offset_commit")
     unusual = sum(1 for c in chunks for _, e in c.rare if e.kind in commits)  # not plain: entries
     assert sum(c.n for c in chunks) == sum(1 for e in entries if e.kind in commits) - unusual

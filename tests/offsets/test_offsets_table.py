@@ -102,7 +102,7 @@ def columnar(entries, opts: AuditOptions, pure: bool, max_rows: int) -> list[dic
 def without_expired(rows: list[dict]) -> dict:
     return {(r["group"], r["topic"], r["partition"]): {c: v for c, v in r.items()
                                                       if c not in ("group", "topic", "partition", "log_partition",
-                                                                   "expired", "topic_id", *OFFSET_LAG_COLUMNS)}
+                                                                   "expired", "topic_id", "exact", *OFFSET_LAG_COLUMNS)}
             for r in rows}
 
 

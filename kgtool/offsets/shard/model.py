@@ -123,6 +123,9 @@ class TopicNames:
 
     def __init__(self, names: dict[str, str] | None = None) -> None:
         self.names: dict[str, str] = dict(names or {})
+        #: the names of strong sources only (partition.metadata files, v4 commits' TopicIds): a
+        #: group record's name may come from a record compaction removes (see ArrowOutput._topic_ids)
+        self.strong: dict[str, str] = dict(self.names)
         self.version = 0  # bumped when a name changes: remembered pairs are stale
         self._memo: dict[int, tuple[Assignment, int, list[tuple[str, int]]]] = {}
 
@@ -130,6 +133,8 @@ class TopicNames:
         """Name ``topic_id``; a ``weak`` source (a group record) does not rename an id already named."""
         if weak and topic_id in self.names:
             return
+        if not weak:
+            self.strong[topic_id] = name
         if self.names.get(topic_id) != name:
             self.names[topic_id] = name
             self.version += 1
