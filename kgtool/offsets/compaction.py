@@ -118,6 +118,17 @@ class _Below:
             self.max_before = before if running is None else running if before is None else max(before, running)
 
 
+def _first_repeat(codes: np.ndarray, seen: np.ndarray) -> int | None:
+    """The index of the first code seen before (``seen``) or earlier in ``codes``, or None: a
+    stable sort puts each later occurrence right after its earlier one."""
+    again = np.flatnonzero(seen[codes])
+    order = np.argsort(codes, kind="stable")
+    ranked = codes[order]
+    later = order[1:][ranked[1:] == ranked[:-1]]
+    first = min(int(again[0]) if len(again) else len(codes), int(later.min()) if len(later) else len(codes))
+    return None if first == len(codes) else first
+
+
 class CompactionWatch:
     """One partition's signs of cleaning, read chunk by chunk in log order (every record read,
     also after ``--until``'s cut), and its checkpoint entry.
@@ -202,12 +213,13 @@ class CompactionWatch:
             size = int(codes.max()) + 1
             if len(self._seen_codes) < size:
                 self._seen_codes = np.concatenate([self._seen_codes, np.zeros(size - len(self._seen_codes), np.bool_)])
-            _u, first = np.unique(codes, return_index=True)
-            again = self._seen_codes[codes].copy()
-            again[np.setdiff1d(np.arange(n), first)] = True
-            hit = np.flatnonzero(again)
-            if len(hit):
-                found.append(int(chunk.record_offset[int(hit[0])]))
+            # an uncleaned log repeats a key within its first rows: look there first
+            for m in (min(n, 1024), n):
+                hit = _first_repeat(codes[:m], self._seen_codes)
+                if hit is not None or m == n:
+                    break
+            if hit is not None:
+                found.append(int(chunk.record_offset[hit]))
             self._seen_codes[codes] = True
         for _i, e in rare:
             if e.is_control or e.key is None:

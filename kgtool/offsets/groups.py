@@ -545,6 +545,16 @@ class GroupState:
         self._track_moves(gen)
         self.snapshot()
 
+    def rename_owners(self, group: ModernGroup | None, names: TopicNames) -> None:
+        """Topic ids just named: the owners of a consumer group's generation again, by name, and
+        what its commits are attributed to."""
+        gen = self.gen
+        if group is None or gen is None or gen.protocol != "consumer" or gen.owners is None:
+            return
+        self._consumer_owners(gen, group, names)
+        self._track_moves(gen)
+        self.snapshot()
+
     @staticmethod
     def _consumer_owners(gen: Generation, group: ModernGroup, names: TopicNames) -> None:
         """The owners of each partition: the members holding it (assigned, or pending revocation),

@@ -54,7 +54,7 @@ from kgtool.offsets.shard import RECORD_GROUP_TYPE, ClassicGroup, GroupCoordinat
 from kgtool.offsets.shard.views import state_rows
 from kgtool.offsets.groups import GroupState, OwnerLists, TopicPartition
 from kgtool.offsets.compaction import CompactionWatch
-from kgtool.offsets.tables import HISTORY_RULES
+from kgtool.offsets.tables import COMPARING_RULES, HISTORY_RULES
 from kgtool.offsets.rebalances import RebalanceLog
 from kgtool.offsets.rules import (
     END_OF_LOG_RULES,
@@ -282,6 +282,7 @@ class PartitionReplay:
                 rare = rare[: cut[1]]
         # coverage over every record read (all groups)
         self.cover.add(chunk, keep, rare, keys)
+        names_before = self.shard.topic_names.version
         self._learn_topic_ids(rare)
         # --group: drop the commits of excluded groups
         mask = skey >= 0
@@ -314,6 +315,8 @@ class PartitionReplay:
                      topic_id_values=chunk.topic_id_values)
         if chunk.topic_id_values:
             self._learn_chunk_topic_ids(chunk, keys)
+        if self.shard.topic_names.version != names_before:
+            self._renamed()
         self._current = held
         self.held.append(held)
         lo = 0
@@ -397,6 +400,14 @@ class PartitionReplay:
                 e, kind=PROBLEM, record_kind=e.kind, key=None, value=None,
                 problem=f"record of group {e.group!r} at offset {e.offset} ({e.kind}): {why}; the group is "
                         "marked incomplete"))
+
+    def _renamed(self) -> None:
+        """Topic ids named by the chunk's commits: the consumer groups' owners, which their
+        records hold by id, are named again before the chunk's commits are judged (on a compacted
+        log the commits that named a topic before a group's records may be gone)."""
+        groups, names = self.shard.groups, self.shard.topic_names
+        for g in self.by_gid:
+            g.rename_owners(_modern(groups.group(g.name)), names)
 
     def _commit_rows(self, held: _Held, lo: int, hi: int, chunk_end: bool = False) -> None:
         """Replay the commit rows ``lo:hi`` of the chunk. Those of the batch whose group records
@@ -704,8 +715,10 @@ class PartitionReplay:
         """A compacted partition (:mod:`kgtool.offsets.compaction`): the history rules do not
         judge evidence below its cleaned range, where only the latest record of each key
         survives (a member's superseded records make its commits look unowned, an older commit
-        is gone...): a finding whose record, or the earlier record it compares with, lies
-        below ``compacted_below_offset`` is dropped; a storm is judged on its rebalances above."""
+        is gone...): a finding whose record lies below ``compacted_below_offset``, or whose rule
+        compares with an earlier commit there (rewind, zombie, epoch-regression), is dropped; a
+        storm is judged on its rebalances above. (The earlier record ``aborted-txn`` and
+        ``slow-revocation`` name is context: the prior offset, the member's state since.)"""
         below, _time, _source = self.compaction.result(self.cover.whole)
         if below is None:
             return
@@ -716,7 +729,8 @@ class PartitionReplay:
                 continue
             if f["rule"] in HISTORY_RULES and f["rule"] != "rebalance-storm" and (
                     (f["record_offset"] is not None and f["record_offset"] < below)
-                    or (f.get("previous_record_offset") is not None and f["previous_record_offset"] < below)):
+                    or (f["rule"] in COMPARING_RULES and f.get("previous_record_offset") is not None
+                        and f["previous_record_offset"] < below)):
                 continue
             kept.append(f)
         self.findings[:] = kept  # in place: the rebalance log appends to the same list

@@ -395,6 +395,7 @@ class GroupRebalances:
         self.departed: dict[tuple[str | None, str | None], list[str]] = {}  # (client id, host) -> member ids
         self.departed_static: dict[str, list[str]] = {}  # group.instance.id -> member ids
         self.storm = StormWatch(group, log.log_partition, log.storm_count, log.storm_window_ms)
+        self.first_row: int | None = None  # record offset of the group's first row (its first record read)
 
     # ---- events from GroupState --------------------------------------------------------------
     def change(self, prev: Generation | None, gen: Generation, e: LogEntry) -> None:
@@ -442,7 +443,7 @@ class GroupRebalances:
         self.close(final=True)
         storm = self.storm.finish()
         if storm is not None:
-            self.log.storm(storm)
+            self.log.storm(storm, self.first_row)
 
     # ---- diff ---------------------------------------------------------------------------------
     def _diff(self, before: dict[str, Member], after: dict[str, Member]) -> tuple:
@@ -698,6 +699,8 @@ class GroupRebalances:
             "message": sentence,
         }
         self.log.rows.append(row)
+        if self.first_row is None:
+            self.first_row = record_offset
         if not rebalance:
             return
         self.last_revoked = revoked if kind == "cooperative" else None
@@ -712,7 +715,7 @@ class GroupRebalances:
         storm = self.storm.add((self.index, ts, record_offset, position, source, from_gen, gen.generation_id, cause,
                                 proto_name, kind, revoked, moved, session, churn))
         if storm is not None:
-            self.log.storm(storm)
+            self.log.storm(storm, self.first_row)
 
 
 def _who(ids: list[str], infos: dict[str, Member]) -> str:
@@ -742,15 +745,20 @@ class RebalanceLog:
         self.storms: list[dict[str, Any]] = []  # the first keep_storms, for the summary
         self.storm_total = 0
         self.keep_storms = keep_storms
-        #: every storm's finding, summary entry (None past keep_storms or before --since) and
-        #: rebalances, for judging a compacted log's (:meth:`drop_cleaned`)
-        self.storm_items: list[tuple[dict[str, Any], dict[str, Any] | None, list[tuple[int, int, int, str]]]] = []
+        #: every storm's finding, summary entry (None past keep_storms or before --since), its
+        #: rebalances, and the record offset of its group's first generation record when its first
+        #: rebalance compares with it, for judging a compacted log's (:meth:`drop_cleaned`)
+        self.storm_items: list[tuple[dict[str, Any], dict[str, Any] | None, list[tuple[int, int, int, str]],
+                                     int | None]] = []
 
     def track(self, group: str) -> GroupRebalances:
         return GroupRebalances(self, group)
 
-    def storm(self, s: Storm) -> None:
+    def storm(self, s: Storm, first_row: int | None = None) -> None:
+        """A storm that can no longer grow (``first_row``: the record offset of its group's
+        first generation record read: its first rebalance compares with it)."""
         d = s.to_dict(self.storm_count, self.storm_window_ms)
+        opens = first_row if s.first is not None and s.first[C_INDEX] == 1 else None
         f = storm_finding(d)
         self.findings.append(f)
         shown = None
@@ -759,7 +767,7 @@ class RebalanceLog:
             if len(self.storms) < self.keep_storms:
                 self.storms.append(d)
                 shown = d
-        self.storm_items.append((f, shown, s.evidence))
+        self.storm_items.append((f, shown, s.evidence, opens))
 
     def drop_cleaned(self, below: int) -> set[int]:
         """A compacted log (cleaned below offset ``below``): a storm judges only the rebalances
@@ -767,8 +775,15 @@ class RebalanceLog:
         above, saying so, when they are a storm on their own (N within a window shorter than
         W), else dropped. Returns the ids of the findings dropped."""
         dropped: set[int] = set()
-        for f, shown, evidence in self.storm_items:
-            if f["record_offset"] is None or f["record_offset"] >= below:
+        for f, shown, evidence, first in self.storm_items:
+            if f["record_offset"] is not None and f["record_offset"] >= below:
+                if first is not None and first < below:  # its group's earlier rebalances are gone
+                    note = (f"; the storm may have begun earlier: the group's generation records below offset "
+                            f"{below:,} (the cleaned range, where only the latest record of each key survives) "
+                            "are gone")
+                    f["message"] += note
+                    if shown is not None:
+                        shown["message"] += note
                 continue
             above = [e for e in evidence if e[0] >= below]
             n = self.storm_count
@@ -788,7 +803,6 @@ class RebalanceLog:
                 shown.update(record_offset=off, start=ts, position=pos, source=src, count=len(above),
                              message=note + shown["message"])
         return dropped
-
 
 __all__ = ["Change", "make_change", "GroupRebalances", "Member", "RULE", "RebalanceLog", "Storm", "StormWatch",
            "client_name", "rebalance_protocol", "storm_finding"]

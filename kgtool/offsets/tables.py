@@ -365,6 +365,8 @@ RULES = LOG_RULES + LAG_RULES
 #: below its cleaned range (kgtool.offsets.compaction); expiring and pending-txn judge the end.
 HISTORY_RULES = frozenset({"rewind", "zombie", "orphan", "epoch-regression", "aborted-txn", "rebalance-storm",
                            "slow-revocation"})
+#: The history rules whose finding compares with an earlier commit (previous_record_offset).
+COMPARING_RULES = frozenset({"rewind", "zombie", "epoch-regression"})
 
 
 def arrow_type(t: str) -> Any:

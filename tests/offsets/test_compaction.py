@@ -21,7 +21,7 @@ from kgtool.offsets.columns import KeyTable, decode_commit_chunks
 from kgtool.offsets.compaction import CompactionWatch, read_cleaner_checkpoint
 from kgtool.offsets.options import AuditOptions
 from kgtool.offsets.partition import PartitionReplay
-from kgtool.offsets.tables import HISTORY_RULES
+from kgtool.offsets.tables import COMPARING_RULES, HISTORY_RULES
 from tests.offsets.cleaner import DELETE_RETENTION_MS, clean, read_log, write_checkpoint, write_partition
 
 ROOT = Path(__file__).resolve().parents[2] / "fixtures"
@@ -127,7 +127,8 @@ def test_a_cleaned_log_keeps_the_final_state_and_says_how_far_it_is_cleaned(log,
         for f in rp.findings:
             if f["rule"] in HISTORY_RULES:
                 assert f["record_offset"] >= below, f
-                assert f["previous_record_offset"] is None or f["previous_record_offset"] >= below, f
+                if f["rule"] in COMPARING_RULES:  # the earlier commit it compares with
+                    assert f["previous_record_offset"] is None or f["previous_record_offset"] >= below, f
 
 
 @pytest.mark.parametrize(("log", "plan"), [c for c in CASES if "half" in c.id or "three" in c.id])
@@ -177,6 +178,32 @@ def test_until_inside_the_cleaned_range_is_not_exact(log, plan, tmp_path):
             for r in at.group_member_rows:
                 for tp in (r.get("assigned") or []):
                     assert tp.rsplit("-", 1)[0] not in names, (t, r["member_id"], tp)
+
+
+@pytest.mark.parametrize(("log", "plan"), [c for c in CASES if c.id.startswith(("r0", "n1", "s0"))])
+def test_a_cleaned_log_reports_no_finding_the_uncleaned_log_does_not(log, plan, tmp_path):
+    """With the checkpoint: every finding of the cleaned log is one of the uncleaned log's (a
+    storm that starts below the cleaned range is reported from its offset above it, saying so),
+    and none of the uncleaned log's findings above the cleaned range is lost."""
+    paths, _checkpoint, _removed = cleaned(log, PLANS[plan], tmp_path, checkpoint=True)
+    plain = replay([str(log)])
+    rp = replay(paths, checkpoint_options(tmp_path))
+    below = rp.coverage()["compacted_below_offset"] or 0
+
+    def key(f):
+        return (f["rule"], f["group"], f["record_offset"], f["topic"], f["partition"])
+
+    want = {key(f) for f in plain.findings}
+    for f in rp.findings:
+        if f["rule"] == "rebalance-storm" and key(f) not in want:
+            assert "above the cleaned range" in f["message"] or "may have begun earlier" in f["message"], f
+            assert any(g["rule"] == f["rule"] and g["group"] == f["group"] for g in plain.findings)
+        else:
+            assert key(f) in want, f
+    got = {key(f) for f in rp.findings}
+    for f in plain.findings:
+        if f["rule"] != "rebalance-storm" and f["record_offset"] is not None and f["record_offset"] >= below:
+            assert key(f) in got, f
 
 
 def test_uncleaned_logs_show_no_compaction():
