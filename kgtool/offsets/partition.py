@@ -332,6 +332,12 @@ class PartitionReplay:
         self._flush()
         self._emit_rows()
 
+    def read(self, chunk: Any, keys: Any) -> bool:
+        """:meth:`feed` one chunk of a read in log order; True when the read may stop here
+        (``--until``'s cut reached, and nothing more is wanted: :attr:`wants_rest`)."""
+        self.feed(chunk, keys)
+        return self.ended and not self.wants_rest
+
     @property
     def wants_rest(self) -> bool:
         """After ``--until``'s cut: whether the rest of the partition is still worth reading, for

@@ -290,10 +290,9 @@ def audit_partition(
                         for chunk in decode(data, source=path, log_partition=part, keys=keys, start=start,
                                             end=end, base_position=base, chain_from=start, pure=pure,
                                             max_rows=max_rows):
-                            rp.feed(chunk, keys)
                             # --until: the read stops at the first record past the instant, unless
-                            # the log was cleaned before it (how far is read on: exactness at T)
-                            stop = rp.ended and not rp.wants_rest
+                            # the log was cleaned before it (read on: exactness at T, names)
+                            stop = rp.read(chunk, keys)
                             if stop:
                                 break
                         if stop:

@@ -44,17 +44,8 @@ def replay(paths: list[str], options: AuditOptions = AuditOptions()) -> Partitio
     or, after --until's cut, as far as the replay asks."""
     keys = KeyTable()
     rp = PartitionReplay(0, options)
-    stop = False
-    for path in paths:
-        data = Path(path).read_bytes()
-        for chunk in decode_commit_chunks(data, source=path, log_partition=0, keys=keys):
-            rp.feed(chunk, keys)
-            stop = rp.ended and not rp.wants_rest
-            if stop:
-                break
-        if stop:
-            break
-    rp.cover.whole = not stop
+    chunks = (c for p in paths for c in decode_commit_chunks(Path(p).read_bytes(), source=p, log_partition=0, keys=keys))
+    rp.cover.whole = not any(rp.read(c, keys) for c in chunks)
     rp.finish()
     return rp
 
