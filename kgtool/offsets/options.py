@@ -39,6 +39,9 @@ class AuditOptions:
     #: the cleaner-offset-checkpoint entries of the __consumer_offsets partitions read:
     #: (partition, first dirty offset, file, line) (kgtool.offsets.compaction)
     cleaner_checkpoints: tuple[tuple[int, int, str, int], ...] = ()
+    #: the lag phase's: (log partition, earliest exact instant) of the compacted partitions
+    #: (kgtool.offsets.compaction): lag rows before it are exact = false
+    exact_from: tuple[tuple[int, int], ...] = ()
 
     def cleaner_checkpoint(self, partition: int) -> CleanerCheckpoint | None:
         """The partition's cleaner-offset-checkpoint entry, if one was found."""

@@ -202,6 +202,9 @@ LAG = [
     ("consumer_id", "string"),
     ("host", "string"),
     ("client_id", "string"),
+    # false: before its __consumer_offsets partition's earliest exact instant (a compacted log's
+    # cleaned range, kgtool.offsets.compaction): the commits behind the row may not all be there
+    ("exact", "bool"),
 ]
 
 # Each stretch where a partition was not OK (Burrow's status held from row to row).

@@ -30,7 +30,7 @@ from kgtool.offsets.lag import (DELETED, LagArrays, PartitionLag, Runs, answer, 
                                 questions)
 from kgtool.offsets.lag_input import LagInput
 from kgtool.offsets.options import AuditOptions
-from kgtool.spark.parquet_pages import Columns, DictColumn, IntColumn, dictionary_codes
+from kgtool.spark.parquet_pages import BoolColumn, Columns, DictColumn, IntColumn, dictionary_codes
 
 #: A data partition's tables part files are numbered after the offsets-log tasks' (the
 #: partitions of __consumer_offsets are 0..offsets.topic.num.partitions-1, at most a few hundred).
@@ -125,7 +125,8 @@ class _Sequences:
 _STATUS_NAMES = [s.name for s in sorted(Status)]
 
 
-def _lag_table(rows: LagArrays, seqs: _Sequences, topic: str, partition: int) -> Columns:
+def _lag_table(rows: LagArrays, seqs: _Sequences, topic: str, partition: int,
+               exact_from: dict[int, int] | None = None) -> Columns:
     """The lag table's rows as columns (string columns as codes into their values; the integer
     columns are the rows' arrays, not copied), for :func:`kgtool.spark.parquet_pages.write_file`."""
     from kgtool.offsets.tables import table_schema
@@ -148,8 +149,17 @@ def _lag_table(rows: LagArrays, seqs: _Sequences, topic: str, partition: int) ->
         text("consumer_id", rows.owner, [o[0] for o in owners]),
         text("host", rows.owner, [o[1] for o in owners]),
         text("client_id", rows.owner, [o[2] for o in owners]),
+        BoolColumn("exact", _exact(rows, seqs, exact_from or {})),
     ]
     return Columns(n, columns, schema)
+
+
+def _exact(rows: LagArrays, seqs: _Sequences, exact_from: dict[int, int]) -> np.ndarray:
+    """Each row's ``exact``: at or after its group's log partition's earliest exact instant."""
+    if not exact_from:
+        return np.ones(len(rows), np.bool_)
+    since = np.array([exact_from.get(p, np.iinfo(np.int64).min) for p in seqs.log_partition], np.int64)
+    return rows.t >= np.take(since, rows.seq)
 
 
 @dataclass
@@ -207,7 +217,7 @@ def finish(work: _Work, options: AuditOptions, end_instant: int | None,
             rows = rows.take(shown)
     table_rows = len(rows)
     if write is not None:
-        write("lag", part, _lag_table(rows, seqs, topic, partition))
+        write("lag", part, _lag_table(rows, seqs, topic, partition, dict(options.exact_from)))
     # the episodes over every row and the state at the end after the last (a consumer that
     # stopped for good is STOP there)
     runs = partition_runs(out, len(seqs.group))

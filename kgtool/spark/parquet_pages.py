@@ -1,4 +1,4 @@
-"""A whole Parquet file of integer and dictionary-encoded string columns, encoded by kgtool's C
+"""A whole Parquet file of integer, boolean and dictionary-encoded string columns, encoded by kgtool's C
 encoders: the ``lag`` table's, a million rows a data partition.
 
 pyarrow's writer took 30-40 ms of the lag phase's 110-125 ms of CPU a data partition of a million
@@ -11,7 +11,7 @@ as codes into a small table of values), so this module writes them as pages dire
   too: PLAIN they were 4 MB each before compression), min/max statistics on the columns of
   :data:`kgtool.spark.output.STATISTICS_COLUMNS`;
 - string columns as a dictionary page (``PLAIN``) and ``RLE_DICTIONARY`` data pages, nullable
-  ones with their definition levels (RLE);
+  ones with their definition levels (RLE); boolean columns ``PLAIN`` (bit-packed, NumPy);
 - pages of at most :data:`PAGE_ROWS` rows, each compressed with Snappy (pyarrow's codec: Spark's
   default), one row group; the footer (Thrift compact protocol) as parquet-format's
   ``parquet.thrift`` describes it, with the column order and encoding statistics pyarrow writes.
@@ -40,7 +40,7 @@ _native = load("kgtool.offsets._replay")
 PAGE_ROWS = 1 << 20
 
 # parquet.thrift's enums
-_INT32, _INT64, _BYTE_ARRAY = 1, 2, 6
+_BOOLEAN, _INT32, _INT64, _BYTE_ARRAY = 0, 1, 2, 6
 _PLAIN, _RLE, _DELTA_BINARY_PACKED, _RLE_DICTIONARY = 0, 3, 5, 8
 _SNAPPY = 1
 _DATA_PAGE, _DICTIONARY_PAGE = 0, 2
@@ -64,6 +64,14 @@ class IntColumn:
 
 
 @dataclass
+class BoolColumn:
+    """A boolean column, never null (PLAIN: bit-packed, least significant bit first)."""
+
+    name: str
+    values: np.ndarray
+
+
+@dataclass
 class DictColumn:
     """A string column as ``codes`` (int32; -1: null) into ``values`` (distinct strings)."""
 
@@ -80,7 +88,7 @@ class Columns:
     :meth:`kgtool.spark.output.TableWriter.write` writes whole with :func:`write_file`."""
 
     n: int
-    columns: list[IntColumn | DictColumn]
+    columns: list[IntColumn | BoolColumn | DictColumn]
     schema: Any
 
     def __len__(self) -> int:
@@ -105,14 +113,14 @@ def dictionary_codes(indices: np.ndarray, values: list[Any]) -> tuple[np.ndarray
     return codes, list(place)
 
 
-def arrow_table(n: int, columns: list[IntColumn | DictColumn], schema: Any) -> Any:
+def arrow_table(n: int, columns: list[IntColumn | BoolColumn | DictColumn], schema: Any) -> Any:
     """The columns as an Arrow table of ``schema`` (string columns dictionary-encoded, integer
     columns not copied): what pyarrow's writer takes, and the JSON Lines writer."""
     import pyarrow as pa
 
     arrays = []
     for c in columns:
-        if isinstance(c, IntColumn):
+        if isinstance(c, (IntColumn, BoolColumn)):
             arrays.append(pa.array(c.values))
             continue
         codes = c.codes
@@ -243,7 +251,8 @@ class _Chunk:
     stats: tuple[bytes, bytes] | None
 
 
-def write_file(stream: Any, n: int, columns: list[IntColumn | DictColumn], statistics: frozenset[str]) -> int:
+def write_file(stream: Any, n: int, columns: list[IntColumn | BoolColumn | DictColumn],
+               statistics: frozenset[str]) -> int:
     """The columns (``n`` rows each, at least one) as one Parquet file written to ``stream``
     (``write(bytes)``); min/max statistics on the integer columns named in ``statistics``.
     Returns the bytes written."""
@@ -266,7 +275,7 @@ def write_file(stream: Any, n: int, columns: list[IntColumn | DictColumn], stati
         return len(head) + len(body), len(head) + len(packed)
 
     for c in columns:  # a footer saying n rows over columns of other lengths would be a broken file
-        have = len(c.values) if isinstance(c, IntColumn) else len(c.codes)
+        have = len(c.values) if isinstance(c, (IntColumn, BoolColumn)) else len(c.codes)
         if have != n:
             raise ValueError(f"column {c.name!r}: {have} values, not {n}")
     put(b"PAR1")
@@ -277,6 +286,15 @@ def write_file(stream: Any, n: int, columns: list[IntColumn | DictColumn], stati
         pages: list[tuple[int, int]] = []
         dict_offset = None
         stats = None
+        if isinstance(c, BoolColumn):  # PLAIN: one bit a value, least significant first
+            values = np.ascontiguousarray(c.values, np.bool_)
+            for a in range(0, n, PAGE_ROWS):
+                body = np.packbits(values[a:a + PAGE_ROWS], bitorder="little").tobytes()
+                r, p = page(_DATA_PAGE, body, min(PAGE_ROWS, n - a), _PLAIN)
+                raw, packed = raw + r, packed + p
+                pages.append((_DATA_PAGE, _PLAIN))
+            chunks.append(_Chunk(c.name, _BOOLEAN, False, [_PLAIN, _RLE], pages, n, raw, packed, start, None, None))
+            continue
         if isinstance(c, IntColumn):
             values = np.ascontiguousarray(c.values)
             width = values.dtype.itemsize

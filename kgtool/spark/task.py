@@ -98,6 +98,9 @@ class PartitionSummary:
     last_timestamp: int | None = None
     #: committed partitions (offsets rows) whose data partition was not given: no lag for them
     lag_missing: int = 0
+    #: a compacted partition's earliest exact instant (kgtool.offsets.compaction): lag rows
+    #: before it are exact = false; None: every instant is
+    exact_from: int | None = None
     #: the owners the lag inputs name by id ([member_id, host, client_id] at each id,
     #: kgtool.offsets.lag_input.LagInputs.owner_table): the lag phase's episodes refer to them
     lag_owners: list[list[Any]] = field(default_factory=list)
@@ -339,6 +342,7 @@ def audit_partition(
         lag_owners=[list(o) for o in lag.owner_table] if lag is not None else [],
         last_timestamp=rp.cover.last_timestamp if rp.cover.last_timestamp is not None and
         rp.cover.last_timestamp >= 0 else None,
+        exact_from=rp.compaction.exact_from(rp.cover.whole),
         **rebalances.result(rp, per_group),
     )
 

@@ -176,3 +176,38 @@ def test_a_compacted_log_directory_is_said_and_never_answers_from_history(spark,
                              "--reset-plan", str(plan)])
     assert ok.exit_code in (0, 1), ok.output
     assert plan.read_text() and "is inside its cleaned range" not in ok.stderr
+
+
+@pytest.mark.spark
+def test_lag_rows_inside_a_cleaned_range_are_not_exact(spark, tmp_path):  # noqa: F811
+    """tests/offsets/lag_scenario's broker with its __consumer_offsets-0 cleaned to half (and its
+    cleaner-offset-checkpoint): the lag rows before the partition's earliest exact instant are
+    exact = false, the others true."""
+    import os
+    import shutil
+
+    import pyarrow.parquet as pq
+
+    from tests.offsets import lag_scenario
+    from tests.offsets.cleaner import clean, read_log, write_checkpoint, write_partition
+
+    broker = lag_scenario.write(str(tmp_path / "b"))["root"]
+    offsets_dir = os.path.join(broker, "__consumer_offsets-0")
+    (segment,) = [os.path.join(offsets_dir, f) for f in os.listdir(offsets_dir) if f.endswith(".log")]
+    log = read_log(segment, 40)
+    clean(log, len(log.segments) // 2, lag_scenario.T0 + 1_300_000)
+    shutil.rmtree(offsets_dir)
+    write_partition(log, offsets_dir)
+    write_checkpoint(broker, {("__consumer_offsets", 0): log.checkpoint})
+    out = tmp_path / "audit"
+    result = runner.invoke(app, ["spark-audit", broker, "--master", "local[2]", "--out", str(out), "--format", "json"])
+    assert result.exit_code in (0, 1), result.output
+    (cov,) = json.loads(result.stdout)["coverage"]
+    assert (cov["compacted_below_offset"], cov["compaction_source"]) == (log.checkpoint, "checkpoint")
+    rows = pq.read_table(out / "lag").to_pylist()
+    assert {r["exact"] for r in rows} == {False, True}
+    # the earliest exact instant: at the first record at the checkpoint and after every record below it
+    stamps = [(r.offset, r.timestamp) for seg in log.segments for b, _ in seg.batches for r in b.records]
+    earliest = max(max(t for o, t in stamps if o < log.checkpoint) + 1,
+                   min(t for o, t in stamps if o >= log.checkpoint))
+    assert all(r["exact"] == (r["timestamp"] >= earliest) for r in rows)

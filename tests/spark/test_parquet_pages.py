@@ -23,7 +23,8 @@ I32, I64 = np.iinfo(np.int32), np.iinfo(np.int64)
 
 
 def _schema(columns) -> pa.Schema:
-    return pa.schema([pa.field(c.name, pa.string() if isinstance(c, pp.DictColumn) else
+    return pa.schema([pa.field(c.name, pa.string() if isinstance(c, pp.DictColumn) else pa.bool_()
+                               if isinstance(c, pp.BoolColumn) else
                                (pa.int32() if c.values.dtype == np.int32 else pa.int64()),
                                nullable=isinstance(c, pp.DictColumn) and c.nullable) for c in columns])
 
@@ -90,7 +91,9 @@ def _tables(draw):
     columns = [pp.IntColumn("timestamp", draw(_integers(n, np.int64))),
                pp.IntColumn("partition", draw(_integers(n, np.int32))),
                pp.IntColumn("lag", draw(_integers(n, np.int64))),
-               pp.IntColumn("small", draw(_integers(n, np.int32)))]
+               pp.IntColumn("small", draw(_integers(n, np.int32))),
+               pp.BoolColumn("exact", np.random.default_rng(draw(st.integers(0, 2**32 - 1))).random(n)
+                             < draw(st.sampled_from([0.0, 0.3, 1.0])))]
     for name, nullable in (("group", False), ("host", True), ("client_id", True)):
         codes, values = draw(_codes(n, nullable))
         columns.append(pp.DictColumn(name, codes, values, nullable))
@@ -124,6 +127,8 @@ def test_read_back_as_pyarrow_writes_it(table, page_rows):
         if isinstance(c, pp.DictColumn):
             assert mine.has_dictionary_page and mine.dictionary_page_offset < mine.data_page_offset
             assert "RLE_DICTIONARY" in mine.encodings
+        elif isinstance(c, pp.BoolColumn):
+            assert mine.physical_type == "BOOLEAN" and "PLAIN" in mine.encodings
         else:
             assert "DELTA_BINARY_PACKED" in mine.encodings
 
