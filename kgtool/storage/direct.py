@@ -52,6 +52,10 @@ KEEP = 4
 #: Bytes a process holds read whole at once, at most (past it, segments are read through their
 #: mappings): the partitions in flight of a lag task, whatever their segments' sizes.
 BUDGET = 768 << 20
+#: ``O_DIRECT`` where the platform has it with ``preadv``/``pwritev`` (Linux, the BSDs); None
+#: elsewhere (macOS, Windows): every read and write then goes through the page cache.
+O_DIRECT: int | None = getattr(os, "O_DIRECT", None) if hasattr(os, "preadv") and hasattr(os, "pwritev") else None
+
 #: O_DIRECT's alignment of offsets, lengths and addresses (a page: the strictest devices' block).
 ALIGN = mmap.PAGESIZE
 #: The buffers an :class:`Arena` takes from the pool (its pages mapped only as they are written).
@@ -106,7 +110,7 @@ def worth_reading_whole(data: Any, wanted: int) -> bool:
     """Whether a segment mapped as ``data`` whose walks read ``wanted`` of its bytes is better
     read whole around the page cache (see the module's docstring)."""
     size = len(data) if isinstance(data, mmap.mmap) else 0
-    if not size or size > MAX_BYTES or not hasattr(os, "O_DIRECT") or wanted < WHOLE_SHARE * size:
+    if not size or size > MAX_BYTES or O_DIRECT is None or wanted < WHOLE_SHARE * size:
         return False
     share = cached_share(data)
     return share is not None and share < CACHED_SHARE
@@ -205,13 +209,15 @@ def read_whole(path: str, size: int) -> Lease | None:
     """``path``'s ``size`` bytes read with ``O_DIRECT`` into a pooled buffer; None when the file
     system refuses it, the file is no longer that long or the process holds :data:`BUDGET` read
     whole already (the caller reads through its mapping)."""
+    if O_DIRECT is None:  # not on this platform: the caller reads through its mapping
+        return None
     need = -(-size // ALIGN) * ALIGN
     buf = _buffer(need, budget=True)
     if buf is None:  # the process holds enough read whole already
         return None
     lease = Lease(buf, size)
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_DIRECT)
+        fd = os.open(path, os.O_RDONLY | O_DIRECT)
     except OSError:  # EINVAL: the file system does not do O_DIRECT
         lease.release()
         return None
@@ -243,7 +249,9 @@ def write_whole(path: str, parts: list[Any]) -> None:
     ``O_DIRECT`` is refused."""
     views = [memoryview(p).cast("B") for p in parts]
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_DIRECT, 0o644)
+        if O_DIRECT is None:  # not on this platform
+            raise OSError("no O_DIRECT")
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | O_DIRECT, 0o644)
     except OSError:  # EINVAL: the file system does not do O_DIRECT
         with open(path, "wb") as fh:
             for v in views:

@@ -149,7 +149,7 @@ class PartitionLog:
             return
         for start, end in zip(starts.tolist(), ends.tolist()):
             if end > start:
-                data.madvise(mmap.MADV_WILLNEED, start, end - start)
+                _will_need(data, start, end - start)
 
     def _read_whole(self, k: int) -> None:
         """Segment ``k`` read whole around the page cache when :meth:`_prefetch` chose so (the
@@ -162,7 +162,7 @@ class PartitionLog:
         if lease is None:  # O_DIRECT refused: the mapping, with the kernel asked for it all
             self._whole[k] = False
             if isinstance(seg.data, mmap.mmap):
-                seg.data.madvise(mmap.MADV_WILLNEED)
+                _will_need(seg.data, 0, len(seg.data))
             return
         self.read_whole_bytes += seg.size
         while len(self._leases) >= LEASES:
@@ -423,3 +423,10 @@ def _batch_at(log: PartitionLog, offset: int) -> RecordBatch | None:
         if isinstance(b, RecordBatch) and b.last_offset >= offset:
             return b if b.base_offset <= offset else None
     return None
+
+
+def _will_need(data: Any, start: int, length: int) -> None:
+    """``madvise(MADV_WILLNEED)`` on a mapping's range where the platform has it (not Windows);
+    elsewhere the pages come by faults, as they would without the advice."""
+    if isinstance(data, mmap.mmap) and hasattr(mmap, "MADV_WILLNEED") and length > 0:
+        data.madvise(mmap.MADV_WILLNEED, start, length)

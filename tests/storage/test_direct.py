@@ -343,3 +343,24 @@ def test_a_damaged_batch_is_named_alike_when_read_whole(partition, tmp_path, mon
     whole = run()
     assert whole[:2] == mapped[:2] and [(f, p) for f, p, _w in whole[1]] == [(seg, victim.position)]
     assert mapped[2] == 0 and (whole[2] > 0) == (COMPILED and _o_direct(seg))
+
+
+def test_a_platform_without_o_direct_reads_and_writes_through_the_page_cache(tmp_path, partition, monkeypatch):
+    """macOS and Windows have no os.O_DIRECT (Windows no preadv, pwritev or madvise either): the
+    lag exchange's files and the segments' reads go through the page cache, never an
+    AttributeError, and the lag questions are answered as with it."""
+    times, offs = _questions(partition)
+    want = _answers(PartitionLog(partition), times, offs)
+    monkeypatch.setattr(direct, "cached_share", lambda data: 0.0)  # every segment cold
+    monkeypatch.setattr(direct, "O_DIRECT", None)
+    monkeypatch.delattr(direct.os, "O_DIRECT", raising=False)
+    monkeypatch.delattr(mmap, "MADV_WILLNEED", raising=False)
+    path = str(tmp_path / "x.lag")
+    direct.write_whole(path, [b"abc", np.arange(5, dtype=np.uint8)])
+    with open(path, "rb") as fh:
+        assert fh.read() == b"abc" + bytes(range(5))
+    assert direct.read_whole(path, 8) is None
+    log = PartitionLog(partition)
+    log.prefetch(times, offs)
+    assert _answers(log, times, offs) == want
+    assert not log._leases and log.read_whole_bytes == 0
