@@ -287,12 +287,15 @@ def print_views(described: dict[str, dict[str, Any]], until: int | None, total: 
         return
     groups = [d["group"] for d in described.values()]
     incomplete = sum(1 for g in groups if g["incomplete"])
+    inexact = sum(1 for g in groups if g.get("exact") is False)
     c.print(_fitted(
         c, list(STATE_COLUMNS),
         [[_cell(col, v) for col, v in zip(STATE_COLUMNS, state_row(g))] for g in groups],
         title=f"groups {at} (kafka-consumer-groups.sh --describe --state --verbose)"
               + (f": {len(groups):,} of the {total:,} matching" if total and total > len(groups) else ""),
-        caption="COORDINATOR (ID): the log partition" + (f"; {incomplete} incomplete: see below" if incomplete else ""),
+        caption="COORDINATOR (ID): the log partition" + (f"; {incomplete} incomplete: see below" if incomplete else "")
+                + (f"; {inexact} not exact: the instant is inside a compacted log's cleaned range, these rows are "
+                   "what the log still holds" if inexact else ""),
     ))
     for d in described.values():
         g, members = d["group"], d["members"]

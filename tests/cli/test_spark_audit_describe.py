@@ -234,6 +234,15 @@ def test_incomplete_group_is_said(monkeypatch, capsys):
                            "orders:0,1;payments:2", "4", "orders:0;payments:2,3"]]
 
 
+def test_a_group_inside_a_cleaned_range_is_said_not_exact(monkeypatch, capsys):
+    _console(monkeypatch, 300)
+    describe.print_views(_described(exact=False), 1730000010500)
+    out = " ".join(capsys.readouterr().out.split())
+    assert "1 not exact: the instant is inside a compacted log's cleaned range" in out
+    describe.print_views(_described(exact=True), 1730000010500)
+    assert "not exact" not in capsys.readouterr().out
+
+
 def test_at_80_columns_the_members_table_splits_in_two(monkeypatch, capsys):
     _console(monkeypatch, 80)
     describe.print_views(_described(), None)
