@@ -257,11 +257,18 @@ class CompactionWatch:
         below, _time, source = self.result(whole)
         if below is None:
             return None
-        bound = self._at_checkpoint if source == CHECKPOINT else self._repeat
-        if bound.time is None:  # not reached: the whole log is below it (its end is exact)
-            return None if self.max_timestamp is None else self.max_timestamp + 1
-        # at or after the first record at the bound, and later than every record below it
-        return bound.time if bound.max_before is None else max(bound.time, bound.max_before + 1)
+        bounds = [self._at_checkpoint] if source == CHECKPOINT else [self._repeat]
+        if source == CHECKPOINT and self.sign_end > below:  # the log shows more: its bound too
+            bounds.append(self._repeat)
+        out = None
+        for bound in bounds:
+            if bound.time is None:  # not reached: the whole log is below it (its end is exact)
+                at = None if self.max_timestamp is None else self.max_timestamp + 1
+            else:  # at or after the first record at the bound, and later than every record below it
+                at = bound.time if bound.max_before is None else max(bound.time, bound.max_before + 1)
+            if at is not None and (out is None or at > out):
+                out = at
+        return out
 
     def _usable_checkpoint(self, whole: bool) -> CleanerCheckpoint | None:
         ck = self.checkpoint
@@ -278,10 +285,10 @@ class CompactionWatch:
             self._warn(f"{where}: offset {ck.offset} of {CONSUMER_OFFSETS_TOPIC} is below the log's start "
                        f"({start}): the log's own signs of cleaning are used")
             return None
-        if self.sign_end > ck.offset:
+        if self.sign_end > ck.offset:  # Kafka's cleaner leaves none there: a file older than the segments?
             self._warn(f"{where}: the log shows cleaning up to offset {self.sign_end}, past the checkpoint's "
-                       f"{ck.offset} (the file is older than the segments): the log's signs are used")
-            return None
+                       f"{ck.offset} (is the file older than the segments?): the checkpoint is used, and --until "
+                       "is exact only past both")
         return ck
 
     def _warn(self, text: str) -> None:

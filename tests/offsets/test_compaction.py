@@ -246,13 +246,20 @@ def test_a_checkpoint_outside_the_log_is_a_warning_and_the_log_decides(tmp_path)
     last = max(r.offset for p in paths for b in scan_file(p) if isinstance(b, RecordBatch) for r in b.records)
     sign = replay(paths).coverage()["compacted_below_offset"]
     assert sign > 1
-    for offset, why in ((last + 50, "past the end of the log read"), (sign - 1, "the log shows cleaning up to")):
-        write_checkpoint(str(tmp_path / "logs"), {("__consumer_offsets", 0): offset})
-        rp = replay(paths, checkpoint_options(tmp_path))
-        cov = rp.coverage()
-        assert cov["compaction_source"] == "log" and cov["compacted_below_offset"] <= checkpoint
-        (w,) = rp.compaction.warnings
-        assert "cleaner-offset-checkpoint: line 3" in w and why in w
+    write_checkpoint(str(tmp_path / "logs"), {("__consumer_offsets", 0): last + 50})
+    rp = replay(paths, checkpoint_options(tmp_path))
+    cov = rp.coverage()
+    assert cov["compaction_source"] == "log" and cov["compacted_below_offset"] <= checkpoint
+    (w,) = rp.compaction.warnings
+    assert "cleaner-offset-checkpoint: line 3" in w and "past the end of the log read" in w
+    # a checkpoint below the log's signs (older than the segments?): kept, with a warning, and
+    # --until exact only past both bounds
+    write_checkpoint(str(tmp_path / "logs"), {("__consumer_offsets", 0): sign - 1})
+    rp = replay(paths, checkpoint_options(tmp_path))
+    assert (rp.coverage()["compacted_below_offset"], rp.coverage()["compaction_source"]) == (sign - 1, "checkpoint")
+    (w,) = rp.compaction.warnings
+    assert "the log shows cleaning up to offset" in w and "the checkpoint is used" in w
+    assert rp.compaction.exact_from() >= replay(paths).compaction.exact_from()
 
 
 def test_signs_of_cleaning_in_batch_headers():
