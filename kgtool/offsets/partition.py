@@ -258,7 +258,8 @@ class PartitionReplay:
     # ---- input -----------------------------------------------------------------------------
     def feed(self, chunk: Any, keys: Any) -> None:
         """Replay one decoded chunk (:class:`kgtool.offsets.columns.CommitChunk`). After
-        ``--until``'s cut (:attr:`ended`) chunks are ignored."""
+        ``--until``'s cut (:attr:`ended`) a chunk is read only for the partition's cleaned range
+        and its topic names (see :attr:`wants_rest`)."""
         self.compaction.add(chunk)  # also after the cut: the cleaned range may reach past it
         if self.ended:
             # read on for the cleaned range (wants_rest): the topic names the rest of the log
