@@ -656,6 +656,8 @@ def command(
         _render_summary(summary)
         if share is not None:
             _render_share_states(share, options.until)
+    for w in summary.compaction_warnings:
+        render.warn(w)
     inexact = _cleaned_at(summary, options.until)
     for p in summary.problems:
         render.warn(f"{p['source']}: byte {p['position']}: {p['problem']}")

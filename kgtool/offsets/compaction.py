@@ -156,6 +156,7 @@ class CompactionWatch:
         self._at_sign = _Below()
         self._at_checkpoint = _Below(None if checkpoint is None else checkpoint.offset)
         self.warnings: list[str] = []
+        self._after_problem = False  # the last chunk ended with an undecodable stretch
 
     def add(self, chunk: Any) -> None:
         """A decoded chunk (:class:`kgtool.offsets.columns.CommitChunk`): its commit rows and
@@ -164,6 +165,15 @@ class CompactionWatch:
         offs = np.asarray(chunk.record_offset[:n], np.int64)
         ts = np.asarray(chunk.timestamp[:n], np.int64)
         rare = [(i, e) for i, e in chunk.rare if e.kind != PROBLEM]
+        # a stretch that did not decode (a problem) hides what it held: the offsets missing
+        # around it are no sign of cleaning (excused: merged positions of the records after one)
+        excused: set[int] = {0} if self._after_problem else set()
+        kept = 0
+        for i, e in chunk.rare:
+            if e.kind == PROBLEM:
+                excused.add(i + kept)
+            else:
+                kept += 1
         if rare:
             at = [i for i, _ in rare]
             offs = np.insert(offs, at, [e.offset for _, e in rare])
@@ -179,13 +189,16 @@ class CompactionWatch:
             base = base_offset_of(chunk.source)
             if self.first_base is None and base is not None and self.last_offset is None:
                 self.first_base = base
-                if len(offs) and offs[0] > base:  # the segment's first records are gone
+                if len(offs) and offs[0] > base and 0 not in excused:  # the segment's first records are gone
                     self.missing += int(offs[0]) - base
                     self.sign_end = max(self.sign_end, int(offs[0]))
         if len(offs):
             prev = self.last_offset
             steps = np.diff(offs) if prev is None else np.diff(offs, prepend=prev)
             gaps = np.flatnonzero(steps > 1)
+            if len(gaps) and excused:
+                shift = 0 if prev is not None else 1
+                gaps = np.array([g for g in gaps.tolist() if g + shift not in excused], np.int64)
             if len(gaps):
                 self.missing += int((steps[gaps] - 1).sum())
                 k = int(gaps[-1]) + (0 if prev is not None else 1)
@@ -193,6 +206,7 @@ class CompactionWatch:
             if self.first_offset is None:
                 self.first_offset = int(offs[0])
             self.last_offset = int(offs[-1])
+        self._after_problem = len(offs) in excused
         if self.repeat is None:
             self._find_repeat(chunk, n, rare)
         running = self.max_timestamp

@@ -84,6 +84,8 @@ class AuditSummary:
     describe_total: int = 0  # the groups --group matched: more than described when a partition has many
     #: lag (data partitions given): the copies read, groups by worst status, --group's describe rows
     lag: dict[str, Any] = field(default_factory=dict)
+    #: the cleaner-offset-checkpoint entries kgtool did not use as given (kgtool.offsets.compaction)
+    compaction_warnings: list[str] = field(default_factory=list)
 
     @property
     def finding_count(self) -> int:
@@ -262,6 +264,7 @@ def combine(summaries: list[PartitionSummary], parts: list[PartitionFiles], out:
         findings=sorted(findings, key=sort_key("findings"))[:SHOWN_FINDINGS],
         problems=sorted(problems, key=lambda p: (p["source"], p["position"]))[:SHOWN_PROBLEMS],
         problem_count=sum(s.problem_count for s in summaries),
+        compaction_warnings=[w for s in summaries for w in s.compaction_warnings],
         options={
             "group": options.group_pattern,
             "since": options.since,

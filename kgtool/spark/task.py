@@ -101,6 +101,8 @@ class PartitionSummary:
     #: a compacted partition's earliest exact instant (kgtool.offsets.compaction): lag rows
     #: before it are exact = false; None: every instant is
     exact_from: int | None = None
+    #: the cleaner-offset-checkpoint entry's problems (outside the log...): warnings
+    compaction_warnings: list[str] = field(default_factory=list)
     #: the owners the lag inputs name by id ([member_id, host, client_id] at each id,
     #: kgtool.offsets.lag_input.LagInputs.owner_table): the lag phase's episodes refer to them
     lag_owners: list[list[Any]] = field(default_factory=list)
@@ -343,6 +345,7 @@ def audit_partition(
         last_timestamp=rp.cover.last_timestamp if rp.cover.last_timestamp is not None and
         rp.cover.last_timestamp >= 0 else None,
         exact_from=rp.compaction.exact_from(rp.cover.whole),
+        compaction_warnings=list(rp.compaction.warnings),
         **rebalances.result(rp, per_group),
     )
 

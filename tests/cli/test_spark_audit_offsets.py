@@ -211,3 +211,19 @@ def test_lag_rows_inside_a_cleaned_range_are_not_exact(spark, tmp_path):  # noqa
     earliest = max(max(t for o, t in stamps if o < log.checkpoint) + 1,
                    min(t for o, t in stamps if o >= log.checkpoint))
     assert all(r["exact"] == (r["timestamp"] >= earliest) for r in rows)
+
+
+@pytest.mark.spark
+def test_a_checkpoint_outside_the_log_is_one_warning(spark, tmp_path):  # noqa: F811
+    from tests.offsets.cleaner import write_checkpoint
+    from tests.offsets.test_compaction import LOGS, PLANS, cleaned
+
+    log = next(p for p in LOGS if p.parent.name.startswith("n01"))
+    cleaned(log, PLANS["half"], tmp_path, checkpoint=False)
+    write_checkpoint(str(tmp_path / "logs"), {("__consumer_offsets", 0): 10**9})
+    result = runner.invoke(app, ["spark-audit", str(tmp_path / "logs"), "--master", "local[1]", "--format", "json"])
+    assert result.exit_code in (0, 1), result.output
+    err = " ".join(result.stderr.split())
+    assert "cleaner-offset-checkpoint: line 3: offset 1000000000 of __consumer_offsets is past the end of the log" in err
+    (cov,) = json.loads(result.stdout)["coverage"]
+    assert cov["compaction_source"] == "log"

@@ -295,3 +295,19 @@ def test_signs_of_cleaning_in_batch_headers():
     assert w.result() == (1, 7, "log") and w.horizon_batches == 1
     late = encode_batch_v2([{**rec[0], "offset": 40, "timestamp": 4}], base_offset=40)
     assert watch(late, "00000000000000000010.log").result() == (40, 4, "log")
+
+
+def test_a_stretch_that_does_not_decode_is_no_sign_of_cleaning(tmp_path):
+    """A corrupted batch (CRC mismatch) is skipped and counted as a problem: the offsets it held
+    are unknown, not cleaned, whether it starts the segment or sits inside it."""
+    log = next(p for p in LOGS if "n01" in str(p))
+    data = bytearray(log.read_bytes())
+    batches = [b for b in scan_file(str(log)) if isinstance(b, RecordBatch)]
+    for victim in (batches[0], batches[len(batches) // 2]):
+        bad = bytearray(data)
+        bad[victim.position + 40] ^= 0xFF  # inside the CRC-covered part
+        path = tmp_path / "00000000000000000000.log"
+        path.write_bytes(bytes(bad))
+        rp = replay([str(path)])
+        assert rp.problem_count == 1
+        assert rp.coverage()["compacted_below_offset"] is None
