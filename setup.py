@@ -1,5 +1,5 @@
-"""Build hook for the optional C extensions ``kgtool.codec._speedups``, ``kgtool.offsets._replay``
-and ``kgtool.partitioner._speedups``.
+"""Build hook for the optional C extensions ``kgtool.codec._speedups``, ``kgtool.offsets._replay``,
+``kgtool.lag._kernel`` and ``kgtool.partitioner._speedups``.
 
 Everything else is in pyproject.toml, but for the man pages: ``data_files`` installs man/*.1
 into ``<prefix>/share/man/man1``, where man(1) finds them from a virtual environment whose
@@ -33,7 +33,15 @@ if not pure_forced():
         Extension(
             "kgtool.offsets._replay",
             sources=["kgtool/offsets/_replay.c"],
-            depends=["kgtool/offsets/_lag.h", "kgtool/offsets/_parquet.h"],  # the lag kernel, the Parquet encoders: included
+            extra_compile_args=["-O3", "-std=c99", "-Wall"],
+            optional=True,
+        )
+    )
+    ext_modules.append(
+        Extension(
+            "kgtool.lag._kernel",
+            sources=["kgtool/lag/_kernel.c"],
+            depends=["kgtool/lag/_lag.h"],  # the kernel: included
             extra_compile_args=["-O3", "-std=c99", "-Wall"],
             optional=True,
         )

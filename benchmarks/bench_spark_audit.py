@@ -1310,7 +1310,7 @@ class Bench:
             return n
         return parse
 
-    def _decode_records(self, log: str):
+    def decode_records(self, log: str):
         def parse(m: Measure) -> int:
             total = self._json(m)["total"]
             bad = {k: v for k, v in (("crc_failures", total["crc_failures"]), ("problems", total["problems"]),
@@ -1333,7 +1333,7 @@ class Bench:
     def decode(self, key: str, log_name: str, path: str, n: int) -> Figure:
         dirs = partition_dirs(path)
         cmd = self.kgtool + ["decode-batch", "--summary", "--decode", "offsets", "--format", "json", *dirs]
-        return self._run(key, f"decode-batch {log_name}", cmd, n, parse=self._decode_records(log_name))
+        return self._run(key, f"decode-batch {log_name}", cmd, n, parse=self.decode_records(log_name))
 
     def audit(self, key: str, log_name: str, path: str | None, master: str | None, n: int, *,
               out: bool = True, fmt: str = "json") -> Figure:

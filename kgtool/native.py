@@ -1,6 +1,6 @@
 """The one switch between kgtool's compiled extensions and their pure-Python twins.
 
-kgtool ships C extensions (``kgtool.codec._speedups``, ``kgtool.offsets._replay``,
+kgtool ships C extensions (``kgtool.codec._speedups``, ``kgtool.offsets._replay``, ``kgtool.lag._kernel``,
 ``kgtool.partitioner._speedups``), built by ``pip install`` when a C compiler is present. Each
 has a pure-Python twin that gives the same results. :func:`load` is how every module picks its
 extension: the compiled module, or None when it was not built or when ``KGTOOL_PURE_PYTHON`` is

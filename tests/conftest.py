@@ -40,3 +40,29 @@ def installed(name: str) -> str:
 def pytest_report_header(config) -> list[str]:
     versions = ", ".join(f"{name} {installed(name)}" for name in [*direct_dependencies(), *INDIRECT])
     return [f"kgtool's dependencies: {versions}"]
+
+
+# ---- the spark marker, kept true -------------------------------------------------------------
+# ``pytest -m "not spark"`` is the quick loop (README, development): it must start no Spark. A test
+# that starts a SparkSession in this process (the ``spark`` fixture, ``spark-audit`` through
+# CliRunner) without the marker fails here, naming itself; one that starts Spark in a subprocess
+# fails the quick loop's check in .ci/run, which runs it with Java out of reach.
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _spark_needs_its_marker(request, monkeypatch):
+    if request.node.get_closest_marker("spark") is not None:
+        yield
+        return
+    import kgtool.spark.session as session
+
+    real = session.get_session
+
+    def refuse(*args, **kwargs):
+        pytest.fail(f"{request.node.nodeid} starts Spark: mark it @pytest.mark.spark", pytrace=False)
+
+    monkeypatch.setattr(session, "get_session", refuse)
+    yield
+    monkeypatch.setattr(session, "get_session", real)

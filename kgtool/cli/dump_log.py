@@ -380,7 +380,7 @@ class Writer:
             if isinstance(piece, bytes):
                 out.append(piece)
                 continue
-            tuples, err = _batch._decode_records(buf, piece[0], piece[1], 1, base_offset, base_ts, b.base_sequence, lat)
+            tuples, err = _batch.decode_v2_records(buf, piece[0], piece[1], 1, base_offset, base_ts, b.base_sequence, lat)
             if err is not None:  # pragma: no cover - dump_records parsed it
                 return False
             out.extend(self._item(t) for t in self._record_texts(b, [Record(*tuples[0])]))

@@ -1,5 +1,5 @@
 /* ListOffsets by timestamp and the timestamp at an offset, for many questions of one segment in one
- * forward walk (included by _speedups.c; the pure-Python twin is kgtool.storage.list_offsets'
+ * forward walk (included by _speedups.c; the pure-Python twin is kgtool.lag.list_offsets'
  * PartitionLog.end_at and timestamp_at, which answer whatever this walk declines).
  *
  * seek_sweep(buffer, mode, keys, starts, start_offsets, check_offsets, check_timestamps[, checked])

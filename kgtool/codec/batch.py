@@ -286,7 +286,8 @@ def _index_records_py(data, start: int, end: int, count: int, step: int, step_by
     return None, marks, firsts
 
 
-def _decode_records(*args):
+def decode_v2_records(*args):
+    """A v2 batch's records: ``_speedups.decode_records_v2``, or its pure-Python twin."""
     if _speedups is not None:
         return _speedups.decode_records_v2(*args)
     return _decode_records_py(*args)
@@ -431,7 +432,7 @@ class RecordStream(Sequence):
 def _v2_chunk(buf, marks: list[int], firsts: list[int], args: tuple, release, k: int) -> list[tuple]:
     """Field tuples of chunk ``k`` of checked v2 records (``marks``, ``firsts`` from the
     index pass); ``release(start, end)``, if given, drops the pages read."""
-    tuples, err = _decode_records(buf, marks[k], marks[k + 1], firsts[k + 1] - firsts[k], *args)
+    tuples, err = decode_v2_records(buf, marks[k], marks[k + 1], firsts[k + 1] - firsts[k], *args)
     if err is not None:  # pragma: no cover - the records were checked before
         raise DecodeError(f"record {err[1] + firsts[k]}: {err[3]}")
     if release is not None:
@@ -668,7 +669,7 @@ def decode_batch_v2(
                 return batch
         args = (base_offset, base_ts, base_sequence, log_append_time)
         if marks is None:
-            tuples, err = _decode_records(buf, rstart, rend, count, *args)
+            tuples, err = decode_v2_records(buf, rstart, rend, count, *args)
             if err is not None:
                 raise located(err)
             if is_control:

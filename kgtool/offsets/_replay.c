@@ -602,21 +602,7 @@ fail:
     return NULL;
 }
 
-#include "_lag.h"
-#include "_parquet.h"
-
 static PyMethodDef methods[] = {
-    {"parquet_delta", py_parquet_delta, METH_VARARGS, "DELTA_BINARY_PACKED of an int32 or int64 array."},
-    {"parquet_rle", py_parquet_rle, METH_VARARGS, "The RLE / bit-packing hybrid of int32 codes."},
-    {"lag_rows", py_lag_rows, METH_VARARGS, "The lag rows and Burrow statuses of one data partition's sequences."},
-    {"lag_runs", py_lag_runs, METH_VARARGS, "The episodes and peaks of one data partition's lag rows."},
-    {"lag_scatter", py_lag_scatter, METH_VARARGS, "A counting sort's second pass over lag inputs."},
-    {"lag_pick", py_lag_pick, METH_VARARGS, "The lag inputs of one chunk of commits."},
-    {"lag_pick_steps", py_lag_pick_steps, METH_VARARGS, "The lag inputs of one chunk of commits, as steps."},
-    {"lag_classic", py_lag_classic, METH_VARARGS, "The changes of owner of classic groups' partitions."},
-    {"lag_steps16", py_lag_steps16, METH_VARARGS, "The lag exchange's 16-bit steps of each group's commits."},
-    {"lag_members", py_lag_members, METH_VARARGS, "The lag owners' flat columns of members-table rows."},
-    {"lag_unsteps", py_lag_unsteps, METH_VARARGS, "lag_scatter's pass over a chunk kept as steps."},
     {"replay_commits", py_replay_commits, METH_VARARGS, "Replay offset commits into the partition state."},
     {"end_transaction", py_end_transaction, METH_VARARGS, "Replay a COMMIT or ABORT marker of one producer."},
     {"track_moves", py_track_moves, METH_VARARGS, "The partitions whose owners changed (the zombie rule's moves)."},

@@ -27,7 +27,6 @@ resynchronisation and errors are the general path's own.
 
 from __future__ import annotations
 
-import gc
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -322,7 +321,7 @@ class _PyRows:
 
 
 class _Batch:
-    """The batch fields ``_record_entries`` reads, for records the C scan hands back."""
+    """The batch fields ``record_entries`` reads, for records the C scan hands back."""
 
     __slots__ = ("position", "producer_id", "producer_epoch", "is_transactional", "is_control")
 
@@ -397,7 +396,7 @@ def _chunks_pure(data: Any, source: str, log_partition: int, keys: KeyTable, i: 
                  base_position: int, max_rows: int) -> Iterator[CommitChunk]:
     from kgtool.codec.segment import scan_segment
     from kgtool.coordinator.records import decode_offset_commit
-    from kgtool.offsets.decode import _entries_of, _record_entries
+    from kgtool.offsets.decode import entries_of, record_entries
 
     rows = _PyRows()
     rare: list[tuple[int, LogEntry]] = []
@@ -411,7 +410,7 @@ def _chunks_pure(data: Any, source: str, log_partition: int, keys: KeyTable, i: 
             rows.signs.note(item)
         if not hasattr(item, "records") or item.is_control:
             n = len(c_roff)
-            rare.extend((n, e) for e in _entries_of(item, source, log_partition, data, base_position))
+            rare.extend((n, e) for e in entries_of(item, source, log_partition, data, base_position))
         else:
             pos, pid, pe, txn = item.position, item.producer_id, item.producer_epoch, bool(item.is_transactional)
             for r in item.records:
@@ -419,7 +418,7 @@ def _chunks_pure(data: Any, source: str, log_partition: int, keys: KeyTable, i: 
                 fast = decode_offset_commit(key, r.value) if (key is not None and r.control is None) else None
                 if fast is None:
                     n = len(c_roff)
-                    rare.extend((n, e) for e in _record_entries(item, r, source, log_partition, data,
+                    rare.extend((n, e) for e in record_entries(item, r, source, log_partition, data,
                                                                 base_position))
                     continue
                 rtype, group, topic, partition, version, offset, epoch, metadata, commit_ts, expire_ts, tid = fast
@@ -473,7 +472,7 @@ def _chunks_pure(data: Any, source: str, log_partition: int, keys: KeyTable, i: 
 
 
 def _marker_entry(t: tuple, source: str, log_partition: int) -> LogEntry:
-    """A transaction marker the C scan decoded, as _record_entries builds it for a control
+    """A transaction marker the C scan decoded, as record_entries builds it for a control
     batch (kind CONTROL, ControlRecordType name, EndTransactionMarker coordinator epoch)."""
     pos, off, ts, pid, pe, txn, ctype, epoch = t[:8]
     return LogEntry(log_partition=log_partition, offset=off, position=pos, source=source, timestamp=ts,
@@ -484,43 +483,21 @@ def _marker_entry(t: tuple, source: str, log_partition: int) -> LogEntry:
 def _rare_of_raw(raw: list[tuple], rare: list[tuple[int, LogEntry]], source: str, log_partition: int,
                  data: Any = None, base_position: int = 0) -> None:
     """Entries of the records the C scan handed back (``CommitColumns.scan``'s ``raw``)."""
-    from kgtool.offsets.decode import _record_entries
+    from kgtool.offsets.decode import record_entries
 
     for t in raw:
         if t[9]:
             rare.append((t[8], _marker_entry(t, source, log_partition)))
             continue
         pos, off, ts, pid, pe, txn, k, v, index, _ = t
-        rare.extend((index, e) for e in _record_entries(_Batch(pos, pid, pe, txn), _Rec(off, ts, k, v),
+        rare.extend((index, e) for e in record_entries(_Batch(pos, pid, pe, txn), _Rec(off, ts, k, v),
                                                         source, log_partition, data, base_position))
-
-
-class _NoCyclicGC:
-    """Pauses the cyclic garbage collector while the decoder works (not across yields).
-
-    The decoder keeps what it builds (the rare entries: decoded group metadata is a tree of
-    dicts and lists) until the chunk is handed over, so the collector would go through the
-    same growing set of live objects again and again, finding nothing: the records' decoders
-    create no reference cycles. That cost more than the whole C scan of a typical log. The
-    caller's setting is restored before each chunk is handed over and on any exit.
-    """
-
-    __slots__ = ("was",)
-
-    def __enter__(self) -> None:
-        self.was = gc.isenabled()
-        if self.was:
-            gc.disable()
-
-    def __exit__(self, *exc: object) -> None:
-        if self.was:
-            gc.enable()
 
 
 def _chunks_c(sp: Any, data: Any, source: str, log_partition: int, keys: KeyTable, i: int, hi: int,
               base_position: int, max_rows: int) -> Iterator[CommitChunk]:
     from kgtool.codec.segment import PageReleaser, scan_segment
-    from kgtool.offsets.decode import _entries_of, _record_entries
+    from kgtool.offsets.decode import entries_of, record_entries
 
     cols = sp.CommitColumns(keys._cindex(sp), max_rows)
     rare: list[tuple[int, LogEntry]] = []
@@ -552,7 +529,7 @@ def _chunks_c(sp: Any, data: Any, source: str, log_partition: int, keys: KeyTabl
                 signs.note(item)
             if not hasattr(item, "records") or item.is_control:
                 n = cols.n
-                rare.extend((n, e) for e in _entries_of(item, source, log_partition, data, base_position))
+                rare.extend((n, e) for e in entries_of(item, source, log_partition, data, base_position))
             else:
                 pos, pid, pe = item.position, item.producer_id, item.producer_epoch
                 txn = bool(item.is_transactional)
@@ -561,7 +538,7 @@ def _chunks_c(sp: Any, data: Any, source: str, log_partition: int, keys: KeyTabl
                             pos, r.offset, r.timestamp, pid, pe, txn, r.key, r.value):
                         continue
                     n = cols.n
-                    rare.extend((n, e) for e in _record_entries(item, r, source, log_partition, data,
+                    rare.extend((n, e) for e in record_entries(item, r, source, log_partition, data,
                                                                 base_position))
             j = item.end_position - base_position
         return j
@@ -592,8 +569,7 @@ def _chunks_c(sp: Any, data: Any, source: str, log_partition: int, keys: KeyTabl
         return None
 
     while True:
-        with _NoCyclicGC():
-            chunk = fill()
+        chunk = fill()
         if chunk is None:
             return
         yield chunk
@@ -605,7 +581,7 @@ def _chunks_c(sp: Any, data: Any, source: str, log_partition: int, keys: KeyTabl
 
 def chunk_entries(chunk: CommitChunk, keys: KeyTable, log_partition: int) -> list[LogEntry]:
     """The chunk back as LogEntry objects in log order: commit rows rebuilt exactly as
-    :func:`kgtool.offsets.decode.entries_from_bytes` builds them (``_record_entries`` on
+    :func:`kgtool.offsets.decode.entries_from_bytes` builds them (``record_entries`` on
     ``decode_offsets_record``), rare entries in their places. The oracle bridge of the tests."""
     groups, topics = keys.groups, keys.topics
     kg, kt, kp, ky = (a.tolist() for a in (keys.key_group(), keys.key_topic(), keys.key_partition(), keys.key_type()))
@@ -688,7 +664,7 @@ def transaction_markers(data: Any, *, source: str, log_partition: int, start: in
     minimum, within the data) of anything but a v2 control batch.
     """
     from kgtool.codec.segment import scan_segment
-    from kgtool.offsets.decode import _entries_of
+    from kgtool.offsets.decode import entries_of
 
     sp = _pick(pure)
     i, hi = _range(data, start, end, base_position, chain_from)
@@ -707,7 +683,7 @@ def transaction_markers(data: Any, *, source: str, log_partition: int, start: in
         for item in scan_segment(data, source=source, start=base_position + j, end=base_position + j + 1,
                                  base_position=base_position, chain_from=base_position + j):
             if hasattr(item, "records") and item.is_control:
-                out.extend(e for e in _entries_of(item, source, log_partition) if e.kind == CONTROL)
+                out.extend(e for e in entries_of(item, source, log_partition) if e.kind == CONTROL)
             j = item.end_position - base_position
         i = j
     return out

@@ -56,7 +56,7 @@ def entries_from_bytes(
     if chain_from is not None:
         kwargs["chain_from"] = chain_from
     for item in scan_segment(data, **kwargs):
-        yield from _entries_of(item, source, log_partition, data, base_position)
+        yield from entries_of(item, source, log_partition, data, base_position)
 
 
 def entries_from_file(path: str, *, log_partition: int, start: int = 0, end: int | None = None,
@@ -83,7 +83,7 @@ def _problem_text(problem: Any) -> str:
     return f"{problem.kind}{where}: {problem.reason}"
 
 
-def _entries_of(item: Any, source: str, log_partition: int, data: Any = None, base_position: int = 0
+def entries_of(item: Any, source: str, log_partition: int, data: Any = None, base_position: int = 0
                 ) -> Iterator[LogEntry]:
     if not hasattr(item, "records"):
         # At the byte decode-batch names (ScanProblem.byte: a skipped batch's CRC field, not its start).
@@ -91,10 +91,10 @@ def _entries_of(item: Any, source: str, log_partition: int, data: Any = None, ba
                        timestamp=-1, kind=PROBLEM, problem=_problem_text(item))
         return
     for r in item.records:
-        yield from _record_entries(item, r, source, log_partition, data, base_position)
+        yield from record_entries(item, r, source, log_partition, data, base_position)
 
 
-def _record_entries(b: Any, r: Any, source: str, log_partition: int, data: Any = None,
+def record_entries(b: Any, r: Any, source: str, log_partition: int, data: Any = None,
                     base_position: int = 0) -> Iterator[LogEntry]:
     """The entries of one record of batch ``b``. ``data`` (the bytes the batch was read from,
     starting at ``base_position``) lets a record that does not decode be placed to the byte."""

@@ -169,7 +169,7 @@ OFFSETS = [
     ("expire_timestamp", "int64"),  # null unless OffsetCommitValue v1 carried one
     ("record_offset", "int64"),  # the commit record that set it (for a transactional one: not its marker)
     ("expired", "bool"),  # past the retention at that instant: the expiring rule holds for it
-    # lag at that instant (kgtool.offsets.lag), when the data partition's directory was given; else null
+    # lag at that instant (kgtool.lag.timeline), when the data partition's directory was given; else null
     ("log_end_offset", "int64"),  # end(T): ListOffsets by timestamp T, the log end offset when none
     ("lag", "int64"),  # log_end_offset - offset
     ("lag_ms", "int64"),  # T - the timestamp of the next record the group reads; 0 caught up
@@ -186,7 +186,7 @@ OFFSETS = [
 #: The lag columns of OFFSETS (null when the partition's data directory was not given).
 OFFSET_LAG_COLUMNS = ("log_end_offset", "lag", "lag_ms", "lag_status", "consumer_id", "host", "client_id")
 
-# Lag through time (kgtool.offsets.lag): one row per (group, topic, partition) at each commit of it,
+# Lag through time (kgtool.lag.timeline): one row per (group, topic, partition) at each commit of it,
 # every --lag-step between its first and last, and at the end (or --until); the state of that instant.
 LAG = [
     ("group", "string"),

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kgtool.offsets.burrow import Status
+from kgtool.lag.burrow import Status
 from kgtool.offsets.tables import RULES, TABLES
 
 BUCKETS = 150
@@ -50,13 +50,13 @@ class Tables:
     def __init__(self, root: str, fmt: str, storage: dict[str, str] | None = None) -> None:
         import pyarrow.fs as pafs
 
-        from kgtool.spark.files import _arrow_fs, is_local, local_path
+        from kgtool.spark.files import arrow_fs, is_local, local_path
 
         self.fmt = fmt
         if is_local(root):
             self.fs, self.root = pafs.LocalFileSystem(), local_path(root)
         else:
-            self.fs, self.root = _arrow_fs(root, storage)
+            self.fs, self.root = arrow_fs(root, storage)
         self.root = self.root.rstrip("/")
 
     def parts(self, table: str) -> list[str]:
@@ -238,7 +238,7 @@ _RANK_STATUS = {int(s): s.name for s in Status}
 
 
 def _ranks(statuses: Any) -> Any:
-    """Burrow's statuses (strings) as their ranks (:class:`kgtool.offsets.burrow.Status`: larger is worse)."""
+    """Burrow's statuses (strings) as their ranks (:class:`kgtool.lag.burrow.Status`: larger is worse)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 

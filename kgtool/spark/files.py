@@ -504,7 +504,7 @@ class RangeReader:
                 os.close(fd)
         else:
             try:
-                fs, p = _arrow_fs(path, storage)
+                fs, p = arrow_fs(path, storage)
                 self._fh = fs.open_input_file(p)
                 self.size = self._fh.size()
             except (OSError, ValueError) as exc:
@@ -536,7 +536,8 @@ class RangeReader:
         self.close()
 
 
-def _arrow_fs(uri: str, storage: dict[str, str] | None = None):
+def arrow_fs(uri: str, storage: dict[str, str] | None = None):
+    """(the pyarrow file system serving ``uri``, the path in it): S3 with ``storage``'s settings, HDFS, local."""
     import pyarrow.fs as pafs
 
     if is_s3(uri):

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from kgtool.errors import InputError
-from kgtool.spark.files import _arrow_fs, is_local, local_path
+from kgtool.spark.files import arrow_fs, is_local, local_path
 
 #: The columns given min/max statistics: what queries on the tables filter by (where in the log,
 #: when, which partition and offset, which generation or producer). Statistics on every other
@@ -112,7 +112,7 @@ class _Dest:
             self.path = local_path(self.uri)
             self.fs = None
         else:
-            self.fs, self.path = _arrow_fs(self.uri, storage)
+            self.fs, self.path = arrow_fs(self.uri, storage)
 
     def join(self, *names: str) -> str:
         return "/".join([self.path, *names])
@@ -197,7 +197,6 @@ class TableWriter:
             f"{directory}/.{name}.{uuid.uuid4().hex[:12]}.tmp"
         self._stream = self.dest.open_output(self.tmp)
         self._writer: Any = None
-        self._whole = False  # a whole file written (parquet_pages): no pyarrow writer, no footer of its own
         self.rows = 0
 
     def _parquet(self, schema: Any) -> Any:
@@ -210,24 +209,9 @@ class TableWriter:
         return self._writer
 
     def write(self, table: Any) -> None:
-        """Append an Arrow table (or rows: dicts, or tuples in column order) of the writer's schema;
-        or a whole file's :class:`kgtool.spark.parquet_pages.Columns`, written by kgtool's own
-        encoders when nothing was written before (else as an Arrow table)."""
+        """Append an Arrow table (or rows: dicts, or tuples in column order) of the writer's schema."""
         import pyarrow as pa
 
-        from kgtool.spark import parquet_pages
-
-        if isinstance(table, parquet_pages.Columns):
-            if not table.n:
-                return
-            if self.fmt == "parquet" and self._writer is None and not self.rows and parquet_pages.available():
-                parquet_pages.write_file(self._stream, table.n, table.columns, STATISTICS_COLUMNS)
-                self.rows = table.n
-                self._whole = True
-                return
-            table = table.arrow()
-        if self._whole:
-            raise ValueError(f"{self.final}: a whole file was written, nothing may follow")
         if not isinstance(table, pa.Table):
             table = rows_table(list(table), self.schema)
         if not table.num_rows:
@@ -242,7 +226,7 @@ class TableWriter:
         self._stream.write(("\n".join(lines) + "\n").encode("utf-8"))
 
     def close(self) -> None:
-        if self.fmt == "parquet" and not self._whole:
+        if self.fmt == "parquet":
             self._parquet(self.schema).close()  # an empty table still gets a file with its schema
         self._stream.close()
         if self.tmp != self.final:

@@ -19,7 +19,6 @@ batch boundaries). The same function audits a partition in one process (tests, b
 
 from __future__ import annotations
 
-import gc
 import json
 from collections import Counter, deque
 from collections.abc import Callable, Iterator
@@ -29,7 +28,7 @@ from typing import Any
 
 from kgtool.errors import SparkFailure
 from kgtool.offsets.entries import CONTROL, END_TXN_TYPES, NO_PRODUCER_ID
-from kgtool.offsets.lag_input import LagInputs
+from kgtool.lag.inputs import LagCollector
 from kgtool.offsets.options import AuditOptions
 from kgtool.offsets.partition import PartitionReplay, sort_key
 from kgtool.offsets.tables import TABLES, member_dicts
@@ -92,7 +91,7 @@ class PartitionSummary:
     describe: dict[str, dict[str, Any]] = field(default_factory=dict)
     describe_total: int = 0
     #: the lag phase's inputs: (data partition index, payload) per (group, topic, partition)
-    #: (index, kgtool.offsets.lag_input.LagInput), when the task is not given an exchange directory
+    #: (index, kgtool.lag.inputs.LagInput), when the task is not given an exchange directory
     lag: list[tuple[int, Any]] = field(default_factory=list)
     #: the partition's last record timestamp (the audit's end instant is the latest of them)
     last_timestamp: int | None = None
@@ -104,7 +103,7 @@ class PartitionSummary:
     #: the cleaner-offset-checkpoint entry's problems (outside the log...): warnings
     compaction_warnings: list[str] = field(default_factory=list)
     #: the owners the lag inputs name by id ([member_id, host, client_id] at each id,
-    #: kgtool.offsets.lag_input.LagInputs.owner_table): the lag phase's episodes refer to them
+    #: kgtool.lag.inputs.LagCollector.owner_table): the lag phase's episodes refer to them
     lag_owners: list[list[Any]] = field(default_factory=list)
 
 
@@ -161,37 +160,6 @@ def last_markers(files: PartitionFiles, options: AuditOptions, split_bytes: int,
     return last
 
 
-#: glibc malloc settings for a task's process (``mallopt``): buffers up to 32 MiB come from the
-#: heap, not from a fresh mmap each time, and up to 128 MiB of freed heap is kept for the next
-#: chunk instead of being handed back to the kernel. A task allocates and frees the same column
-#: buffers chunk after chunk; with glibc's defaults each one was mapped, page-faulted and
-#: zeroed again. Measured on one 4.1M-record partition, tables written: 45,000-78,000 -> 8,000
-#: minor page faults, 0.12-0.19 -> 0.04-0.07 s of system time, peak RSS +40-60 MiB.
-_MALLOPT = ((-3, 32 << 20), (-1, 128 << 20), (-2, 8 << 20))  # M_MMAP_THRESHOLD, M_TRIM_THRESHOLD, M_TOP_PAD
-_malloc_tuned = False
-
-
-def keep_freed_memory() -> None:
-    """Apply :data:`_MALLOPT` once per process (glibc only; elsewhere nothing changes)."""
-    global _malloc_tuned
-    if _malloc_tuned:
-        return
-    _malloc_tuned = True
-    try:
-        import ctypes
-        import ctypes.util
-
-        name = ctypes.util.find_library("c")
-        if not name:
-            return
-        libc = ctypes.CDLL(name)
-        mallopt = libc.mallopt
-    except (OSError, AttributeError):  # not glibc (musl, macOS): the allocator's defaults
-        return
-    for param, value in _MALLOPT:
-        mallopt(param, value)
-
-
 def audit_partition(
     files: PartitionFiles,
     options: AuditOptions,
@@ -216,7 +184,6 @@ def audit_partition(
     from kgtool.spark.output import TableWriter
     from kgtool.offsets.tables import table_schema
 
-    keep_freed_memory()
     part = files.log_partition
     decode, _markers, KeyTable = _decoder()
     writers: dict[str, Any] = {}
@@ -225,7 +192,7 @@ def audit_partition(
             writers[name] = TableWriter(out_root, name, part, table_schema(name), fmt, storage)
 
     marker_times: dict[int, int] | None = {} if options.lag_partitions else None
-    lag = LagInputs(options.lag_index(), files.log_partition, marker_times) if options.lag_partitions else None
+    lag = LagCollector(options.lag_index(), files.log_partition, marker_times) if options.lag_partitions else None
 
     def commits(table: Any) -> None:
         if "commits" in writers:
@@ -269,11 +236,6 @@ def audit_partition(
         if keep_findings:
             every.extend(batch)
 
-    # The replay keeps many small rows (generations, members) and builds no reference cycles:
-    # the cyclic collector would rescan them all, again and again (measured: a third of the
-    # time of a rebalance-heavy partition). Reference counting still frees everything.
-    gc_was_enabled = gc.isenabled()
-    gc.disable()
     try:
         mapped: dict[str, RangeReader] = {}
         try:
@@ -311,8 +273,8 @@ def audit_partition(
         finally:
             for rd in mapped.values():  # files after an --until cut, or after an error
                 rd.close()
-        # the lag phase's inputs while the collector is still off (the replay's rows are alive),
-        # before the tables are published: a failure there leaves none of them behind
+        # the lag phase's inputs before the tables are published: a failure there leaves none
+        # of them behind
         lag_inputs = _lag_inputs(lag, lag_exchange) if lag is not None else []
         for w in writers.values():
             w.close()
@@ -320,9 +282,6 @@ def audit_partition(
         for w in writers.values():
             w.abort()
         raise
-    finally:
-        if gc_was_enabled:
-            gc.enable()
     return PartitionSummary(
         log_partition=part,
         coverage=rp.coverage(len(files.paths), sum(files.sizes)),
@@ -426,13 +385,12 @@ def _out_of_memory(part: int, rp: PartitionReplay) -> str:
             "spark.executor.memoryOverhead on a cluster")
 
 
-def _lag_inputs(lag: LagInputs, exchange: str | None) -> list[tuple[int, Any]]:
+def _lag_inputs(lag: LagCollector, exchange: str | None) -> list[tuple[int, Any]]:
     """The lag phase's inputs: written to its exchange directory (the Spark job), else kept."""
     inputs = lag.payloads()
     if exchange is None:
         return list(inputs)
-    # written by a thread while the next one is made: a write waits for the disk (O_DIRECT)
-    # with the GIL left, 0.04 s of a task's 64 files on the lag benchmark
+    # written by a thread while the next one is made: a write waits for the disk with the GIL left
     from collections import deque
     from concurrent.futures import ThreadPoolExecutor
 

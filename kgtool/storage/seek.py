@@ -25,7 +25,7 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
 
-from kgtool.codec.batch import _decode_records
+from kgtool.codec.batch import decode_v2_records
 from kgtool.codec.model import RecordBatch, ScanProblem
 from kgtool.codec.segment import open_segment, scan_segment
 from kgtool.errors import DecodeError, UsageError
@@ -69,7 +69,7 @@ def parse_time(text: str) -> int:
     return (d - _EPOCH) // _dt.timedelta(milliseconds=1)
 
 
-class _Segment:
+class SeekSegment:
     """A segment opened for seeking: its data and, lazily, its indexes."""
 
     def __init__(self, files: SegmentFiles) -> None:
@@ -91,7 +91,7 @@ class _Segment:
 
         def sink(buf, rstart, rend, count, base_offset, base_ts, lat, b) -> bool:
             # the codec's field tuples straight from its record walk: no Record built
-            tuples, err = _decode_records(buf, rstart, rend, count, base_offset, base_ts, b.base_sequence, lat)
+            tuples, err = decode_v2_records(buf, rstart, rend, count, base_offset, base_ts, b.base_sequence, lat)
             if err is not None:
                 return False  # the codec then reports what is wrong
             got.extend((t[0], t[1]) for t in tuples)
@@ -208,16 +208,17 @@ class _Segment:
         return None
 
 
-def _floor(segments: list[SegmentFiles], offset: int) -> int:
+def segment_at(segments: list[SegmentFiles], offset: int) -> int:
+    """The index of the segment holding ``offset``: the last whose base offset is at most it (0 below all)."""
     return max(0, bisect_right([s.base_offset for s in segments], offset) - 1)
 
 
 def seek_offset(segments: list[SegmentFiles], target: int) -> SeekResult:
     """Where the record at offset ``target`` (or the first after it) is."""
     out = SeekResult(None, offset=target)
-    for k in range(_floor(segments, target), len(segments)):
-        seg = _Segment(segments[k])
-        start = seg.position_for(target, out.notes) if k == _floor(segments, target) else 0
+    for k in range(segment_at(segments, target), len(segments)):
+        seg = SeekSegment(segments[k])
+        start = seg.position_for(target, out.notes) if k == segment_at(segments, target) else 0
         for b in batch_headers(seg.data, source=seg.files.log, start=start, verify_crc=False):
             if isinstance(b, RecordBatch) and b.last_offset >= target:
                 out.segment, out.position = k, b.position
@@ -229,7 +230,7 @@ def seek_time(segments: list[SegmentFiles], target: int) -> SeekResult:
     """Where the first record (in offset order) whose timestamp is at least ``target`` is."""
     out = SeekResult(None)
     for k, files in enumerate(segments):
-        seg = _Segment(files)
+        seg = SeekSegment(files)
         if seg.largest_timestamp(out.notes) < target:
             continue
         found = seek_time_in(seg, target, out.notes)
@@ -239,7 +240,7 @@ def seek_time(segments: list[SegmentFiles], target: int) -> SeekResult:
     return out
 
 
-def seek_time_in(seg: _Segment, target: int, notes: list[str]) -> tuple[int, int] | None:
+def seek_time_in(seg: SeekSegment, target: int, notes: list[str]) -> tuple[int, int] | None:
     """In one segment: (position of the batch, offset) of the first record whose timestamp is at
     least ``target`` (``LogSegment.findOffsetByTimestamp``: ``TimeIndex.lookup``, the offset
     index at that entry's offset, then ``FileRecords.searchForTimestamp``), or None."""
@@ -257,7 +258,7 @@ def seek_time_in(seg: _Segment, target: int, notes: list[str]) -> tuple[int, int
     return _first_at_or_after(seg, start, target)
 
 
-def _first_at_or_after(seg: _Segment, start: int, target: int) -> tuple[int, int] | None:
+def _first_at_or_after(seg: SeekSegment, start: int, target: int) -> tuple[int, int] | None:
     for b in batch_headers(seg.data, source=seg.files.log, start=start, verify_crc=False):
         if not isinstance(b, RecordBatch) or b.max_timestamp < target:
             continue

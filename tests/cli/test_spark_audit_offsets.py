@@ -180,7 +180,7 @@ def test_a_compacted_log_directory_is_said_and_never_answers_from_history(spark,
 
 @pytest.mark.spark
 def test_lag_rows_inside_a_cleaned_range_are_not_exact(spark, tmp_path):  # noqa: F811
-    """tests/offsets/lag_scenario's broker with its __consumer_offsets-0 cleaned to half (and its
+    """tests/lag/scenario's broker with its __consumer_offsets-0 cleaned to half (and its
     cleaner-offset-checkpoint): the lag rows before the partition's earliest exact instant are
     exact = false, the others true."""
     import os
@@ -188,7 +188,7 @@ def test_lag_rows_inside_a_cleaned_range_are_not_exact(spark, tmp_path):  # noqa
 
     import pyarrow.parquet as pq
 
-    from tests.offsets import lag_scenario
+    from tests.lag import scenario as lag_scenario
     from tests.offsets.cleaner import clean, read_log, write_checkpoint, write_partition
 
     broker = lag_scenario.write(str(tmp_path / "b"))["root"]

@@ -36,8 +36,8 @@ def test_many_records_stream_in_chunks(impl, codec, monkeypatch):
     section = empty_records_v2(N)
     data = raw_batch_v2(C.compress(codec, section) if codec else section, codec, N, base_offset=100)
     calls = []
-    real = B._decode_records
-    monkeypatch.setattr(B, "_decode_records", lambda *a: calls.append(a[3]) or real(*a))
+    real = B.decode_v2_records
+    monkeypatch.setattr(B, "decode_v2_records", lambda *a: calls.append(a[3]) or real(*a))
     b = decode_batch_v2(data, 0)
     assert isinstance(b.records, RecordStream) and len(b.records) == N
     assert calls == []  # checked, nothing decoded yet
@@ -156,7 +156,7 @@ def test_a_failed_allocation_names_the_batch(impl, monkeypatch):
     assert str(e.value).startswith("seg.log: byte 4096 (batch@4096): not enough memory to decompress its gzip")
     with pytest.raises(EnvironmentProblem, match="seg.log: byte 0 .*not enough memory"):
         summarize_segment(data, source="seg.log")
-    monkeypatch.setattr(B, "_decode_records", no_memory)
+    monkeypatch.setattr(B, "decode_v2_records", no_memory)
     with pytest.raises(EnvironmentProblem, match=r"seg.log: byte 4096 \(batch@4096\): not enough memory to decode"):
         decode_batch_v2(encode_batch_v2([(b"k", b"v")]), 0, source="seg.log", base_position=4096)
 
@@ -233,8 +233,8 @@ def test_a_batch_of_big_records_streams_in_chunks_bounded_in_bytes(impl, tmp_pat
     path = str(tmp_path / "00000000000000000000.log")
     count = write_plain_batch(path, 40 << 20, value_size=1 << 20)
     spans = []
-    real = B._decode_records
-    monkeypatch.setattr(B, "_decode_records", lambda *a: spans.append(a[2] - a[1]) or real(*a))
+    real = B.decode_v2_records
+    monkeypatch.setattr(B, "decode_v2_records", lambda *a: spans.append(a[2] - a[1]) or real(*a))
     (b,) = list(scan_file(path))
     assert isinstance(b.records, RecordStream) and len(b.records) == count == 39
     assert sum(len(r.value) for r in b.records) == count << 20

@@ -59,7 +59,7 @@ def many_groups_report(spark, tmp_path_factory):  # noqa: F811
 
 @pytest.fixture(scope="session")
 def lag_report(spark, tmp_path_factory):  # noqa: F811
-    from tests.offsets import lag_scenario
+    from tests.lag import scenario as lag_scenario
 
     root = tmp_path_factory.mktemp("report-lag")
     broker = lag_scenario.write(str(root))

@@ -128,30 +128,3 @@ def test_spark_reads_the_written_tables(spark, tmp_path):
         want = pq.read_table(f).to_pylist()
         got = [r.asDict(recursive=True) for r in spark.read.parquet(f).collect()]
         assert got == want, table
-
-
-def test_task_process_keeps_freed_buffers():
-    """keep_freed_memory (glibc mallopt): a chunk's buffers (here ten of 4 MiB), allocated,
-    filled and freed chunk after chunk, are faulted in once, not again for every chunk."""
-    import subprocess
-    import sys
-
-    code = (
-        "import resource, sys, numpy as np\n"
-        "from kgtool.spark.task import keep_freed_memory\n"
-        "if sys.argv[1] == 'tuned': keep_freed_memory()\n"
-        "def faults(): return resource.getrusage(resource.RUSAGE_SELF).ru_minflt\n"
-        "def chunk(): [np.ones(512 << 10) for _ in range(10)]\n"
-        "chunk()\n"
-        "f0 = faults()\n"
-        "for _ in range(20): chunk()\n"
-        "print(faults() - f0)\n"
-    )
-    got = {}
-    for mode in ("default", "tuned"):
-        out = subprocess.run([sys.executable, "-c", code, mode], capture_output=True, text=True, check=True)
-        got[mode] = int(out.stdout)
-    # 20 chunks of 40 MiB: about 200,000 page faults with glibc's defaults (each freed buffer
-    # trimmed or unmapped, then faulted and zeroed again), next to none once tuned
-    assert got["default"] > 20 * 10 * 256, got
-    assert got["tuned"] < got["default"] / 20, got

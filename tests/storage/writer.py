@@ -46,7 +46,7 @@ def file_name(offset: int, suffix: str) -> str:
 
 
 @dataclass
-class _Segment:
+class SeekSegment:
     base_offset: int
     fh: object
     size: int = 0
@@ -77,7 +77,7 @@ class PartitionWriter:
         self.producers = ProducerStates()
         self.epochs: list[tuple[int, int]] = []
         self.next_offset = 0
-        self.seg: _Segment | None = None
+        self.seg: SeekSegment | None = None
         self.snapshots: list[int] = []
         if topic_id is not None:
             with open(os.path.join(directory, "partition.metadata"), "wb") as fh:
@@ -144,9 +144,9 @@ class PartitionWriter:
             self._finish(self.seg, preallocate=0)
             self.snapshot(base)
         fh = open(os.path.join(self.directory, file_name(base, ".log")), "wb")  # noqa: SIM115
-        self.seg = _Segment(base, fh)
+        self.seg = SeekSegment(base, fh)
 
-    def _finish(self, seg: _Segment, preallocate: int) -> None:
+    def _finish(self, seg: SeekSegment, preallocate: int) -> None:
         if not preallocate:
             seg.maybe_time_entry()  # LogSegment.onBecomeInactiveSegment
         seg.fh.close()

@@ -3,10 +3,10 @@ and Burrow would have said about a (group, topic, partition) at any instant.
 
 Inputs: the offsets that took effect for the partition (a commit record's time, or its
 transaction marker's), the partition's owners over time (the group's assignment), and the data
-partition's log (:class:`kgtool.storage.list_offsets.PartitionLog`). A row at instant T holds the
+partition's log (:class:`kgtool.lag.list_offsets.PartitionLog`). A row at instant T holds the
 state of T: the offset committed at or before T, the log end ``end(T)`` (the first offset whose
 record is stamped at or after T), ``lag = end(T) - offset``, ``lag_ms = T -`` the timestamp of the
-next record the group would read (0 when caught up), Burrow's verdict (:mod:`kgtool.offsets.burrow`)
+next record the group would read (0 when caught up), Burrow's verdict (:mod:`kgtool.lag.burrow`)
 and the owner at T. Rows come at each commit and every ``step`` between the partition's first and
 last commit; the state at the audit's end (or ``--until``) is computed the same way, for the
 offsets table, and closes the episodes (a consumer that stopped for good is STOP there).
@@ -27,7 +27,7 @@ from typing import Any, NamedTuple, Protocol
 import numpy as np
 
 from kgtool import native
-from kgtool.offsets.burrow import INTERVALS, MIN_DISTANCE_MS, OFFSET_REFRESH_MS, CommitWindow, Status, poll_instants
+from kgtool.lag.burrow import INTERVALS, MIN_DISTANCE_MS, OFFSET_REFRESH_MS, CommitWindow, Status, poll_instants
 
 DEFAULT_STEP_MS = 60_000
 DEFAULT_WARN_MS = 300_000
@@ -269,7 +269,7 @@ def rule_of(ep: GroupEpisode, last_instant: int, warn_ms: int = DEFAULT_WARN_MS)
 
 #: ``Effective.offset`` None (a deleted committed offset) in the arrays.
 DELETED = np.iinfo(np.int64).min
-_replay: Any = native.load("kgtool.offsets._replay")
+kernel: Any = native.load("kgtool.lag._kernel")
 #: ``_lag.h``'s mark on a status that is STOP unless a recent poll saw the consumer caught up.
 _POLLS = 16
 
@@ -366,7 +366,7 @@ class Runs:
 
 class PartitionSource(Protocol):
     """What :func:`partition_lag` asks of a data partition, as
-    :class:`kgtool.storage.list_offsets.PartitionLog` answers it: many instants or offsets at
+    :class:`kgtool.lag.list_offsets.PartitionLog` answers it: many instants or offsets at
     once (ascending), or one at a time (the pure-Python path)."""
 
     def ends_at(self, times: np.ndarray) -> np.ndarray: ...
@@ -396,7 +396,7 @@ def step_instants(bounds: np.ndarray, when: np.ndarray, step_ms: int) -> tuple[n
     return when[np.repeat(first_i, count)] + k * step_ms, seqs
 
 
-def _distinct(values: np.ndarray, inverse: bool = False) -> Any:
+def distinct(values: np.ndarray, inverse: bool = False) -> Any:
     """The distinct values, ascending (with ``inverse``, also each value's place among them, as
     ``np.unique(values, return_inverse=True)``): a mark a value over their range when it is
     small beside their number (no sort: a partition's commit instants and offsets are dense, as
@@ -435,7 +435,7 @@ def partition_lag(bounds: np.ndarray, when: np.ndarray, offset: np.ndarray, owne
     bounds = np.ascontiguousarray(bounds, np.int64)
     when = np.ascontiguousarray(when, np.int64)
     offset = np.ascontiguousarray(offset, np.int64)
-    if pure or _replay is None:
+    if pure or kernel is None:
         return _partition_lag_py(bounds, when, offset, owner_bounds, owner_times, owner_ids, log, step_ms, until, end,
                                  intervals, min_distance_ms, refresh_ms)
     instants_, offs = asked if asked is not None else questions(bounds, when, offset, step_ms, end)
@@ -444,7 +444,7 @@ def partition_lag(bounds: np.ndarray, when: np.ndarray, offset: np.ndarray, owne
     cap = _room(bounds, when, step_ms)
     room = LagArrays.empty(cap)
     last = np.empty(nseq, np.int64)
-    n, m = _replay.lag_rows(bounds, when, offset, instants_, ends, offs, np.ascontiguousarray(stamps_u, np.int64),
+    n, m = kernel.lag_rows(bounds, when, offset, instants_, ends, offs, np.ascontiguousarray(stamps_u, np.int64),
                             known_u.astype(np.uint8), np.ascontiguousarray(owner_bounds, np.int64),
                             np.ascontiguousarray(owner_times, np.int64), np.ascontiguousarray(owner_ids, np.int32),
                             step_ms, until or 0, until is not None, end or 0, end is not None, intervals,
@@ -460,8 +460,8 @@ def questions(bounds: np.ndarray, when: np.ndarray, offset: np.ndarray, step_ms:
     """What :func:`partition_lag` asks of the log: every instant (the commits', the steps', the
     end), and every committed offset, each once, ascending."""
     steps, _ = step_instants(bounds, when, step_ms)
-    instants_ = _distinct(np.concatenate([when, steps] + ([np.array([end], np.int64)] if end is not None else [])))
-    return instants_, _distinct(offset[offset != DELETED])
+    instants_ = distinct(np.concatenate([when, steps] + ([np.array([end], np.int64)] if end is not None else [])))
+    return instants_, distinct(offset[offset != DELETED])
 
 
 def answer(log: Any, asked: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -504,14 +504,14 @@ def _settle_polls(out: PartitionLag, log: Any, intervals: int, refresh_ms: int) 
 def partition_runs(lag: PartitionLag, nseq: int, pure: bool = False) -> Runs:
     """The episodes and peaks of ``lag`` (:class:`Runs`): ``_lag.h``'s lag_runs, or
     :func:`_runs_py` (``pure``, or without the compiled extension)."""
-    if pure or _replay is None:
+    if pure or kernel is None:
         return _runs_py(lag, nseq)
     room = lag.room
     e_cap = lag.n + lag.m
     r = Runs(np.empty(e_cap, np.int32), np.empty(e_cap, np.uint8), *(np.empty(e_cap, np.int64) for _ in range(5)),
              np.empty(e_cap + 1, np.int64), np.empty(max(e_cap, 1), np.int32), np.empty(nseq, np.int64),
              np.empty(nseq, np.int64), np.empty(nseq, np.uint8))
-    e, p = _replay.lag_runs(nseq, room.seq, room.t, room.lag, room.lag_ms, room.status, room.owner, lag.n, lag.m,
+    e, p = kernel.lag_runs(nseq, room.seq, room.t, room.lag, room.lag_ms, room.status, room.owner, lag.n, lag.m,
                             r.seq, r.status, r.start, r.end, r.last, r.peak_lag, r.peak_lag_ms, r.owner_bounds,
                             r.owners, r.seq_peak_lag, r.seq_peak_lag_ms, r.seq_worst)
     return Runs(r.seq[:e], r.status[:e], r.start[:e], r.end[:e], r.last[:e], r.peak_lag[:e], r.peak_lag_ms[:e],

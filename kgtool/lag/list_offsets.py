@@ -28,10 +28,9 @@ import numpy as np
 from kgtool import native
 from kgtool.codec.model import RecordBatch
 from kgtool.codec.summary import TAIL_KINDS
-from kgtool.storage import direct
 from kgtool.storage.files import FileKind, list_segments
 from kgtool.storage.logview import batch_headers
-from kgtool.storage.seek import _floor, _Segment, seek_time_in
+from kgtool.storage.seek import segment_at, SeekSegment, seek_time_in
 
 _speedups: Any = native.load("kgtool.codec._speedups")
 #: seek_sweep's answer where it declines (kgtool/codec/_seek.h): the Python reader answers.
@@ -40,9 +39,6 @@ _NONE = np.zeros(0, np.int64)
 #: The bytes :meth:`PartitionLog._prefetch` asks for past its two index entries: a batch of a
 #: producer's default ``batch.size``, which the walk reads whole to check its CRC.
 PREFETCH_BATCH = 16 * 1024
-#: Segments a partition holds read whole at once (:mod:`kgtool.storage.direct`); the one read
-#: longest ago goes back to its mapping when another is read.
-LEASES = 2
 
 
 class PartitionLog:
@@ -52,7 +48,7 @@ class PartitionLog:
         self.directory = directory
         self.segments = list_segments(directory)
         self.notes: list[str] = []
-        self._open: dict[int, _Segment] = {}
+        self._open: dict[int, SeekSegment] = {}
         self._arrays: dict[int, dict[FileKind, Any]] = {}
         self._running_max: list[int] | None = None
         self._leo: int | None = None
@@ -65,17 +61,11 @@ class PartitionLog:
         self._checked: dict[int, np.ndarray] = {}
         #: what :meth:`prefetch` planned, by mode (0 ends_at, 1 stamps_at): (keys given, plan)
         self._planned: dict[int, tuple[np.ndarray, list[tuple]]] = {}
-        #: per segment, whether its walks read it whole around the page cache (decided once)
-        self._whole: dict[int, bool] = {}
-        #: the segments read whole, oldest first: their buffers and mappings
-        self._leases: dict[int, tuple[direct.Lease, Any]] = {}
-        #: bytes read whole around the page cache (the rest is read through the mappings)
-        self.read_whole_bytes = 0
 
-    def _seg(self, k: int) -> _Segment:
+    def _seg(self, k: int) -> SeekSegment:
         seg = self._open.get(k)
         if seg is None:
-            seg = self._open[k] = _Segment(self.segments[k])
+            seg = self._open[k] = SeekSegment(self.segments[k])
         return seg
 
     def damage(self) -> list[tuple[str, int, str]]:
@@ -143,42 +133,9 @@ class PartitionLog:
         # merge the ranges that touch: one request each
         first = np.r_[0, np.flatnonzero(lo[1:] > np.maximum.accumulate(hi)[:-1]) + 1]
         starts, ends = lo[first], np.maximum.reduceat(hi, first)
-        if k not in self._whole:  # most of a cold segment: read whole by its first walk
-            self._whole[k] = direct.worth_reading_whole(data, int(np.maximum(ends - starts, 0).sum()))
-        if self._whole[k]:
-            return
         for start, end in zip(starts.tolist(), ends.tolist()):
             if end > start:
                 _will_need(data, start, end - start)
-
-    def _read_whole(self, k: int) -> None:
-        """Segment ``k`` read whole around the page cache when :meth:`_prefetch` chose so (the
-        walk's thread waits for it, not the caller of :meth:`prefetch`); at most :data:`LEASES`
-        segments at once."""
-        if not self._whole.get(k) or k in self._leases:
-            return
-        seg = self._seg(k)
-        lease = direct.read_whole(seg.files.log, seg.size)
-        if lease is None:  # O_DIRECT refused: the mapping, with the kernel asked for it all
-            self._whole[k] = False
-            if isinstance(seg.data, mmap.mmap):
-                _will_need(seg.data, 0, len(seg.data))
-            return
-        self.read_whole_bytes += seg.size
-        while len(self._leases) >= LEASES:
-            self._give_back(next(iter(self._leases)))
-        self._leases[k] = (lease, seg.data)
-        seg.data = lease.view
-
-    def _give_back(self, k: int) -> None:
-        lease, self._open[k].data = self._leases.pop(k)
-        lease.release()
-
-    def close(self) -> None:
-        """Give back the buffers of the segments read whole (:mod:`kgtool.storage.direct`):
-        questions asked after read through the mappings. The log stays usable."""
-        for k in list(self._leases):
-            self._give_back(k)
 
     def prefetch(self, times: np.ndarray, offsets: np.ndarray) -> None:
         """Plan :meth:`ends_at` of ``times`` and :meth:`stamps_at` of ``offsets`` (the same arrays
@@ -226,7 +183,7 @@ class PartitionLog:
         plan = []
         leo = self.log_end_offset
         floor = np.maximum(np.searchsorted(np.asarray([s.base_offset for s in self.segments], np.int64),
-                                           offsets, "right") - 1, 0)  # _floor
+                                           offsets, "right") - 1, 0)  # segment_at
         bounds = np.searchsorted(floor, np.arange(len(self.segments) + 1), "left")
         for k in range(len(self.segments)):
             a, b = bounds[k], bounds[k + 1]
@@ -243,7 +200,6 @@ class PartitionLog:
         """``_speedups.seek_sweep`` over segment ``k``; each batch's CRC is checked once over all
         the walks of the segment (the positions checked kept, ascending)."""
         before = self._checked.get(k, _NONE)
-        self._read_whole(k)
         got, now = _speedups.seek_sweep(self._seg(k).data, mode, keys, starts, soffs, check_off, check_ts, before)
         if now:
             self._checked[k] = np.union1d(before, np.frombuffer(now, np.int64))
@@ -365,9 +321,9 @@ class PartitionLog:
         ``offset`` reads. None when there is none."""
         if offset >= self.log_end_offset or not self.segments:
             return None
-        for k in range(_floor(self.segments, offset), len(self.segments)):
+        for k in range(segment_at(self.segments, offset), len(self.segments)):
             seg = self._seg(k)
-            start = seg.position_for(offset, self.notes) if k == _floor(self.segments, offset) else 0
+            start = seg.position_for(offset, self.notes) if k == segment_at(self.segments, offset) else 0
             for b in batch_headers(seg.data, source=seg.files.log, start=start, verify_crc=False):
                 if not isinstance(b, RecordBatch) or b.last_offset < offset or b.is_control:
                     continue
@@ -416,7 +372,7 @@ def _batch_at(log: PartitionLog, offset: int) -> RecordBatch | None:
     """The header of the batch holding ``offset`` in ``log``."""
     if not log.segments:
         return None
-    k = _floor(log.segments, offset)
+    k = segment_at(log.segments, offset)
     seg = log._seg(k)
     for b in batch_headers(seg.data, source=seg.files.log, start=seg.position_for(offset, log.notes),
                            verify_crc=False):

@@ -18,10 +18,13 @@ from typing import Any
 
 import numpy as np
 
-from kgtool.offsets.lag import DELETED, _distinct, _replay
+from kgtool import native
+from kgtool.lag.timeline import DELETED, distinct
 from kgtool.offsets.store import NULL
 from kgtool.offsets.tables import MEMBER
-from kgtool.storage import direct
+
+#: the lag kernel (``kgtool.lag._kernel``), or None: the NumPy twins
+kernel: Any = native.load("kgtool.lag._kernel")
 
 
 def _tp(text: str) -> tuple[str, int] | None:
@@ -34,13 +37,13 @@ class _GroupOwners:
     protocol: str = "classic"
     #: (record_offset, timestamp, kind, payload): "gen" (classic generation: new owners follow) or
     #: "member" (member_id, client_id, host, the lag indices of its assigned partitions).
-    #: LagInputs keeps only the "gen" events here (members rows are kept flat) and makes the
-    #: "member" ones for the groups that take the event path (:meth:`LagInputs.owner_changes`).
+    #: LagCollector keeps only the "gen" events here (members rows are kept flat) and makes the
+    #: "member" ones for the groups that take the event path (:meth:`LagCollector.owner_changes`).
     events: list[tuple] = field(default_factory=list)
 
 
 @dataclass
-class CommitChunk:
+class ReplayedCommits:
     """A chunk of the replay's commits (its columns, NumPy arrays, in log order): the store key
     of each (one a group, topic and partition), when its record was written, its record's
     offset, the offset committed and whether it is a deletion (a tombstone), whether it took
@@ -79,7 +82,7 @@ def _bytes(flags: np.ndarray) -> np.ndarray:
     return flags.view(np.uint8) if flags.dtype == np.bool_ else flags.astype(np.uint8)
 
 
-class LagInputs:
+class LagCollector:
     """Collects one partition's lag inputs while its replay runs (``partitions``: the data
     partitions given, (topic, partition) -> the lag phase's index).
 
@@ -107,8 +110,6 @@ class LagInputs:
         self._scratch = np.zeros(0, np.int64)
         self._present: tuple[np.ndarray, ...] = ()
         self._steps = (np.zeros(0, np.uint32), np.zeros(0, np.int32))
-        #: where the steps kept go: the process's pooled buffers, given back once the inputs are out
-        self._arena = direct.Arena()
         self._counts = np.zeros(0, np.int64)
         self.owners: dict[str, _GroupOwners] = {}
         #: the members rows, flat (one element a row): group code, record offset, timestamp,
@@ -154,11 +155,11 @@ class LagInputs:
         from kgtool.offsets.store import K
 
         key_tp, gid, by_gid = rp.key_tp, rp.store.k[:, K["gid"]], rp.by_gid
-        chunks = [CommitChunk(h.cols.key, h.cols.timestamp, h.cols.record_offset, h.cols.offset, h.cols.version < 0,
+        chunks = [ReplayedCommits(h.cols.key, h.cols.timestamp, h.cols.record_offset, h.cols.offset, h.cols.version < 0,
                               h.out.effective, h.out.effective_at) for h in (held, *held.extra)]
         self.commits(chunks, len(key_tp), lambda k: (by_gid[int(gid[k])].name, key_tp[k][0], key_tp[k][1]))
 
-    def commits(self, chunks: list[CommitChunk], n_keys: int, describe: Callable[[int], tuple[str, str, int]]) -> None:
+    def commits(self, chunks: list[ReplayedCommits], n_keys: int, describe: Callable[[int], tuple[str, str, int]]) -> None:
         """Chunks of commits: their effective rows on the data partitions given, kept (store keys
         below ``n_keys``; ``describe(k)``: key ``k``'s group, topic and partition). Several
         chunks (one replayed inside another) are merged in log order first."""
@@ -167,20 +168,20 @@ class LagInputs:
         self._learn_keys(n_keys, describe)
         if len(chunks) > 1:
             order = np.argsort(np.concatenate([c.record_offset for c in chunks]), kind="stable")
-            chunks = [CommitChunk(*(np.concatenate([getattr(c, f.name) for c in chunks])[order]
-                                    for f in fields(CommitChunk)))]
+            chunks = [ReplayedCommits(*(np.concatenate([getattr(c, f.name) for c in chunks])[order]
+                                    for f in fields(ReplayedCommits)))]
         if chunks:
             picked = self._pick(chunks[0])
             if picked is not None:
                 self._chunks.append(picked)
 
-    def _pick(self, c: CommitChunk) -> tuple[np.ndarray, np.ndarray, np.ndarray] | _Steps | None:
+    def _pick(self, c: ReplayedCommits) -> tuple[np.ndarray, np.ndarray, np.ndarray] | _Steps | None:
         """A chunk's rows kept, by data partition (log order within each): (store keys,
         (instant, offset or DELETED) pairs, each partition's first row and one past the last),
         counted: ``_lag.h``'s lag_pick, or the same with NumPy."""
         n, n_dp = len(c.key), len(self.partitions)
         bounds = np.empty(n_dp + 1, np.int64)
-        if _replay is not None:
+        if kernel is not None:
             mk, mt = self._marker_arrays()
             cols = [np.ascontiguousarray(x, np.int64) for x in (c.key, c.timestamp, c.record_offset, c.offset)]
             flags = [_bytes(c.deleted), _bytes(c.effective)]
@@ -189,7 +190,7 @@ class LagInputs:
             if steps is not None:
                 return steps
             key, rows = np.empty(n, np.int32), np.empty((n, 2), np.int64)
-            got = _replay.lag_pick(self._key_index, *cols, *flags, eat, mk, mt, self._counts, key, rows, bounds)
+            got = kernel.lag_pick(self._key_index, *cols, *flags, eat, mk, mt, self._counts, key, rows, bounds)
             if not got:
                 return None
             return (key[:got].copy(), rows[:got].copy(), bounds) if got < n // 2 else (key[:got], rows[:got], bounds)
@@ -213,13 +214,8 @@ class LagInputs:
                     mt: np.ndarray) -> _Steps | None:
         """:meth:`_pick` with ``_lag.h``'s lag_pick_steps: the chunk's rows kept as steps (4 or 8
         bytes a row, not 20), or None when a step does not fit (the chunk is then kept as
-        lag_pick gives it). What a task keeps until its end is fresh memory, dear on some
-        machines: on the lag benchmark's, the offsets-log tasks of the first wave paid 0.9-1.4 s
-        of system time for 135,000 page faults of kept rows and their neighbours, 0.40 s for
-        108,000 kept as 32-bit steps. The steps are written into buffers reused chunk after
-        chunk, then kept in 16 bits each when all of the chunk's fit, in the task's
-        :class:`kgtool.storage.direct.Arena` (the process's pooled buffers: the next task of the
-        process, or its lag task's segments read whole, finds those pages mapped)."""
+        lag_pick gives it). The steps are written into buffers reused chunk after chunk, then
+        kept in 16 bits each when all of the chunk's fit."""
         nk, n_dp = len(self._key_index), len(self.partitions)
         if self._key_order is None or len(self._key_order) != nk:
             self._key_order = np.lexsort((np.arange(nk), self._key_index)).astype(np.int32)
@@ -231,16 +227,14 @@ class LagInputs:
         dt, doff = self._steps
         bounds = np.empty(n_dp + 1, np.int64)
         keys, count, start, first = self._present
-        got = _replay.lag_pick_steps(self._key_index, self._key_order, *cols, *flags, eat, mk, mt, self._counts,
+        got = kernel.lag_pick_steps(self._key_index, self._key_order, *cols, *flags, eat, mk, mt, self._counts,
                                      self._scratch, dt, doff, keys, count, start, first, bounds)
         if got is None:
             return None
         rows, present, max_dt, min_doff, max_doff = got
         narrow = max_dt <= 0xFFFF and -0x8000 <= min_doff and max_doff <= 0x7FFF  # 4 bytes a commit
-        kept_dt = self._arena.array(rows, np.uint16 if narrow else np.uint32)
-        kept_doff = self._arena.array(rows, np.int16 if narrow else np.int32)
-        np.copyto(kept_dt, dt[:rows], casting="unsafe")
-        np.copyto(kept_doff, doff[:rows], casting="unsafe")
+        kept_dt = dt[:rows].astype(np.uint16 if narrow else np.uint32)
+        kept_doff = doff[:rows].astype(np.int16 if narrow else np.int32)
         return _Steps(keys[:present].copy(), count[:present].copy(), start[:present].copy(), first[:present].copy(),
                       kept_dt, kept_doff, bounds)
 
@@ -282,11 +276,11 @@ class LagInputs:
     def member_tuples(self, rows: list[tuple]) -> None:
         """Members-table rows as the replay makes them (tuples, ``MEMBER``), kept flat: group code,
         record offset, timestamp, owner id, member id, and the lag indices of the partitions
-        assigned (``_replay.lag_members``, or :meth:`_member_columns`), a chunk of arrays a call."""
+        assigned (``kernel.lag_members``, or :meth:`_member_columns`), a chunk of arrays a call."""
         if not rows:
             return
-        if _replay is not None:
-            got = _replay.lag_members(rows, _MEMBER_PLACES, self._new_group, self._owner_ids, self._member_ids,
+        if kernel is not None:
+            got = kernel.lag_members(rows, _MEMBER_PLACES, self._new_group, self._owner_ids, self._member_ids,
                                       self._tp_cache, self._given)
             columns = [np.frombuffer(b, np.int64) for b in got]
         else:
@@ -301,7 +295,7 @@ class LagInputs:
         return self._group_code(name)
 
     def _member_columns(self, rows: list[tuple]) -> list[np.ndarray]:
-        """The pure-Python twin of ``_replay.lag_members``: a column at a time (the rows
+        """The pure-Python twin of ``kernel.lag_members``: a column at a time (the rows
         transposed at C speed), each assignment list converted once (the replay shares one list
         between the rows of equal assignments)."""
         cols = list(zip(*rows))
@@ -380,10 +374,10 @@ class LagInputs:
         flat = _joined(m["dp_flat"])
         starts = np.cumsum(all_sizes) - all_sizes  # each row's partitions in ``flat``
         keep = fast[gg] if len(gg) else np.zeros(0, np.bool_)
-        if _replay is not None and rows.any():
+        if kernel is not None and rows.any():
             order = np.lexsort((grec[keep], gg[keep]))
             s_g, s_rec, s_ts = (np.ascontiguousarray(x[keep][order]) for x in (gg, grec, gts))
-            got = _replay.lag_classic(s_g, s_rec, s_ts, np.argsort(s_rec, kind="stable"), mrec, mown, all_sizes,
+            got = kernel.lag_classic(s_g, s_rec, s_ts, np.argsort(s_rec, kind="stable"), mrec, mown, all_sizes,
                                       starts, flat, np.flatnonzero(rows), int(flat.max(initial=0)) + 1)
             dp, grp, ts, ids = (np.frombuffer(x, np.int64) for x in got)
         else:
@@ -485,7 +479,6 @@ class LagInputs:
                 owner_times=times, owner_ids=ids.astype(np.int32),
                 offset_rows={local[c]: row for c, row in rows_of.get(k, [])}, owner_refs=held.tolist())
         self._chunks = []
-        self._arena.release()  # the steps' buffers, for the next task of this process
 
     def _partition_rows(self, k: int, keys: np.ndarray, counts: np.ndarray, room: np.ndarray
                         ) -> tuple[np.ndarray, np.ndarray]:
@@ -500,7 +493,7 @@ class LagInputs:
             if isinstance(chunk, _Steps):
                 a, b = int(chunk.bounds[k]), int(chunk.bounds[k + 1])
                 if b > a:
-                    _replay.lag_unsteps(chunk.keys, chunk.count, chunk.start, chunk.first, chunk.dt, chunk.doff,
+                    kernel.lag_unsteps(chunk.keys, chunk.count, chunk.start, chunk.first, chunk.dt, chunk.doff,
                                         chunk.dt.itemsize, a, b, place, out)
                 continue
             key, rows, bounds = chunk
@@ -512,8 +505,8 @@ class LagInputs:
 def _scatter(key: np.ndarray, place: np.ndarray, rows: np.ndarray, out: np.ndarray) -> None:
     """Row ``i`` of ``rows`` to row ``place[key[i]]`` of ``out``, which then moves on (``_lag.h``'s
     lag_scatter, or :func:`_scatter_py`)."""
-    if _replay is not None:
-        _replay.lag_scatter(np.ascontiguousarray(key, np.int32), place, np.ascontiguousarray(rows, np.int64), out)
+    if kernel is not None:
+        kernel.lag_scatter(np.ascontiguousarray(key, np.int32), place, np.ascontiguousarray(rows, np.int64), out)
     else:
         _scatter_py(key, place, rows, out)
 
@@ -554,7 +547,7 @@ class LagInput:
     offset; by time, log order among equals), each group's owners over time (group ``c``'s
     changes are ``owner_bounds[c]:owner_bounds[c+1]`` of ``owner_times`` and ``owner_ids``, an
     index into ``owners`` ([consumer_id, host, client_id]) or -1 when nobody held it; each
-    owner's id in its offsets partition's :attr:`LagInputs.owner_table`, ``owner_refs``, when
+    owner's id in its offsets partition's :attr:`LagCollector.owner_table`, ``owner_refs``, when
     known) and its offsets table row. Sent as :meth:`pack`: a little JSON beside the arrays as
     they are, in a file of the lag phase's exchange directory (:meth:`write`)."""
 
@@ -608,8 +601,10 @@ class LagInput:
         os.makedirs(directory, exist_ok=True)
         final = os.path.join(directory, f"{self.log_partition}.lag")
         tmp = f"{final}.{os.getpid()}.tmp"
-        # around the page cache: the lag task reads it once (kgtool.storage.direct)
-        direct.write_whole(tmp, [len(head).to_bytes(8, "little") + head, *arrays])
+        with open(tmp, "wb") as fh:
+            fh.write(len(head).to_bytes(8, "little") + head)
+            for a in arrays:
+                fh.write(np.ascontiguousarray(a).data)
         os.replace(tmp, final)
 
     @classmethod
@@ -623,23 +618,10 @@ class LagInput:
         out = []
         for name in sorted(n for n in os.listdir(directory) if n.endswith(".lag")):
             path = os.path.join(directory, name)
-            lease = direct.read_whole(path, os.path.getsize(path))  # written around the page cache
-            if lease is None:
-                with open(path, "rb") as fh:
-                    blob: Any = memoryview(fh.read())
-            else:
-                blob = lease.view
-            try:
-                n = int.from_bytes(blob[:8], "little")
-                inp = cls.unpack(bytes(blob[8:8 + n]).decode("utf-8"), blob[8 + n:])
-                if lease is not None:  # the arrays out of the buffer, which goes back to the pool
-                    for name_, _dt in cls._ARRAYS:
-                        a = getattr(inp, name_)
-                        if a.base is not None:  # a view of the buffer (the steps' sums are not)
-                            setattr(inp, name_, a.copy())
-            finally:
-                if lease is not None:
-                    lease.release()
+            with open(path, "rb") as fh:
+                blob = memoryview(fh.read())
+            n = int.from_bytes(blob[:8], "little")
+            inp = cls.unpack(bytes(blob[8:8 + n]).decode("utf-8"), blob[8 + n:])
             out.append(inp)
         return out
 
@@ -682,9 +664,9 @@ def _deltas(bounds: np.ndarray, when: np.ndarray, offset: np.ndarray, pure: bool
     n, groups = len(when), len(bounds) - 1
     if not n:
         return None
-    if _replay is not None and not pure:  # one pass (_lag.h's lag_steps16)
+    if kernel is not None and not pure:  # one pass (_lag.h's lag_steps16)
         ws, os_ = np.empty(n, np.uint16), np.empty(n, np.int16)
-        got = _replay.lag_steps16(np.ascontiguousarray(bounds, np.int64), np.ascontiguousarray(when, np.int64),
+        got = kernel.lag_steps16(np.ascontiguousarray(bounds, np.int64), np.ascontiguousarray(when, np.int64),
                                   np.ascontiguousarray(offset, np.int64), ws, os_)
         wf, wb, of, ob = (np.frombuffer(x, np.int64) for x in got)
         return [wf, ws, wb, of, os_, ob]
@@ -725,7 +707,7 @@ def _undelta(bounds: np.ndarray, first: np.ndarray, steps: np.ndarray) -> np.nda
     return total + np.repeat(first[live] - total[starts], sizes[live])
 
 
-#: The members rows' columns :meth:`LagInputs.member_tuples` keeps, and where they are in a
+#: The members rows' columns :meth:`LagCollector.member_tuples` keeps, and where they are in a
 #: row (``tables.MEMBER``: the group, record offset, timestamp, member_id, client_id, client_host,
 #: assigned_partitions).
 _MEMBER_KEYS = ("group", "rec", "ts", "owner", "member", "dp_size", "dp_flat")
@@ -739,7 +721,7 @@ def _joined(chunks: list[np.ndarray]) -> np.ndarray:
 
 def _classic_entries(s_g: np.ndarray, s_rec: np.ndarray, s_ts: np.ndarray, a_rec: np.ndarray, a_owner: np.ndarray,
                      a_dp: np.ndarray) -> tuple[np.ndarray, ...]:
-    """The changes of owner of classic groups' partitions (see :meth:`LagInputs.owner_changes`): records
+    """The changes of owner of classic groups' partitions (see :meth:`LagCollector.owner_changes`): records
     ``s_*`` (each a group's whole assignment), assignments ``a_*`` (a record's member holding a
     partition). Returns (lag index, group code, timestamp, owner or -1), by pair then time."""
     empty = np.zeros(0, np.int64)
@@ -752,7 +734,7 @@ def _classic_entries(s_g: np.ndarray, s_rec: np.ndarray, s_ts: np.ndarray, a_rec
     a_g = s_g[snap]
     group_end = np.searchsorted(s_g, s_g, "right")
     n_dp = int(a_dp.max()) + 1
-    pairs, pair_of = _distinct(a_g * n_dp + a_dp, inverse=True)
+    pairs, pair_of = distinct(a_g * n_dp + a_dp, inverse=True)
     start = np.full(len(pairs), np.iinfo(np.int64).max, np.int64)
     np.minimum.at(start, pair_of, snap)  # a pair's first record: its line starts there
     end = group_end[start]

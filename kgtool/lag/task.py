@@ -1,14 +1,13 @@
 """The lag phase of ``spark-audit``: each data partition given (its copies, read from the longest)
 is one piece of work of a task, after the offsets-log tasks.
 
-Its inputs are what those tasks collected for the partition (:class:`kgtool.offsets.lag_input.LagInput`,
+Its inputs are what those tasks collected for the partition (:class:`kgtool.lag.inputs.LagInput`,
 as arrays): per group that committed on it, the offsets that took effect and when, and the owners
 over time. The partition answers ListOffsets by timestamp for every instant needed, all at once
 (``end(T)``: the time index and a bounded scan per instant, one forward walk a segment,
-:meth:`kgtool.storage.list_offsets.PartitionLog.ends_at`), and the timestamps at the committed
+:meth:`kgtool.lag.list_offsets.PartitionLog.ends_at`), and the timestamps at the committed
 offsets likewise; the rows of the ``lag`` table and Burrow's verdicts come from the lag kernel
-(:func:`kgtool.offsets.lag.partition_lag`) as arrays, written as they are (the ``lag`` table's
-pages by :mod:`kgtool.spark.parquet_pages`). The task writes the ``lag`` and ``lag_episodes``
+(:func:`kgtool.lag.timeline.partition_lag`) as arrays, handed to pyarrow's writer as they are. The task writes the ``lag`` and ``lag_episodes``
 tables and the partition's rows of the ``offsets`` table with their lag at the audit's end (or
 ``--until``), and hands the driver its episodes (for the rules, which span a group's partitions)
 and a small summary. Nothing per record of the data partition leaves the task.
@@ -16,7 +15,6 @@ and a small summary. Nothing per record of the data partition leaves the task.
 
 from __future__ import annotations
 
-import gc
 import json
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -25,12 +23,11 @@ from typing import Any
 
 import numpy as np
 
-from kgtool.offsets.burrow import Status
-from kgtool.offsets.lag import (DELETED, LagArrays, PartitionLag, Runs, answer, partition_lag, partition_runs,
+from kgtool.lag.burrow import Status
+from kgtool.lag.timeline import (DELETED, LagArrays, PartitionLag, Runs, answer, partition_lag, partition_runs,
                                 questions)
-from kgtool.offsets.lag_input import LagInput
+from kgtool.lag.inputs import LagInput
 from kgtool.offsets.options import AuditOptions
-from kgtool.spark.parquet_pages import BoolColumn, Columns, DictColumn, IntColumn, dictionary_codes
 
 #: A data partition's tables part files are numbered after the offsets-log tasks' (the
 #: partitions of __consumer_offsets are 0..offsets.topic.num.partitions-1, at most a few hundred).
@@ -126,32 +123,67 @@ _STATUS_NAMES = [s.name for s in sorted(Status)]
 
 
 def _lag_table(rows: LagArrays, seqs: _Sequences, topic: str, partition: int,
-               exact_from: dict[int, int] | None = None) -> Columns:
-    """The lag table's rows as columns (string columns as codes into their values; the integer
-    columns are the rows' arrays, not copied), for :func:`kgtool.spark.parquet_pages.write_file`."""
+               exact_from: dict[int, int] | None = None) -> Any:
+    """The lag table's rows as an Arrow table for pyarrow's Parquet writer (as every table is
+    written): the integer columns are the rows' arrays, not copied; the string columns are
+    dictionary arrays, codes into their few values (the file holds plain strings either way)."""
+    import pyarrow as pa
+
     from kgtool.offsets.tables import table_schema
 
     owners = seqs.owners
     n = len(rows)
     schema = table_schema("lag")  # as the table's files hold it: the columns never null not nullable
 
-    def text(name: str, indices: np.ndarray, values: list[Any]) -> DictColumn:
-        return DictColumn(name, *dictionary_codes(indices, values), nullable=schema.field(name).nullable)
+    def text(indices: np.ndarray, values: list[Any]) -> Any:
+        return _dictionary_array(n, *_dictionary_codes(indices, values))
 
-    columns = [
-        text("group", rows.seq, seqs.group),
-        IntColumn("log_partition", np.take(np.array(seqs.log_partition, np.int32), rows.seq)),
-        text("topic", np.zeros(n, np.int32), [topic]),
-        IntColumn("partition", np.full(n, partition, np.int32)),
-        IntColumn("timestamp", rows.t), IntColumn("committed_offset", rows.committed),
-        IntColumn("log_end_offset", rows.end), IntColumn("lag", rows.lag), IntColumn("lag_ms", rows.lag_ms),
-        text("lag_status", rows.status, _STATUS_NAMES),
-        text("consumer_id", rows.owner, [o[0] for o in owners]),
-        text("host", rows.owner, [o[1] for o in owners]),
-        text("client_id", rows.owner, [o[2] for o in owners]),
-        BoolColumn("exact", _exact(rows, seqs, exact_from or {})),
-    ]
-    return Columns(n, columns, schema)
+    columns = {
+        "group": text(rows.seq, seqs.group),
+        "log_partition": pa.array(np.take(np.array(seqs.log_partition, np.int32), rows.seq)),
+        "topic": text(np.zeros(n, np.int32), [topic]),
+        "partition": pa.array(np.full(n, partition, np.int32)),
+        "timestamp": pa.array(rows.t), "committed_offset": pa.array(rows.committed),
+        "log_end_offset": pa.array(rows.end), "lag": pa.array(rows.lag), "lag_ms": pa.array(rows.lag_ms),
+        "lag_status": text(rows.status, _STATUS_NAMES),
+        "consumer_id": text(rows.owner, [o[0] for o in owners]),
+        "host": text(rows.owner, [o[1] for o in owners]),
+        "client_id": text(rows.owner, [o[2] for o in owners]),
+        "exact": pa.array(_exact(rows, seqs, exact_from or {})),
+    }
+    return pa.Table.from_arrays(list(columns.values()), schema=pa.schema(
+        [pa.field(name, a.type, nullable=schema.field(name).nullable) for name, a in columns.items()]))
+
+
+def _dictionary_codes(indices: np.ndarray, values: list[Any]) -> tuple[np.ndarray, list[str]]:
+    """``values[indices]`` as codes (int32, -1 for null) into distinct values: (codes, values).
+    An index -1, or a value None, is null."""
+    place: dict[Any, int] = {}
+    lut = np.array([-1 if v is None else place.setdefault(v, len(place)) for v in values] + [-1], np.int32)
+    if len(place) == len(values) and indices.dtype == np.int32 and indices.flags.c_contiguous:
+        codes = indices  # each value once, none None: the indices are the codes (-1 null), no gather
+    else:
+        codes = np.take(lut, indices)  # index -1 takes the last: -1, null
+    return codes, list(place)
+
+
+def _dictionary_array(n: int, codes: np.ndarray, values: list[str]) -> Any:
+    """A dictionary-encoded string array of ``codes`` (-1: null) into ``values``, built from its
+    buffers: ``pa.array`` of a list of strings imports pandas (a quarter of a second in a fresh
+    worker) to look for its objects, and a mask given to it goes through pandas too."""
+    import pyarrow as pa
+
+    nulls = int(np.count_nonzero(codes < 0))
+    bitmap = None
+    if nulls:  # nulls point at value 0, masked
+        bitmap = pa.py_buffer(np.packbits(codes >= 0, bitorder="little"))
+        codes = np.maximum(codes, 0)
+    idx = pa.Array.from_buffers(pa.int32(), n, [bitmap, pa.py_buffer(np.ascontiguousarray(codes, np.int32))], nulls)
+    data = [v.encode("utf-8") for v in values]
+    offsets = np.zeros(len(data) + 1, np.int32)
+    np.cumsum([len(d) for d in data], out=offsets[1:])
+    dictionary = pa.StringArray.from_buffers(len(data), pa.py_buffer(offsets.tobytes()), pa.py_buffer(b"".join(data)))
+    return pa.DictionaryArray.from_arrays(idx, dictionary, safe=False)
 
 
 def _exact(rows: LagArrays, seqs: _Sequences, exact_from: dict[int, int]) -> np.ndarray:
@@ -168,10 +200,10 @@ class _Work:
     it asks of the log, and the answers (a future when a thread of the task's finds them)."""
 
     index: int
-    choice: Any  # kgtool.storage.list_offsets.CopyChoice
+    choice: Any  # kgtool.lag.list_offsets.CopyChoice
     seqs: _Sequences
     asked: tuple[np.ndarray, np.ndarray]
-    answers: Any = None  # concurrent.futures.Future of kgtool.offsets.lag.answer, or None
+    answers: Any = None  # concurrent.futures.Future of kgtool.lag.timeline.answer, or None
 
 
 def prepare(index: int, inputs: list[LagInput], options: AuditOptions, end_instant: int | None,
@@ -181,7 +213,7 @@ def prepare(index: int, inputs: list[LagInput], options: AuditOptions, end_insta
     ``reader`` (a one-thread executor) the answers looked for on it. A task prepares the next
     partition before it finishes this one: that one's reads, which wait on the disk and leave
     the GIL, overlap this one's work."""
-    from kgtool.storage.list_offsets import choose_copy
+    from kgtool.lag.list_offsets import choose_copy
 
     _tp, dirs = options.lag_partitions[index]
     choice = choose_copy(list(dirs))
@@ -246,7 +278,6 @@ def finish(work: _Work, options: AuditOptions, end_instant: int | None,
                 t, committed = np.append(t, out.room.t[k]), np.append(committed, out.room.committed[k])
             lines[group] = sparkline(_lag_over_time(t, committed, log))
     offsets, ahead = _offsets_with_lag(out, seqs, log, end_instant)
-    log.close()  # the buffers of the segments read whole, for the next partitions
     if write is not None:
         write("lag_episodes", part, episode_rows)
         write("offsets", part, offsets)
@@ -254,7 +285,7 @@ def finish(work: _Work, options: AuditOptions, end_instant: int | None,
         "index": index, "topic": topic, "partition": partition, "copy": log.directory,
         "log_end_offset": log.log_end_offset, "behind": [[d, n] for d, n in choice.behind],
         "problems": choice.problems + log.damage(), "notes": sorted(set(log.notes)) + ahead,
-        "rows": table_rows, "read_whole_bytes": log.read_whole_bytes,
+        "rows": table_rows,
         "episodes": found,
         # the group statuses at the end (Burrow's, of their partitions), and --group's describe rows
         "statuses": [[o["group"], o["lag_status"]] for o in offsets if o["lag_status"] is not None],
@@ -268,7 +299,7 @@ def finish(work: _Work, options: AuditOptions, end_instant: int | None,
 
 def _episodes(runs: Runs, seqs: _Sequences, topic: str, partition: int
               ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """The lag_episodes table's rows (:class:`kgtool.offsets.lag.Runs`' episodes), and the same
+    """The lag_episodes table's rows (:class:`kgtool.lag.timeline.Runs`' episodes), and the same
     for the driver's rules, compact (:data:`EPISODE_FIELDS` lists, groups and owners as indices
     into tables beside them; an owner there as its :attr:`_Sequences.owner_refs`: the driver
     has every offsets partition's owners once, not each data partition's copies)."""
@@ -327,20 +358,6 @@ def task(options: AuditOptions, end_instant: int | None, out_root: str | None, f
     inputs from the exchange directory (:meth:`LagInput.read_all`); a summary per data partition
     with inputs, as JSON strings."""
     def run(task_index: int, _items: Iterator[Any]) -> Iterator[str]:
-        from kgtool.spark.task import keep_freed_memory
-
-        keep_freed_memory()  # the partitions' arrays reuse the memory of the ones before
-        # the cyclic collector off while the task runs (its rows and summaries hold no cycles):
-        # its passes over the worker's objects cost 5% of a lag task
-        gc_was_enabled = gc.isenabled()
-        gc.disable()
-        try:
-            yield from _run(task_index)
-        finally:
-            if gc_was_enabled:
-                gc.enable()
-
-    def _run(task_index: int) -> Iterator[str]:
         from kgtool.spark.output import table_writers
 
         def done(work: _Work) -> str:
@@ -406,8 +423,8 @@ def combine(results: list[dict[str, Any]], options: AuditOptions, end_instant: i
     overlapping episodes of its partitions with one status) and the console's lag section.
     ``owners``: each offsets partition's owner table (the offsets-log tasks' ``lag_owners``),
     which the episodes' owners refer to."""
-    from kgtool.offsets.burrow import Status, group_status
-    from kgtool.offsets.lag import Episode, Owner, group_episodes, rule_of
+    from kgtool.lag.burrow import Status, group_status
+    from kgtool.lag.timeline import Episode, Owner, group_episodes, rule_of
     from kgtool.offsets.tables import group_finding
 
     by_group: dict[str, dict[tuple[str, int], list[Episode]]] = {}
@@ -469,7 +486,7 @@ def combine(results: list[dict[str, Any]], options: AuditOptions, end_instant: i
     section = {
         "at": end_instant,
         "partitions": [{k: r[k] for k in ("topic", "partition", "copy", "log_end_offset", "behind", "problems",
-                                          "notes", "rows", "read_whole_bytes")} for r in results],
+                                          "notes", "rows")} for r in results],
         "groups": groups,
         "describe": sorted((o for r in results for o in r["offsets"]),  # --group's table only
                            key=lambda o: (o["group"], o["topic"], o["partition"])) if options.group_pattern else [],

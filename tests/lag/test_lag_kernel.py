@@ -1,4 +1,4 @@
-"""The lag kernel (``kgtool/offsets/_lag.h``) against its pure-Python twin (``lag_rows`` a
+"""The lag kernel (``kgtool/lag/_lag.h``) against its pure-Python twin (``lag_rows`` a
 sequence at a time): the same rows, statuses, owners and end states, on random sequences (commits
 close together and far apart, rewinds, stalls, deletions, owners changing) over a random log."""
 
@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kgtool.offsets import lag
-from kgtool.offsets.burrow import Status
+from kgtool.lag import timeline as lag
+from kgtool.lag.burrow import Status
 
-pytestmark = pytest.mark.skipif(lag._replay is None, reason="the compiled extension is not built (pure twin only)")
+pytestmark = pytest.mark.skipif(lag.kernel is None, reason="the compiled extension is not built (pure twin only)")
 
 
 class FakeLog:

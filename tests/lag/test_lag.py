@@ -1,12 +1,12 @@
-"""Lag through time (kgtool.offsets.lag) on a partition whose records arrive one per second:
+"""Lag through time (kgtool.lag.timeline) on a partition whose records arrive one per second:
 rows at commits and steps, Burrow's verdicts, episodes, and the rules they fire."""
 
 from __future__ import annotations
 
 from bisect import bisect_left
 
-from kgtool.offsets import lag as L
-from kgtool.offsets.lag import Effective, Owner
+from kgtool.lag import timeline as L
+from kgtool.lag.timeline import Effective, Owner
 
 T0 = 1_700_000_000_000
 STAMPS = [T0 + 1000 * k for k in range(3600)]  # offset k stamped T0 + k s
@@ -92,6 +92,6 @@ def test_distinct_values_and_their_places_are_numpys_whether_marked_or_sorted():
                    np.zeros(0, np.int64)):
         values = values.astype(np.int64)
         want, where = np.unique(values, return_inverse=True)
-        got, at = L._distinct(values, inverse=True)
+        got, at = L.distinct(values, inverse=True)
         assert got.tolist() == want.tolist() and at.tolist() == where.tolist()
-        assert L._distinct(values).tolist() == want.tolist()
+        assert L.distinct(values).tolist() == want.tolist()

@@ -1,6 +1,6 @@
 """Lag in spark-audit, end to end: the offsets log's replay hands each data partition its
-commits and owners (kgtool.offsets.lag_input), the lag phase answers ListOffsets at every
-instant (kgtool.spark.lag_task); every row of the lag table is held against the scenario's own
+commits and owners (kgtool.lag.inputs), the lag phase answers ListOffsets at every
+instant (kgtool.lag.task); every row of the lag table is held against the scenario's own
 arithmetic (a record a second), and the rules against the groups' known behaviour."""
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from typer.testing import CliRunner
 
 from kgtool.cli.main import app
 from kgtool.offsets.options import AuditOptions
-from kgtool.spark import lag_task
+from kgtool.lag import task as lag_task
 from kgtool.spark.task import PartitionFiles, audit_partition
-from tests.offsets import lag_scenario as S
+from tests.lag import scenario as S
 
 runner = CliRunner()
 
@@ -174,29 +174,3 @@ def test_since_hides_rows_but_the_verdicts_use_the_whole_history(broker):
     _s, _r, full, _e = _in_process(broker)
     want = [r for r in full["lag"] if r["timestamp"] >= since]
     assert tables["lag"] == want and len(want) < len(full["lag"])
-
-
-def test_cold_data_partitions_read_whole_give_the_same_lag(broker, monkeypatch):
-    """Segments taken as cold are read whole around the page cache (kgtool.storage.direct): the
-    same rows, findings and summaries as through the mappings, and the bytes said."""
-    from kgtool.storage import direct
-
-    _s, want_results, want_tables, _e = _in_process(broker)
-    assert all(r["read_whole_bytes"] == 0 for r in want_results)  # just written: in the page cache
-    monkeypatch.setattr(direct, "cached_share", lambda data: 0.0)
-    _s, results, tables, _e = _in_process(broker)
-    assert tables == want_tables
-    read = [r.pop("read_whole_bytes") for r in results]
-    for r in want_results:
-        r.pop("read_whole_bytes")
-    assert results == want_results
-    from kgtool.storage import list_offsets
-
-    seg = os.path.join(broker["brokers"][0], "orders-0")
-    logs = sorted(os.path.join(seg, n) for n in os.listdir(seg) if n.endswith(".log"))
-    try:
-        os.close(os.open(logs[0], os.O_RDONLY | os.O_DIRECT))
-        o_direct = list_offsets._speedups is not None  # without the walks nothing is read whole
-    except OSError:  # tmpfs: refused, the mappings read
-        o_direct = False
-    assert read[0] == (sum(os.path.getsize(p) for p in logs) if o_direct else 0) and all(read) == o_direct

@@ -1,4 +1,4 @@
-"""ListOffsets offline (kgtool.storage.list_offsets): end(T) against a plain scan of every record,
+"""ListOffsets offline (kgtool.lag.list_offsets): end(T) against a plain scan of every record,
 at every instant that matters, with and without indexes; the timestamp at an offset; copies."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 
 from kgtool.codec import scan_file
 from kgtool.storage.files import list_segments
-from kgtool.storage.list_offsets import PartitionLog, choose_copy
+from kgtool.lag.list_offsets import PartitionLog, choose_copy
 from tests.storage.dirs import TS, busy_partition, damaged_copy
 
 
@@ -204,7 +204,7 @@ def test_the_walk_itself_answers_plain_batches(partition):
     within a batch for a larger key, across batches with its cursor)."""
     import numpy as np
 
-    from kgtool.storage import list_offsets as lo
+    from kgtool.lag import list_offsets as lo
 
     if lo._speedups is None:
         pytest.skip("the compiled extension is not built")
@@ -246,7 +246,7 @@ def test_prefetched_questions_and_batches_checked_once_give_the_same_answers(par
     recs = _records(partition)
     times = np.array(sorted({ts for _, ts in recs if ts is not None} | {TS - 1}), np.int64)
     offs = np.arange(-1, max(o for o, _ in recs) + 3, dtype=np.int64)
-    from kgtool.storage import list_offsets as lo
+    from kgtool.lag import list_offsets as lo
 
     compiled = lo._speedups is not None  # without it, prefetch plans nothing and Python answers
     one, planned = PartitionLog(d), PartitionLog(d)

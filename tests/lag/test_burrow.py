@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from kgtool.offsets import burrow
-from kgtool.offsets.burrow import Commit, CommitWindow, Status
+from kgtool.lag import burrow
+from kgtool.lag.burrow import Commit, CommitWindow, Status
 
 
 def _w(*rows):

@@ -1,5 +1,5 @@
-"""Owners over time for the lag phase (kgtool.offsets.lag_input): the classic groups' arrays
-(LagInputs.owner_changes over the flat members rows, _classic_entries) against the
+"""Owners over time for the lag phase (kgtool.lag.inputs): the classic groups' arrays
+(LagCollector.owner_changes over the flat members rows, _classic_entries) against the
 event-by-event timelines (_owner_timelines), as the owner at every instant that matters; and a
 group that is not classic-only takes the event path."""
 
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kgtool.offsets.lag_input import LagInputs, _GroupOwners, _owner_timelines
+from kgtool.lag.inputs import LagCollector, _GroupOwners, _owner_timelines
 from kgtool.offsets.tables import MEMBER
 
 MEMBERS = [("m-a", "/10.0.0.1", "c-a"), ("m-b", "/10.0.0.2", "c-b"), ("m-c", "/10.0.0.3", "c-c")]
@@ -43,9 +43,9 @@ def classic_groups(draw):
 
 
 def _owner_changes(groups: dict[str, _GroupOwners]):
-    """LagInputs.owner_changes of the groups' events fed as the replay hands its rows on (members
+    """LagCollector.owner_changes of the groups' events fed as the replay hands its rows on (members
     rows as tuples, generation rows as dicts; data partition k is t-k), and the group codes."""
-    li = LagInputs({("t", k): k for k in range(5)}, 0)
+    li = LagCollector({("t", k): k for k in range(5)}, 0)
     width = max(MEMBER.values()) + 1
     members, gens = [], []
     for name, o in groups.items():
@@ -92,19 +92,19 @@ def test_the_classic_arrays_give_the_owners_of_the_events(groups):
 @settings(max_examples=150, deadline=None)
 @given(classic_groups())
 def test_the_compiled_classic_owners_are_the_numpy_ones(groups):
-    """_replay.lag_classic (and lag_members before it) against their NumPy twins, array for array."""
-    from kgtool.offsets import lag_input
+    """kernel.lag_classic (and lag_members before it) against their NumPy twins, array for array."""
+    from kgtool.lag import inputs as lag_input
     from tests.twins import compiled
 
-    replay = compiled("kgtool.offsets._replay")
+    replay = compiled("kgtool.lag._kernel")
     got = []
     for kernel in (replay, None):
-        saved = lag_input._replay
-        lag_input._replay = kernel
+        saved = lag_input.kernel
+        lag_input.kernel = kernel
         try:
             table, arrays, codes = _owner_changes(groups)
         finally:
-            lag_input._replay = saved
+            lag_input.kernel = saved
         got.append((table, [a.tolist() for a in arrays], codes))
     assert got[0] == got[1]
 
@@ -119,22 +119,22 @@ def test_a_group_with_member_records_of_its_own_takes_the_event_path():
 
 
 def test_a_transactional_commit_takes_effect_at_its_marker_and_a_deletion_is_kept():
-    """LagInputs on chunks of the replay's commits: the instant of a commit is its record's time,
+    """LagCollector on chunks of the replay's commits: the instant of a commit is its record's time,
     or its COMMIT marker's (known from the task's pre-pass before the replay); a deleted offset
     (a tombstone) stays a deletion; commits that did not take effect, other topics and data
     partitions not given are left out; each group's commits come by time, log order among
     equal instants, in chunks merged by record offset."""
-    from kgtool.offsets.lag import DELETED
-    from kgtool.offsets.lag_input import CommitChunk, LagInputs
+    from kgtool.lag.timeline import DELETED
+    from kgtool.lag.inputs import ReplayedCommits, LagCollector
     from kgtool.offsets.store import NULL
 
     markers = {50: 9_000}
-    inputs = LagInputs({("orders", 0): 0, ("orders", 1): 1}, 7, markers)
+    inputs = LagCollector({("orders", 0): 0, ("orders", 1): 1}, 7, markers)
     keys = [("g", "orders", 0), ("g", "other", 0), ("h", "orders", 1), ("g", "orders", 5), ("h", "orders", 0)]
 
     def chunk(key, ts, rec, offset, deleted=None, effective=None, at=None):
         n = len(key)
-        return CommitChunk(np.array(key, np.int64), np.array(ts, np.int64), np.array(rec, np.int64),
+        return ReplayedCommits(np.array(key, np.int64), np.array(ts, np.int64), np.array(rec, np.int64),
                            np.array(offset, np.int64), np.array(deleted or [False] * n),
                            np.array(effective or [True] * n), np.array(at or rec, np.int64))
 
@@ -155,7 +155,7 @@ def test_a_transactional_commit_takes_effect_at_its_marker_and_a_deletion_is_kep
 
 
 def test_the_counting_sort_keeps_each_keys_log_order_with_or_without_the_kernel():
-    from kgtool.offsets.lag_input import _scatter, _scatter_py
+    from kgtool.lag.inputs import _scatter, _scatter_py
 
     rng = np.random.default_rng(7)
     key = rng.integers(0, 50, 5_000).astype(np.int32)
@@ -177,16 +177,16 @@ def test_the_counting_sort_keeps_each_keys_log_order_with_or_without_the_kernel(
 @pytest.mark.parametrize("deleted,in_txn,jump", [(0.05, 0.2, 0), (0.0, 0.0, 0), (0.0, 0.0, 100_000),
                                                   (0.0, 0.0, 3 << 31), (0.002, 0.01, 0)])
 def test_the_compiled_pick_and_sort_give_the_inputs_numpy_gives(monkeypatch, deleted, in_txn, jump):
-    """LagInputs over random chunks (keys on given and other partitions, several store keys of
+    """LagCollector over random chunks (keys on given and other partitions, several store keys of
     one (group, topic, partition) as a group deleted and made again has, deletions, commits that
     did not take effect, transactions at markers, chunks replayed inside others, offsets that jump
     past an int32 step): the same inputs with ``_lag.h``'s lag_pick, lag_pick_steps and their
     passes as with NumPy alone, each group's commits one sequence in time order. Chunks with no
     deletion and no instant going back are kept as steps; the others as lag_pick gives them."""
-    from kgtool.offsets import lag_input as LI
+    from kgtool.lag import inputs as LI
     from kgtool.offsets.store import NULL
 
-    if LI._replay is None:
+    if LI.kernel is None:
         pytest.skip("the compiled extension is not built")
     rng = np.random.default_rng(11)
     keys = [(f"g{k % 7}", "orders" if k % 5 else "other", k % 4) for k in range(40)]
@@ -202,22 +202,22 @@ def test_the_compiled_pick_and_sort_give_the_inputs_numpy_gives(monkeypatch, del
             at = np.where(r.random(n) < in_txn, 10_000 + r.integers(0, 400, n), recs)
             at = np.where(r.random(n) < 0.05, NULL, at)
             offsets = r.integers(0, 9_000, n) + np.where(r.random(n) < 0.1, jump, 0)
-            parts = [LI.CommitChunk(r.integers(0, 40, n), 1_000 * recs // 7, recs, offsets,
+            parts = [LI.ReplayedCommits(r.integers(0, 40, n), 1_000 * recs // 7, recs, offsets,
                                     r.random(n) < deleted, r.random(n) < 0.9, at)]
             if n and r.random() < 0.3:  # one replayed inside it: interleaved record offsets
                 k = int(r.integers(1, n + 1))
-                parts = [LI.CommitChunk(*(getattr(parts[0], f)[::2] for f in ("key", "timestamp", "record_offset",
+                parts = [LI.ReplayedCommits(*(getattr(parts[0], f)[::2] for f in ("key", "timestamp", "record_offset",
                                                                                 "offset", "deleted", "effective",
                                                                                 "effective_at"))),
-                         LI.CommitChunk(*(getattr(parts[0], f)[1::2] for f in ("key", "timestamp", "record_offset",
+                         LI.ReplayedCommits(*(getattr(parts[0], f)[1::2] for f in ("key", "timestamp", "record_offset",
                                                                                  "offset", "deleted", "effective",
                                                                                  "effective_at")))][:max(1, k % 3)]
             out.append(parts)
         return out
 
     def inputs(compiled):
-        monkeypatch.setattr(LI, "_replay", LI._replay if compiled else None)
-        li = LI.LagInputs({("orders", p): p for p in range(4)}, 3, dict(markers))
+        monkeypatch.setattr(LI, "kernel", LI.kernel if compiled else None)
+        li = LI.LagCollector({("orders", p): p for p in range(4)}, 3, dict(markers))
         for parts in chunks(5):
             li.commits(parts, len(keys), lambda k: keys[k])
         kinds.append(sorted({f"steps{c.dt.itemsize * 8}" if isinstance(c, LI._Steps) else "rows" for c in li._chunks}))
@@ -242,12 +242,12 @@ def test_the_compiled_pick_and_sort_give_the_inputs_numpy_gives(monkeypatch, del
 def test_data_partitions_given_without_commits_are_no_trouble():
     """Data partitions given that no group committed on (after the last one that has commits,
     as a broker's log directory holds many topics): inputs for the committed one only."""
-    from kgtool.offsets.lag_input import CommitChunk, LagInputs
+    from kgtool.lag.inputs import ReplayedCommits, LagCollector
 
-    li = LagInputs({("t", 0): 0, ("t", 1): 1, ("t", 2): 2}, 0, {})
+    li = LagCollector({("t", 0): 0, ("t", 1): 1, ("t", 2): 2}, 0, {})
     n = 3
     rec = np.arange(n, dtype=np.int64)
-    li.commits([CommitChunk(np.zeros(n, np.int64), rec * 10, rec, rec, np.zeros(n, np.bool_), np.ones(n, np.bool_),
+    li.commits([ReplayedCommits(np.zeros(n, np.int64), rec * 10, rec, rec, np.zeros(n, np.bool_), np.ones(n, np.bool_),
                             rec)], 1, lambda k: ("g", "t", 1))
     got = {k: (v.groups, v.when.tolist(), v.offset.tolist()) for k, v in li.payloads()}
     assert got == {1: (["g"], [0, 10, 20], [0, 1, 2])}
@@ -258,12 +258,12 @@ def test_data_partitions_given_without_commits_are_no_trouble():
                           st.sampled_from(range(len(MEMBERS))), st.integers(0, 3), st.booleans()),
                 max_size=60))
 def test_the_compiled_members_columns_are_the_pure_ones(rows):
-    """_replay.lag_members against LagInputs._member_columns: the same columns, owner and member
+    """kernel.lag_members against LagCollector._member_columns: the same columns, owner and member
     ids, group codes and owners made, partitions not given left out, None and shared lists."""
-    from kgtool.offsets import lag_input
+    from kgtool.lag import inputs as lag_input
     from tests.twins import compiled
 
-    replay = compiled("kgtool.offsets._replay")
+    replay = compiled("kgtool.lag._kernel")
     width = max(MEMBER.values()) + 1
     shared = [["t-1", "t-2"], [], None, ["t-0", "u-0", "t-4"], ["t-9", "t-3"]]  # u-0, t-9: not given
     tuples = []
@@ -277,15 +277,15 @@ def test_the_compiled_members_columns_are_the_pure_ones(rows):
         tuples.append(tuple(row))
     got = {}
     for mode in ("c", "py"):
-        li = LagInputs({("t", k): k for k in range(5)}, 0)
+        li = LagCollector({("t", k): k for k in range(5)}, 0)
         li._groups["g0"] = 0  # a group already coded (from its commits)
-        saved = lag_input._replay
-        lag_input._replay = replay if mode == "c" else None
+        saved = lag_input.kernel
+        lag_input.kernel = replay if mode == "c" else None
         try:  # two calls: ids and codes go on from the first
             li.member_tuples(tuples[: len(tuples) // 2])
             li.member_tuples(tuples[len(tuples) // 2:])
         finally:
-            lag_input._replay = saved
+            lag_input.kernel = saved
         got[mode] = ({k: [c.tolist() for c in v] for k, v in li._members.items()}, dict(li._groups),
                      dict(li._owner_ids), dict(li._member_ids), sorted(li.owners), dict(li._tp_cache))
     assert got["c"] == got["py"]

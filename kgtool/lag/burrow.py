@@ -8,7 +8,7 @@ Ported from linkedin/Burrow (Apache-2.0): the commit window of ``core/internal/s
   commit time: the broker's log end offset then minus the committed offset, 0 when the commit is
   ahead. A commit less than ``min_distance`` (1 s) after the previous one replaces it, keeping the
   previous one's timestamp. Live, Burrow's broker offset is its last poll; offline it is exact:
-  the log end at the commit's instant (``kgtool.offsets.lag``).
+  the log end at the commit's instant (``kgtool.lag.timeline``).
 - At an instant ``now``: the current lag is the log end at ``now`` minus the last commit's offset
   (0 when ahead). With a current lag, the partition is STOP when the time since the last commit is
   longer than the window's span (``now`` in whole seconds, as Burrow's ``time.Now().Unix()``)
