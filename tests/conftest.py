@@ -56,13 +56,24 @@ def _spark_needs_its_marker(request, monkeypatch):
     if request.node.get_closest_marker("spark") is not None:
         yield
         return
-    import kgtool.spark.session as session
+    import sys
 
-    real = session.get_session
+    import kgtool.spark.session as session
 
     def refuse(*args, **kwargs):
         pytest.fail(f"{request.node.nodeid} starts Spark: mark it @pytest.mark.spark", pytrace=False)
 
-    monkeypatch.setattr(session, "get_session", refuse)
+    monkeypatch.setattr(session, "_launch", refuse)  # a JVM started by kgtool
+    if "pyspark.sql" in sys.modules:  # a session of an earlier test, taken again
+        monkeypatch.setattr(sys.modules["pyspark.sql"].SparkSession.Builder, "getOrCreate", refuse)
     yield
-    monkeypatch.setattr(session, "get_session", real)
+
+
+def pytest_collection_modifyitems(config, items):
+    """A test asking for the Spark fixtures without the marker stops the run at collection
+    (session fixtures are set up before the guard above could refuse them)."""
+    unmarked = [item.nodeid for item in items
+                if {"spark", "spark_cluster"} & set(getattr(item, "fixturenames", ()))
+                and item.get_closest_marker("spark") is None]
+    if unmarked:
+        raise pytest.UsageError("these tests use Spark without @pytest.mark.spark: " + ", ".join(unmarked))

@@ -4,7 +4,6 @@ An assignment of a large group allocates a million ``(topic, partition)`` tuples
 container allocations CPython runs a young-generation collection, and the older generations'
 passes walk every live tuple, including the described group itself. None of these objects can
 form a reference cycle, so the collector is paused while an assignor runs (and restored after).
-Measured on 500 topics x 2,000 partitions: ``server-range`` 0.55 s -> 0.15 s per call.
 """
 
 from __future__ import annotations

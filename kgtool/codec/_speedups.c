@@ -35,7 +35,7 @@
  *       kgtool.codec.segment._resync: the next plausible v2 batch whose CRC checks out, in
  *       time linear in the bytes scanned; see "resynchronisation" below.
  *
- *   KeyIndex(), CommitColumns(key_index, max_rows), ColumnBuffer, scan_markers(...)
+ *   KeyIndex(), CommitScanner(key_index, max_rows), ColumnBuffer, scan_markers(...)
  *       kgtool.offsets.columns: plain OffsetCommit records appended to typed column buffers
  *       (handed to NumPy without a copy), keys interned per log partition, other records and
  *       transaction markers handed back; see "offset-commit columns" below.
@@ -1673,7 +1673,7 @@ static PyTypeObject BufType = {
     .tp_as_buffer = &buf_as_buffer,
 };
 
-/* ---- CommitColumns: the column buffers of one chunk */
+/* ---- CommitScanner: the column buffers of one chunk */
 
 enum { C_ROFF, C_POS, C_TS, C_PID, C_PE, C_TXN, C_KEY, C_VER, C_OFF, C_LEP, C_META, C_CTS, C_ETS, C_TID, NCOLS };
 static const size_t col_size[NCOLS] = {8, 8, 8, 8, 2, 1, 4, 1, 8, 4, 4, 8, 8, 4};
@@ -1708,7 +1708,7 @@ typedef struct {
 
 static PyTypeObject ColsType;
 
-/* CommitColumns(key_index, max_rows) */
+/* CommitScanner(key_index, max_rows) */
 static PyObject *cols_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
     PyObject *ki;
     Py_ssize_t max_rows;
@@ -2004,7 +2004,7 @@ static int control_records(const vbatch_t *v, PyObject *out, Py_ssize_t index) {
     return p == v->re;
 }
 
-/* CommitColumns.scan(data, i, hi, base_position, max_rows, decompress, raw) -> (j, declined)
+/* CommitScanner.scan(data, i, hi, base_position, max_rows, decompress, raw) -> (j, declined)
  *
  * Walks the batch chain from index i while the batch at i starts before hi and is one the
  * general path would decode without a problem: v2 (DefaultRecordBatch), vbatch_open's checks,
@@ -2088,7 +2088,7 @@ error:
     return NULL;
 }
 
-/* CommitColumns.add(position, offset, timestamp, producer_id, producer_epoch, transactional,
+/* CommitScanner.add(position, offset, timestamp, producer_id, producer_epoch, transactional,
  * key, value) -> bool: a record decoded by the general path (legacy message sets, ...). */
 static PyObject *cols_add(ColsObject *self, PyObject *args) {
     long long pos, roff, ts, pid;
@@ -2115,7 +2115,7 @@ static PyObject *cols_add(ColsObject *self, PyObject *args) {
     return PyBool_FromLong(rc);
 }
 
-/* CommitColumns.take() -> (n, record_offset, position, timestamp, producer_id, producer_epoch,
+/* CommitScanner.take() -> (n, record_offset, position, timestamp, producer_id, producer_epoch,
  * transactional, key, version, offset, leader_epoch, metadata, commit_timestamp,
  * expire_timestamp, topic_id, metadata_values, topic_id_values): the columns as ColumnBuffers
  * (native byte order, no copy), the chunk's metadata strings and its TopicIds (16 raw bytes
@@ -2173,7 +2173,7 @@ fail:
 
 static PyObject *cols_get_n(ColsObject *self, void *closure) { return PyLong_FromSsize_t(self->n); }
 
-/* CommitColumns.batch_signs() -> (empty_batches, horizon_batches, sign_end) of the batches
+/* CommitScanner.batch_signs() -> (empty_batches, horizon_batches, sign_end) of the batches
  * scanned since the last call; the counts start over. */
 static PyObject *cols_batch_signs(ColsObject *self, PyObject *noargs) {
     PyObject *t = Py_BuildValue("(LLL)", (long long)self->empty_batches, (long long)self->horizon_batches,
@@ -2198,7 +2198,7 @@ static PyGetSetDef cols_getset[] = {
 
 static PyTypeObject ColsType = {
     PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "kgtool.codec._speedups.CommitColumns",
+    .tp_name = "kgtool.codec._speedups.CommitScanner",
     .tp_basicsize = sizeof(ColsObject),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "Column buffers of plain offset commits (one chunk at a time).",
@@ -2697,7 +2697,7 @@ PyMODINIT_FUNC PyInit__speedups(void) {
         return NULL;
     }
     Py_INCREF(&ColsType);
-    if (PyModule_AddObject(m, "CommitColumns", (PyObject *)&ColsType) < 0) {
+    if (PyModule_AddObject(m, "CommitScanner", (PyObject *)&ColsType) < 0) {
         Py_DECREF(&ColsType);
         Py_DECREF(m);
         return NULL;

@@ -119,7 +119,7 @@ class PartitionLog:
         and a batch more.
         The reads then overlap instead of waiting one fault at a time. The mapping keeps the
         kernel's default advice: with MADV_RANDOM it maps each page by a fault of its own, cached
-        or not (measured: 0.30 s against 0.04 s for a cold 64 MiB partition's questions)."""
+        or not."""
         data = self._seg(k).data
         if not isinstance(data, mmap.mmap) or not len(slots):
             return

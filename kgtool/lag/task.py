@@ -33,9 +33,7 @@ from kgtool.offsets.options import AuditOptions
 #: partitions of __consumer_offsets are 0..offsets.topic.num.partitions-1, at most a few hundred).
 PART_BASE = 1 << 20
 #: The data partitions a lag task prepares ahead of the one it finishes (their pages asked for),
-#: read by one thread. Two ahead and two threads made two lag processes on their own faster
-#: (32 of the lag benchmark's partitions each: 4.4-4.7 s against 4.7-5.6 s) but the lag phase in
-#: Spark's workers slower (4.4-4.5 s against 3.7-3.9 s, alternating runs).
+#: read by one thread (two ahead and two threads made the lag phase slower in Spark's workers).
 LOOKAHEAD = 1
 #: Owners listed per episode, sparkline width.
 SPARK_WIDTH = 40

@@ -16,7 +16,7 @@ paths give the same chunks column by column (tests/offsets/test_columns.py).
 "Plain" is exactly what :func:`kgtool.coordinator.records.decode_offset_commit` accepts, in
 a batch that is not a control batch (v2 ``DefaultRecordBatch`` or a legacy message set).
 
-The C path (``kgtool.codec._speedups.CommitColumns``) walks v2 batches itself (CRC-32C,
+The C path (``kgtool.codec._speedups.CommitScanner``) walks v2 batches itself (CRC-32C,
 decompression through :func:`kgtool.codec.compression.decompress` with the usual size cap,
 ``DefaultRecord`` parsing, OffsetCommitKey/Value layouts) and stops before anything it
 declines (control batches, legacy magic, CRC mismatch, malformed records, codec failures,
@@ -43,7 +43,7 @@ from kgtool.offsets.entries import CONTROL, LEGACY_OFFSET_COMMIT, OFFSET_COMMIT,
 __all__ = ["CommitChunk", "KeyTable", "chunk_entries", "decode_commit_chunks", "transaction_markers"]
 
 #: (name, dtype) of the per-row columns of a :class:`CommitChunk`, in the order the C
-#: extension returns them (``CommitColumns.take``).
+#: extension returns them (``CommitScanner.take``).
 ROW_COLUMNS: list[tuple[str, Any]] = [
     ("record_offset", np.int64),
     ("position", np.int64),
@@ -68,7 +68,7 @@ def _speedups() -> Any:
     from kgtool.codec import batch as _batch
 
     sp = _batch.speedups()
-    if sp is None or not hasattr(sp, "CommitColumns"):
+    if sp is None or not hasattr(sp, "CommitScanner"):
         return None
     return sp
 
@@ -299,7 +299,7 @@ def _chunk(source: str, cols: list[np.ndarray], metas: list[str], rare: list, en
 
 
 class _PyRows:
-    """The pure-Python twin of ``CommitColumns``: per-column lists."""
+    """The pure-Python twin of ``CommitScanner``: per-column lists."""
 
     def __init__(self) -> None:
         self.cols: list[list] = [[] for _ in ROW_COLUMNS]
@@ -482,7 +482,7 @@ def _marker_entry(t: tuple, source: str, log_partition: int) -> LogEntry:
 
 def _rare_of_raw(raw: list[tuple], rare: list[tuple[int, LogEntry]], source: str, log_partition: int,
                  data: Any = None, base_position: int = 0) -> None:
-    """Entries of the records the C scan handed back (``CommitColumns.scan``'s ``raw``)."""
+    """Entries of the records the C scan handed back (``CommitScanner.scan``'s ``raw``)."""
     from kgtool.offsets.decode import record_entries
 
     for t in raw:
@@ -499,7 +499,7 @@ def _chunks_c(sp: Any, data: Any, source: str, log_partition: int, keys: KeyTabl
     from kgtool.codec.segment import PageReleaser, scan_segment
     from kgtool.offsets.decode import entries_of, record_entries
 
-    cols = sp.CommitColumns(keys._cindex(sp), max_rows)
+    cols = sp.CommitScanner(keys._cindex(sp), max_rows)
     rare: list[tuple[int, LogEntry]] = []
     raw: list[tuple] = []
     releaser = PageReleaser(data, i)

@@ -334,8 +334,8 @@ GROUP_MEMBERS = [
 
 # The replay makes the members table's rows as tuples in MEMBERS' column order, the other tables'
 # as dicts: a generation record makes a row per member, and a tuple costs a tenth of a dict to
-# build and half as much to turn into columns (measured: 0.04 against 0.42 us; 20 against 45 ms
-# for 52,800 rows). MEMBER names each column's index; member_dicts() gives the rows as dicts.
+# build and half as much to turn into columns. MEMBER names each column's index; member_dicts()
+# gives the rows as dicts.
 MEMBER: dict[str, int] = {name: i for i, (name, _t) in enumerate(MEMBERS)}
 
 

@@ -168,8 +168,7 @@ def audit_partitions(spark: Any, parts: list[PartitionFiles], options: AuditOpti
     are: under the output's temporary directory when it is local, else a local temporary
     directory (lag reads local data directories: local mode, or a cluster on a shared file
     system). It goes when the lag phase ends: on a thread of its own, added to ``removals`` (the
-    caller joins it before it publishes the output), while the driver goes on (its 0.5 GB of
-    the lag benchmark took the driver 0.17 s to delete). Each input is about 4 bytes a commit (16-bit
+    caller joins it before it publishes the output), while the driver goes on. Each input is about 4 bytes a commit (16-bit
     steps, those that do not fit beside: :meth:`LagInput.pack`), written and read as plain files:
     handing them through Spark's shuffle cost the JVM more than the lag itself."""
     from kgtool.spark.schemas import spark_schema
@@ -193,9 +192,8 @@ def audit_partitions(spark: Any, parts: list[PartitionFiles], options: AuditOpti
         options = dataclasses.replace(options, exact_from=tuple(
             (s.log_partition, s.exact_from) for s in summaries if s.exact_from is not None))
         # a few data partitions a task (a task's start costs more than a small partition's lag,
-        # and each task's first partition waits for its reads): at most 2 tasks a core (the lag
-        # benchmark's phase: 4.9 s with 4, 4.2-4.3 s with 2, 4.1-4.5 s with 1), data partition k
-        # in task k % tasks
+        # and each task's first partition waits for its reads): at most 2 tasks a core, data
+        # partition k in task k % tasks
         n = min(len(options.lag_partitions), 2 * max(1, spark.sparkContext.defaultParallelism))
         # as a DataFrame's mapInArrow, as the offsets-log tasks: the same Python workers run them,
         # numpy, pyarrow and kgtool imported already (an RDD's tasks start workers of their own)
@@ -212,8 +210,7 @@ def audit_partitions(spark: Any, parts: list[PartitionFiles], options: AuditOpti
                                                  name="kgtool-lag-exchange-removal"))
                 removals[-1].start()
     # acyclic lists and dicts: the collector's passes over the driver's objects as they are made
-    # cost as much as the decoding (under cProfile, 0.29 s against 0.14 s without them, on the
-    # lag benchmark)
+    # cost as much as the decoding (in the driver, not in Spark's shared workers)
     with collector_paused():
         results = sorted((json.loads(t) for t in texts), key=lambda r: r["index"])
     return summaries, results, end_instant

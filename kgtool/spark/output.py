@@ -32,8 +32,8 @@ from kgtool.spark.files import arrow_fs, is_local, local_path
 
 #: The columns given min/max statistics: what queries on the tables filter by (where in the log,
 #: when, which partition and offset, which generation or producer). Statistics on every other
-#: column (flags, epochs, versions, the other timestamps) cost 7% of the commits table's write
-#: (4.1M rows: 353-362 against 376-388 ms) and prune nothing a query is likely to ask. String columns
+#: column (flags, epochs, versions, the other timestamps) slow the write and prune nothing a
+#: query is likely to ask. String columns
 #: have dictionary pages instead, which readers filter with (Spark's Parquet dictionary filter).
 STATISTICS_COLUMNS = frozenset({"log_partition", "record_offset", "timestamp", "partition", "offset",
                                 "generation_id", "producer_id"})
@@ -45,9 +45,7 @@ def parquet_options(schema: Any) -> dict[str, Any]:
     min/max statistics for :data:`STATISTICS_COLUMNS`.
 
     Parquet names a list's strings by their leaf path (``owners.list.element``): naming the
-    list itself would leave them PLAIN. Measured on a 1M-row commits table: 0.13 us per row and
-    26 MB, against 0.2-0.3 us and 33 MB when the dictionary-typed columns were missed, and 0.75 us
-    with pyarrow's defaults (dictionaries and statistics everywhere)."""
+    list itself would leave them PLAIN."""
     import pyarrow as pa
 
     def textual(t: Any) -> bool:
@@ -58,11 +56,10 @@ def parquet_options(schema: Any) -> dict[str, Any]:
     stats = [f.name for f in schema if f.name in STATISTICS_COLUMNS and not textual(f.type)]
     # 64-bit columns are record offsets, positions, timestamps: sequences that delta-encode to a
     # few bits a row (DELTA_BINARY_PACKED, read by Spark's vectorized reader since 3.3). The
-    # commits table shrinks about sixfold (47 -> 8 MB for 4.1M rows) at the same write speed.
+    # commits table shrinks about sixfold at the same write speed.
     delta = {f.name: "DELTA_BINARY_PACKED" for f in schema if pa.types.is_int64(f.type)}
-    # Values handed to each column's encoder 65,536 at a time, not 1,024: the commits table's
-    # write 3% faster (4.1M rows: 333-344 against 345-355 ms); a page still closes at about
-    # 1 MiB (pyarrow's data_page_size), checked after each batch.
+    # Values handed to each column's encoder 65,536 at a time, not 1,024 (faster); a page still
+    # closes at about 1 MiB (pyarrow's data_page_size), checked after each batch.
     return {"compression": "snappy", "store_schema": False, "use_dictionary": text, "write_statistics": stats,
             "column_encoding": delta, "write_batch_size": 65536}
 

@@ -8,9 +8,7 @@ files) and emits ranges of about ``split_bytes``; each range is then decoded by 
 with ``chain_from=start`` (no re-walk). The driver only receives the list of ranges: one row
 per ``split_bytes`` of input.
 
-Measured: walking the chain costs 1-3 microseconds per batch in Python over an mmap
-(2.7 us on a busy 2-core machine), so planning a 1 GiB segment of 1 KiB batches takes a few
-seconds, negligible next to decoding. The alternative (fixed byte ranges, each task resynchronizing by validating
+Walking the chain costs a few microseconds per batch, negligible next to decoding. The alternative (fixed byte ranges, each task resynchronizing by validating
 candidate headers and CRCs) avoids the walk but can be fooled by bytes that look like a batch
 inside record data, and costs a CRC per candidate position; it was not chosen.
 

@@ -38,7 +38,7 @@ from kgtool.spark.plan import DEFAULT_SPLIT_BYTES, plan_ranges
 SHOWN_FINDINGS = 50
 #: Segment bytes a task keeps mapped from the markers pre-pass to the replay (2.5 segments of
 #: Kafka's default offsets.topic.segment.bytes, 100 MiB): a mapping read twice costs its page
-#: faults once (measured: -4% CPU per record), and the pages it holds are clean page cache,
+#: faults once, and the pages it holds are clean page cache,
 #: bounded by this whatever the partition's size.
 KEEP_MAPPED_BYTES = 256 << 20
 SHOWN_REBALANCE_GROUPS = 10  # groups with the most rebalances, per partition (a group lives in one)

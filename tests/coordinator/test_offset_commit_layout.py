@@ -11,7 +11,7 @@ that must agree:
 - the schema: ``decode_message`` reads all the bytes, without a warning (no unknown tagged
   field, no invalid UTF-8, no null read for a non-nullable string);
 - the C checks, through their Python entry points (``summarize_records_v2`` in payload mode 1,
-  ``KeyIndex.add``, ``CommitColumns.add``), and the decoded columns;
+  ``KeyIndex.add``, ``CommitScanner.add``), and the decoded columns;
 - ``kgtool.coordinator.records.decode_offset_commit`` and its decoded fields.
 
 The bulk paths (C columns, ``decode_offset_commit``) read a v4 metadata length as one byte: a
@@ -95,10 +95,10 @@ def c_summary_accepts(key: bytes, value: bytes | None) -> bool:
 
 
 def c_columns(key: bytes, value: bytes | None) -> dict | None:
-    """``CommitColumns.add`` of one record: the decoded value columns, or None (declined)."""
+    """``CommitScanner.add`` of one record: the decoded value columns, or None (declined)."""
     sp = compiled("kgtool.codec._speedups")
     ki = sp.KeyIndex()
-    cols = sp.CommitColumns(ki, 16)
+    cols = sp.CommitScanner(ki, 16)
     if not cols.add(0, 0, 0, -1, -1, False, key, value):
         assert cols.n == 0
         return None

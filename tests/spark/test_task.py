@@ -117,6 +117,7 @@ def test_rows_table_equals_from_pylist():
         assert rows_table(tuples, schema).equals(pa.Table.from_pylist(rows, schema=schema))
 
 
+@pytest.mark.spark
 def test_spark_reads_the_written_tables(spark, tmp_path):
     """Spark's own Parquet reader (vectorized, delta-encoded int64 columns) reads every table the
     task wrote, with the rows pyarrow reads."""
