@@ -140,6 +140,9 @@ def test_spark_audit_with_data_partitions(broker, tmp_path):
 
     lag = pq.read_table(out / "lag")
     assert lag.num_rows == 2 * 120 + 2 * 40  # every commit of the two groups (stopper: 40 a partition)
+    files = sorted((out / "lag").glob("part-*.parquet"))
+    assert files and all(pq.ParquetFile(f).metadata.created_by.startswith("parquet-cpp-arrow") for f in files)
+    assert str(lag.schema.field("group").type) == "string"  # plain strings in the file, not a dictionary type
     assert pq.read_table(out / "offsets").num_rows == 4
     assert set(pq.read_table(out / "findings").column("rule").to_pylist()) >= {"lag-stall", "consumer-stopped"}
     table = runner.invoke(app, ["spark-audit", broker["root"], "--group", "stopper"], env={"COLUMNS": "200"})
