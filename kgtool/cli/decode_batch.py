@@ -219,7 +219,7 @@ def command(
         _seek_command(run, paths, hex_text, from_offset, from_time, count, output_format, batches_only,
                       not no_crc, max_message_size, summary or bool(storage_files))
         return
-    progress = _Progress.maybe()
+    progress = _ByteProgress.maybe()
     summaries: list[ScanSummary] = []
     writer = dump_log.Writer(output_format, run, verify_crc=not no_crc)
     try:
@@ -310,7 +310,7 @@ def _nothing() -> None:
     pass
 
 
-class _Progress:
+class _ByteProgress:
     """A Rich progress bar on stderr for large inputs, whenever stderr is a terminal (output
     redirected to a file still shows that the run goes on). Transient: stopped, it leaves
     nothing on screen."""
@@ -330,7 +330,7 @@ class _Progress:
         self.total = 0
 
     @classmethod
-    def maybe(cls) -> Optional[_Progress]:
+    def maybe(cls) -> Optional[_ByteProgress]:
         if not sys.stderr.isatty():
             return None
         return cls()

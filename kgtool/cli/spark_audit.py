@@ -603,7 +603,7 @@ def command(
         local_files = resolve_inputs(paths, empty=empty, topics=topics)  # input errors before the JVM starts
         if not local_files and not empty:
             raise InputError(_nothing_to_audit(topics))
-    with _Progress(verbose) as show:
+    with _AuditProgress(verbose) as show:
         show.say(f"starting Spark ({master}, Spark log level {log_level})")
         try:
             spark = get_session(master, spark_conf, log_level=log_level)
@@ -947,7 +947,7 @@ def _spark_error(exc: Exception) -> Exception | None:
     return failures.SparkJobError(failures.summary(exc) + (f" (Spark's output: {kept})" if kept else ""))
 
 
-class _Progress:
+class _AuditProgress:
     """kgtool's progress on stderr while the audit runs. On a terminal: one Rich line (the
     phase; while Spark's job runs, its tasks done/total with a bar, from Spark's status
     tracker), cleared at the end. With --verbose: lines with the elapsed time. Else nothing,
@@ -965,7 +965,7 @@ class _Progress:
     def watches_spark(self) -> bool:
         return self.verbose or self._bar is not None
 
-    def __enter__(self) -> _Progress:
+    def __enter__(self) -> _AuditProgress:
         self._start = time.monotonic()
         console = render.err()
         if not self.verbose and console.is_terminal:

@@ -20,7 +20,7 @@ from kgtool.codec.model import Record, RecordBatch
 
 
 @dataclass(frozen=True)
-class Field:
+class LineKey:
     """One key of a line: its name, JSON type and meaning; ``when``: present only then ("when
     ...", "for ...")."""
 
@@ -36,68 +36,68 @@ RECORD = "record"
 
 #: Batch fields that are :class:`~kgtool.codec.model.RecordBatch` attributes, in line order
 #: (Kafka's ``RecordBatch`` accessors in snake_case).
-BATCH_HEADER: tuple[Field, ...] = (
-    Field("position", "integer", "byte position of the batch in the file"),
-    Field("base_offset", "integer", "offset of its first record"),
-    Field("last_offset", "integer", "offset of its last record"),
-    Field("batch_length", "integer", "the length field (bytes after it)"),
-    Field("size_in_bytes", "integer", "bytes in the file, length field included"),
-    Field("partition_leader_epoch", "integer", "-1 for magic 0/1"),
-    Field("magic", "integer", "0, 1 or 2"),
-    Field("crc", "integer", "the stored CRC (CRC-32C for v2, CRC-32 for magic 0/1)"),
-    Field("crc_valid", "boolean or null", "null with --no-verify-crc"),
-    Field("attributes", "integer", "the attributes field"),
-    Field("compression", "string", "none, gzip, snappy, lz4, zstd"),
-    Field("timestamp_type", "string", "CREATE_TIME, LOG_APPEND_TIME or NO_TIMESTAMP_TYPE (magic 0)"),
-    Field("is_transactional", "boolean", "attribute bit 4"),
-    Field("is_control", "boolean", "attribute bit 5"),
-    Field("delete_horizon_ms", "integer or null", "the base timestamp when attribute bit 6 is set, else null"),
-    Field("last_offset_delta", "integer or null", "null for magic 0/1"),
-    Field("base_timestamp", "integer or null", "null for magic 0/1"),
-    Field("max_timestamp", "integer", "-1 for magic 0"),
-    Field("producer_id", "integer", "-1 without a producer (and for magic 0/1)"),
-    Field("producer_epoch", "integer", "-1 without"),
-    Field("base_sequence", "integer", "-1 without"),
-    Field("last_sequence", "integer", "base_sequence + last_offset_delta, wrapping past 2^31-1 "
+BATCH_HEADER: tuple[LineKey, ...] = (
+    LineKey("position", "integer", "byte position of the batch in the file"),
+    LineKey("base_offset", "integer", "offset of its first record"),
+    LineKey("last_offset", "integer", "offset of its last record"),
+    LineKey("batch_length", "integer", "the length field (bytes after it)"),
+    LineKey("size_in_bytes", "integer", "bytes in the file, length field included"),
+    LineKey("partition_leader_epoch", "integer", "-1 for magic 0/1"),
+    LineKey("magic", "integer", "0, 1 or 2"),
+    LineKey("crc", "integer", "the stored CRC (CRC-32C for v2, CRC-32 for magic 0/1)"),
+    LineKey("crc_valid", "boolean or null", "null with --no-verify-crc"),
+    LineKey("attributes", "integer", "the attributes field"),
+    LineKey("compression", "string", "none, gzip, snappy, lz4, zstd"),
+    LineKey("timestamp_type", "string", "CREATE_TIME, LOG_APPEND_TIME or NO_TIMESTAMP_TYPE (magic 0)"),
+    LineKey("is_transactional", "boolean", "attribute bit 4"),
+    LineKey("is_control", "boolean", "attribute bit 5"),
+    LineKey("delete_horizon_ms", "integer or null", "the base timestamp when attribute bit 6 is set, else null"),
+    LineKey("last_offset_delta", "integer or null", "null for magic 0/1"),
+    LineKey("base_timestamp", "integer or null", "null for magic 0/1"),
+    LineKey("max_timestamp", "integer", "-1 for magic 0"),
+    LineKey("producer_id", "integer", "-1 without a producer (and for magic 0/1)"),
+    LineKey("producer_epoch", "integer", "-1 without"),
+    LineKey("base_sequence", "integer", "-1 without"),
+    LineKey("last_sequence", "integer", "base_sequence + last_offset_delta, wrapping past 2^31-1 "
           "(DefaultRecordBatch.lastSequence); -1 without"),
-    Field("record_count", "integer", "records in the batch (inner messages for a compressed magic 0/1 wrapper)"),
+    LineKey("record_count", "integer", "records in the batch (inner messages for a compressed magic 0/1 wrapper)"),
 )
 
-BATCH_FIELDS: tuple[Field, ...] = (
-    Field("type", "string", '"batch"'),
-    Field("source", "string", "the input: file path, <stdin> or <hex>"),
-    Field("topic", "string", "the topic", when="when the file's directory is a partition directory (TOPIC-PARTITION)"),
-    Field("partition", "integer", "the partition", when="when the file's directory is a partition directory"),
+BATCH_FIELDS: tuple[LineKey, ...] = (
+    LineKey("type", "string", '"batch"'),
+    LineKey("source", "string", "the input: file path, <stdin> or <hex>"),
+    LineKey("topic", "string", "the topic", when="when the file's directory is a partition directory (TOPIC-PARTITION)"),
+    LineKey("partition", "integer", "the partition", when="when the file's directory is a partition directory"),
     *BATCH_HEADER,
 )
 
 #: ``control`` of a control record (``ControlRecordType``, ``EndTransactionMarker``).
-CONTROL_FIELDS: tuple[Field, ...] = (
-    Field("type", "integer", "ControlRecordType id"),
-    Field("type_name", "string", "ABORT, COMMIT, LEADER_CHANGE, SNAPSHOT_HEADER, ... or UNKNOWN"),
-    Field("version", "integer", "the control key version"),
-    Field("coordinator_epoch", "integer or null", "for ABORT and COMMIT markers, else null"),
+CONTROL_FIELDS: tuple[LineKey, ...] = (
+    LineKey("type", "integer", "ControlRecordType id"),
+    LineKey("type_name", "string", "ABORT, COMMIT, LEADER_CHANGE, SNAPSHOT_HEADER, ... or UNKNOWN"),
+    LineKey("version", "integer", "the control key version"),
+    LineKey("coordinator_epoch", "integer or null", "for ABORT and COMMIT markers, else null"),
 )
 
-RECORD_FIELDS: tuple[Field, ...] = (
-    Field("type", "string", '"record"'),
-    Field("position", "integer", "byte position of the record's batch: its batch line has the same"),
-    Field("offset", "integer", "the record's absolute offset"),
-    Field("timestamp", "integer", "its timestamp, LogAppendTime applied (the batch's max_timestamp); -1 for magic 0"),
-    Field("key", "string or null", "per --bytes (base64, hex or utf8); null stays null"),
-    Field("value", "string or null", "per --bytes; null stays null"),
-    Field("headers", "array", '[{"key": string, "value": string or null}], values per --bytes'),
-    Field("control", "object", "{" + ", ".join(f.name for f in CONTROL_FIELDS) + "}",
+RECORD_FIELDS: tuple[LineKey, ...] = (
+    LineKey("type", "string", '"record"'),
+    LineKey("position", "integer", "byte position of the record's batch: its batch line has the same"),
+    LineKey("offset", "integer", "the record's absolute offset"),
+    LineKey("timestamp", "integer", "its timestamp, LogAppendTime applied (the batch's max_timestamp); -1 for magic 0"),
+    LineKey("key", "string or null", "per --bytes (base64, hex or utf8); null stays null"),
+    LineKey("value", "string or null", "per --bytes; null stays null"),
+    LineKey("headers", "array", '[{"key": string, "value": string or null}], values per --bytes'),
+    LineKey("control", "object", "{" + ", ".join(f.name for f in CONTROL_FIELDS) + "}",
           when="for the records of control batches"),
-    Field("payload", "object", "the decoded payload: offsets/txn {record_type, kind, tombstone, key, "
+    LineKey("payload", "object", "the decoded payload: offsets/txn {record_type, kind, tombstone, key, "
           "value_version, value, warnings (when any), raw_key/raw_value (unknown record type)}; "
           "utf8/hex/base64 {kind, key, value, warnings}",
           when="when a payload decoder applies (--decode, automatic in __consumer_offsets-N) and it decodes"),
-    Field("payload_error", "string", "why the payload does not decode (exit 1)",
+    LineKey("payload_error", "string", "why the payload does not decode (exit 1)",
           when="when a payload decoder applies and it does not decode"),
 )
 
-#: Field names, in line order.
+#: LineKey names, in line order.
 BATCH_NAMES = tuple(f.name for f in BATCH_FIELDS)
 BATCH_HEADER_NAMES = tuple(f.name for f in BATCH_HEADER)
 RECORD_NAMES = tuple(f.name for f in RECORD_FIELDS)
@@ -161,7 +161,7 @@ def with_batches(objs: Iterable[Any]) -> Iterator[tuple[dict[str, Any] | None, d
             yield batch, obj
 
 
-def readme_table(fields: tuple[Field, ...]) -> list[str]:
+def readme_table(fields: tuple[LineKey, ...]) -> list[str]:
     """The rows of the README's schema tables (``tests/codec/test_lines.py`` holds them equal)."""
     rows = ["| field | type | meaning |", "|---|---|---|"]
     for f in fields:

@@ -2,7 +2,7 @@
  * kgtool.lag._kernel: the lag phase's loops in C (the kernel itself is _lag.h).
  *
  * Every function has a pure-Python twin that the tests hold equal (tests/lag/test_lag_kernel.py,
- * tests/lag/test_lag_owners.py): kgtool.lag.timeline (lag_rows, lag_runs) and kgtool.lag.inputs
+ * tests/lag/test_lag_owners.py): kgtool.lag.timeline (lag_rows, lag_runs) and kgtool.lag.collector
  * (lag_pick, lag_pick_steps, lag_scatter, lag_unsteps, lag_classic, lag_steps16, lag_members).
  * Optional: without it, or with KGTOOL_PURE_PYTHON, the Python twins run.
  */

@@ -369,7 +369,7 @@ done:
 /* lag_pick(key_index, key, timestamp, record_offset, offset, deleted, effective, effective_at,
  *          marker_offsets, marker_times, counts, out_key, out_rows, out_bounds) -> rows picked
  *
- * One chunk of the replay's commits (kgtool.lag.inputs.LagInputs.commits): the rows that
+ * One chunk of the replay's commits (kgtool.lag.collector.LagInputs.commits): the rows that
  * took effect (effective, uint8) on a data partition given (key_index[key] >= 0, the partition's
  * lag index; int32 per store key): their store key (int32), and as an int64 pair when they took
  * effect (their record's timestamp, or the timestamp of the marker at effective_at when that is
@@ -659,7 +659,7 @@ done:
 }
 
 /* lag_members(rows, columns, new_group, owner_ids, member_ids, tp_cache, given)
- *   -> (group, rec, ts, owner, member, dp_size, dp_flat): kgtool.lag.inputs's
+ *   -> (group, rec, ts, owner, member, dp_size, dp_flat): kgtool.lag.collector's
  * LagInputs.member_tuples over members-table rows (tuples; ``columns``: the places of group,
  * record_offset, timestamp, member_id, client_id, client_host, assigned_partitions), as native
  * int64 arrays (bytes). A group's code is new_group(name), asked once a call for each group
@@ -859,7 +859,7 @@ done:
 }
 
 /* lag_classic(s_g, s_rec, s_ts, by_rec, m_rec, m_owner, m_size, m_start, flat, rows, n_dp)
- *   -> (dp, group, t, owner): kgtool.lag.inputs._classic_entries without its temporaries
+ *   -> (dp, group, t, owner): kgtool.lag.collector._classic_entries without its temporaries
  * (int64 arrays, as bytes). Records s_* (each a classic group's whole assignment, GroupMetadata)
  * sorted by group then record offset, by_rec their order by record offset; members rows m_*
  * (record offset, owner id, how many partitions, where in ``flat`` they start) and the rows to
@@ -1084,7 +1084,7 @@ done:
 }
 
 /* lag_steps16(bounds, when, offset, when_steps, offset_steps) -> (when_first, when_big,
- * offset_first, offset_big): kgtool.lag.inputs._deltas in one pass. Group g's commits are
+ * offset_first, offset_big): kgtool.lag.collector._deltas in one pass. Group g's commits are
  * bounds[g] .. bounds[g+1]-1; each group's first instant and offset (0 for a group without
  * commits) and the steps from each commit to the next in 16 bits into when_steps (uint16) and
  * offset_steps (int16), a group's first step 0; a step that does not fit, or equals the escape

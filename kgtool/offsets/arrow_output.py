@@ -241,7 +241,7 @@ class ArrowOutput:
             "topic_id": self._topic_ids(topics).take(pa.array(tcode)),
             "exact": pa.array(np.full(len(ks), rp.exact)),
         }
-        for name in OFFSET_LAG_COLUMNS:  # the lag phase's (kgtool.lag.task)
+        for name in OFFSET_LAG_COLUMNS:  # the lag phase's (kgtool.lag.phase)
             arrays[name] = pa.nulls(len(ks), schema.field(name).type)
         return pa.Table.from_arrays([arrays[n] for n, _t in OFFSETS], schema=schema)
 

@@ -30,7 +30,7 @@ def _by_topic(tps: list[tuple[str, int]]) -> list[dict[str, Any]]:
 
 
 @dataclass
-class Record:
+class ScriptRecord:
     kind: str
     key: dict[str, Any]
     value: dict[str, Any] | None
@@ -42,7 +42,7 @@ class Event:
     """One batch: records, or a transaction marker (``control``)."""
 
     timestamp: int
-    records: list[Record] = field(default_factory=list)
+    records: list[ScriptRecord] = field(default_factory=list)
     producer_id: int = NO_PRODUCER_ID
     producer_epoch: int = -1
     transactional: bool = False
@@ -124,15 +124,15 @@ class Script:
             "members": members,
         }
         self.events.append(
-            Event(ts, [Record(GROUP_METADATA, {"group": group}, value, 3)], compression=compression)
+            Event(ts, [ScriptRecord(GROUP_METADATA, {"group": group}, value, 3)], compression=compression)
         )
         return ts
 
     def delete_group(self, group: str, partitions: list[tuple[str, int]], *, at: int | None = None) -> None:
         """DeleteGroups: offset tombstones plus a GroupMetadata tombstone, one batch."""
         ts = self._ts(at)
-        recs = [Record(OFFSET_COMMIT, {"group": group, "topic": t, "partition": p}, None) for t, p in partitions]
-        recs.append(Record(GROUP_METADATA, {"group": group}, None))
+        recs = [ScriptRecord(OFFSET_COMMIT, {"group": group, "topic": t, "partition": p}, None) for t, p in partitions]
+        recs.append(ScriptRecord(GROUP_METADATA, {"group": group}, None))
         self.events.append(Event(ts, recs))
 
     # ---- offsets -----------------------------------------------------------------------
@@ -163,7 +163,7 @@ class Script:
                 # OffsetCommitValue v1 has an expire timestamp and no leader epoch.
                 v = {"offset": off, "metadata": metadata, "commit_timestamp": ts, "expire_timestamp": expire_timestamp}
                 version = 1
-            recs.append(Record(OFFSET_COMMIT, {"group": group, "topic": t, "partition": p}, v, version))
+            recs.append(ScriptRecord(OFFSET_COMMIT, {"group": group, "topic": t, "partition": p}, v, version))
         pid, pe = producer if producer is not None else (NO_PRODUCER_ID, -1)
         self.events.append(
             Event(ts, recs, producer_id=pid, producer_epoch=pe, transactional=producer is not None, compression=compression)
@@ -173,7 +173,7 @@ class Script:
     def delete_offsets(self, group: str, partitions: list[tuple[str, int]], *, at: int | None = None) -> None:
         """OffsetDelete: offset tombstones."""
         ts = self._ts(at)
-        recs = [Record(OFFSET_COMMIT, {"group": group, "topic": t, "partition": p}, None) for t, p in partitions]
+        recs = [ScriptRecord(OFFSET_COMMIT, {"group": group, "topic": t, "partition": p}, None) for t, p in partitions]
         self.events.append(Event(ts, recs))
 
     def marker(self, producer: tuple[int, int], result: str, *, coordinator_epoch: int = 0, at: int | None = None) -> None:
@@ -189,14 +189,14 @@ class Script:
             at: int | None = None) -> None:
         """Any coordinator record, as its own batch (KIP-848 records, ...)."""
         ts = self._ts(at)
-        self.events.append(Event(ts, [Record(kind, key, value, value_version)]))
+        self.events.append(Event(ts, [ScriptRecord(kind, key, value, value_version)]))
 
     def batch(self, records: list[tuple[str, dict[str, Any], dict[str, Any] | None]], *,
               at: int | None = None) -> None:
         """Records of one coordinator write (a heartbeat's, a timer's) as one batch:
         ``(kind, key, value)`` each, value None for a tombstone."""
         ts = self._ts(at)
-        self.events.append(Event(ts, [Record(k, key, v, None if v is None else 0) for k, key, v in records]))
+        self.events.append(Event(ts, [ScriptRecord(k, key, v, None if v is None else 0) for k, key, v in records]))
 
     # ---- views -------------------------------------------------------------------------
     def entries(self, source: str = "<script>") -> list[LogEntry]:

@@ -138,11 +138,11 @@ LAG_RESULT_COLUMNS: list[tuple[str, str]] = [("json", "string")]
 
 def _lag_task(options: AuditOptions, end_instant: int | None, out_root: str | None, fmt: str,
               storage: dict[str, str], exchange: str, tasks: int) -> Callable[[Iterator[Any]], Iterator[Any]]:
-    """:func:`kgtool.lag.task.task` as a ``mapInArrow`` function over the task numbers."""
+    """:func:`kgtool.lag.phase.task` as a ``mapInArrow`` function over the task numbers."""
     def run(batches: Iterator[Any]) -> Iterator[Any]:
         import pyarrow as pa
 
-        from kgtool.lag import task as lag_task
+        from kgtool.lag import phase as lag_task
 
         go = lag_task.task(options, end_instant, out_root, fmt, storage, exchange, tasks)
         for b in batches:
@@ -361,14 +361,14 @@ def run_audit(
             keep_findings=findings_sink is not None, keep_offsets=keep_offsets, removals=removals)
         lag_findings, lag = None, None
         if options.lag_partitions:
-            from kgtool.lag import task as lag_task
+            from kgtool.lag import phase as lag_task
 
             with collector_paused():
                 lag_findings, lag = lag_task.combine(lag_results, options, end_instant,
                                                      sum(s.lag_missing for s in summaries),
                                                      {s.log_partition: s.lag_owners for s in summaries})
         if tmp is not None:
-            from kgtool.lag.task import PART_BASE
+            from kgtool.lag.phase import PART_BASE
 
             # the lag rules' findings; the lag tables always exist (empty without data partitions)
             for name, rows in (("findings", lag_findings or []), ("lag", []), ("lag_episodes", [])):

@@ -28,7 +28,7 @@ from typing import Any
 
 from kgtool.errors import SparkFailure
 from kgtool.offsets.entries import CONTROL, END_TXN_TYPES, NO_PRODUCER_ID
-from kgtool.lag.inputs import LagCollector
+from kgtool.lag.collector import LagCollector
 from kgtool.offsets.options import AuditOptions
 from kgtool.offsets.partition import PartitionReplay, sort_key
 from kgtool.offsets.tables import TABLES, member_dicts
@@ -91,7 +91,7 @@ class PartitionSummary:
     describe: dict[str, dict[str, Any]] = field(default_factory=dict)
     describe_total: int = 0
     #: the lag phase's inputs: (data partition index, payload) per (group, topic, partition)
-    #: (index, kgtool.lag.inputs.LagInput), when the task is not given an exchange directory
+    #: (index, kgtool.lag.collector.LagInput), when the task is not given an exchange directory
     lag: list[tuple[int, Any]] = field(default_factory=list)
     #: the partition's last record timestamp (the audit's end instant is the latest of them)
     last_timestamp: int | None = None
@@ -103,7 +103,7 @@ class PartitionSummary:
     #: the cleaner-offset-checkpoint entry's problems (outside the log...): warnings
     compaction_warnings: list[str] = field(default_factory=list)
     #: the owners the lag inputs name by id ([member_id, host, client_id] at each id,
-    #: kgtool.lag.inputs.LagCollector.owner_table): the lag phase's episodes refer to them
+    #: kgtool.lag.collector.LagCollector.owner_table): the lag phase's episodes refer to them
     lag_owners: list[list[Any]] = field(default_factory=list)
 
 

@@ -419,7 +419,7 @@ def test_progress_bar_on_a_terminal(monkeypatch):
 
     monkeypatch.setattr(sys.stdout, "isatty", lambda: True, raising=False)
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
-    p = decode_batch._Progress.maybe()
+    p = decode_batch._ByteProgress.maybe()
     assert p is not None
     p.begin("big.log", 200 * 1024 * 1024, 0)
     p.update(100 * 1024 * 1024)

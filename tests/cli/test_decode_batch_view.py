@@ -219,8 +219,8 @@ def test_no_progress_when_stderr_is_not_a_terminal(monkeypatch):
 
     monkeypatch.setattr(sys.stdout, "isatty", lambda: True, raising=False)
     monkeypatch.setattr(sys.stderr, "isatty", lambda: False, raising=False)
-    assert decode_batch._Progress.maybe() is None
+    assert decode_batch._ByteProgress.maybe() is None
     monkeypatch.setattr(sys.stdout, "isatty", lambda: False, raising=False)
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
-    p = decode_batch._Progress.maybe()
+    p = decode_batch._ByteProgress.maybe()
     assert p is not None and p.p.live._redirect_stdout is False  # stdout (a file) left alone

@@ -1,6 +1,6 @@
 """Lag in spark-audit, end to end: the offsets log's replay hands each data partition its
-commits and owners (kgtool.lag.inputs), the lag phase answers ListOffsets at every
-instant (kgtool.lag.task); every row of the lag table is held against the scenario's own
+commits and owners (kgtool.lag.collector), the lag phase answers ListOffsets at every
+instant (kgtool.lag.phase); every row of the lag table is held against the scenario's own
 arithmetic (a record a second), and the rules against the groups' known behaviour."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from kgtool.cli.main import app
 from kgtool.offsets.options import AuditOptions
-from kgtool.lag import task as lag_task
+from kgtool.lag import phase as lag_task
 from kgtool.spark.task import PartitionFiles, audit_partition
 from tests.lag import scenario as S
 

@@ -1,4 +1,4 @@
-"""Owners over time for the lag phase (kgtool.lag.inputs): the classic groups' arrays
+"""Owners over time for the lag phase (kgtool.lag.collector): the classic groups' arrays
 (LagCollector.owner_changes over the flat members rows, _classic_entries) against the
 event-by-event timelines (_owner_timelines), as the owner at every instant that matters; and a
 group that is not classic-only takes the event path."""
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kgtool.lag.inputs import LagCollector, _GroupOwners, _owner_timelines
+from kgtool.lag.collector import LagCollector, _GroupOwners, _owner_timelines
 from kgtool.offsets.tables import MEMBER
 
 MEMBERS = [("m-a", "/10.0.0.1", "c-a"), ("m-b", "/10.0.0.2", "c-b"), ("m-c", "/10.0.0.3", "c-c")]
@@ -93,7 +93,7 @@ def test_the_classic_arrays_give_the_owners_of_the_events(groups):
 @given(classic_groups())
 def test_the_compiled_classic_owners_are_the_numpy_ones(groups):
     """kernel.lag_classic (and lag_members before it) against their NumPy twins, array for array."""
-    from kgtool.lag import inputs as lag_input
+    from kgtool.lag import collector as lag_input
     from tests.twins import compiled
 
     replay = compiled("kgtool.lag._kernel")
@@ -125,7 +125,7 @@ def test_a_transactional_commit_takes_effect_at_its_marker_and_a_deletion_is_kep
     partitions not given are left out; each group's commits come by time, log order among
     equal instants, in chunks merged by record offset."""
     from kgtool.lag.timeline import DELETED
-    from kgtool.lag.inputs import ReplayedCommits, LagCollector
+    from kgtool.lag.collector import ReplayedCommits, LagCollector
     from kgtool.offsets.store import NULL
 
     markers = {50: 9_000}
@@ -155,7 +155,7 @@ def test_a_transactional_commit_takes_effect_at_its_marker_and_a_deletion_is_kep
 
 
 def test_the_counting_sort_keeps_each_keys_log_order_with_or_without_the_kernel():
-    from kgtool.lag.inputs import _scatter, _scatter_py
+    from kgtool.lag.collector import _scatter, _scatter_py
 
     rng = np.random.default_rng(7)
     key = rng.integers(0, 50, 5_000).astype(np.int32)
@@ -183,7 +183,7 @@ def test_the_compiled_pick_and_sort_give_the_inputs_numpy_gives(monkeypatch, del
     past an int32 step): the same inputs with ``_lag.h``'s lag_pick, lag_pick_steps and their
     passes as with NumPy alone, each group's commits one sequence in time order. Chunks with no
     deletion and no instant going back are kept as steps; the others as lag_pick gives them."""
-    from kgtool.lag import inputs as LI
+    from kgtool.lag import collector as LI
     from kgtool.offsets.store import NULL
 
     if LI.kernel is None:
@@ -242,7 +242,7 @@ def test_the_compiled_pick_and_sort_give_the_inputs_numpy_gives(monkeypatch, del
 def test_data_partitions_given_without_commits_are_no_trouble():
     """Data partitions given that no group committed on (after the last one that has commits,
     as a broker's log directory holds many topics): inputs for the committed one only."""
-    from kgtool.lag.inputs import ReplayedCommits, LagCollector
+    from kgtool.lag.collector import ReplayedCommits, LagCollector
 
     li = LagCollector({("t", 0): 0, ("t", 1): 1, ("t", 2): 2}, 0, {})
     n = 3
@@ -260,7 +260,7 @@ def test_data_partitions_given_without_commits_are_no_trouble():
 def test_the_compiled_members_columns_are_the_pure_ones(rows):
     """kernel.lag_members against LagCollector._member_columns: the same columns, owner and member
     ids, group codes and owners made, partitions not given left out, None and shared lists."""
-    from kgtool.lag import inputs as lag_input
+    from kgtool.lag import collector as lag_input
     from tests.twins import compiled
 
     replay = compiled("kgtool.lag._kernel")

@@ -1,7 +1,7 @@
 """The lag phase of ``spark-audit``: each data partition given (its copies, read from the longest)
 is one piece of work of a task, after the offsets-log tasks.
 
-Its inputs are what those tasks collected for the partition (:class:`kgtool.lag.inputs.LagInput`,
+Its inputs are what those tasks collected for the partition (:class:`kgtool.lag.collector.LagInput`,
 as arrays): per group that committed on it, the offsets that took effect and when, and the owners
 over time. The partition answers ListOffsets by timestamp for every instant needed, all at once
 (``end(T)``: the time index and a bounded scan per instant, one forward walk a segment,
@@ -26,7 +26,7 @@ import numpy as np
 from kgtool.lag.burrow import Status
 from kgtool.lag.timeline import (DELETED, LagArrays, PartitionLag, Runs, answer, partition_lag, partition_runs,
                                 questions)
-from kgtool.lag.inputs import LagInput
+from kgtool.lag.collector import LagInput
 from kgtool.offsets.options import AuditOptions
 
 #: A data partition's tables part files are numbered after the offsets-log tasks' (the
