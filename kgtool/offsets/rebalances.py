@@ -47,15 +47,16 @@ and a diagnosis.
 from __future__ import annotations
 
 from collections import Counter, deque
-from operator import itemgetter
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from operator import attrgetter
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from kgtool.offsets.reconciliation import NO_PROGRESS
 from kgtool.offsets.tables import group_finding
 
 if TYPE_CHECKING:  # pragma: no cover
     from kgtool.offsets.entries import LogEntry
-    from kgtool.offsets.groups import Generation
+    from kgtool.offsets.generations import Generation
 
 RULE = "rebalance-storm"
 
@@ -74,17 +75,26 @@ CHURN_CAP = 1024  # distinct clients counted per storm; the rest are counted as 
 FOLD_EVERY = 256  # rebalances a storm holds before counting them
 SHOWN_NAMES = 3  # members named in a sentence
 
-# What a generation record says about one member (``GroupMetadataValue.MemberMetadata``,
-# ``ConsumerGroupMemberMetadataValue``), as a plain tuple (one per member of every generation
-# record: no Python-level constructor): (group.instance.id, client id, client host,
-# session.timeout.ms, rebalance timeout), read with these indexes.
-Member = tuple
-INSTANCE_ID, CLIENT_ID, CLIENT_HOST, SESSION_TIMEOUT, REBALANCE_TIMEOUT = range(5)
-_SESSION, _REBALANCE = itemgetter(SESSION_TIMEOUT), itemgetter(REBALANCE_TIMEOUT)
+class MemberInfo(NamedTuple):
+    """What the rebalances table compares of a member from one generation to the next: a
+    consumer group member's snapshot (``ConsumerGroupMember`` changes in place as its records
+    come); a classic generation's members are the shard's ``ClassicGroupMember`` objects, which
+    have the same attributes (a GroupMetadata record replaces them whole)."""
+
+    instance_id: str | None  # group.instance.id
+    client_id: str | None
+    client_host: str | None
+    session_timeout_ms: int | None  # session.timeout.ms
+    rebalance_timeout_ms: int | None  # max.poll.interval.ms
+
+
+#: member id -> its MemberInfo (or ClassicGroupMember)
+Members = Mapping[str, Any]
+_SESSION, _REBALANCE = attrgetter("session_timeout_ms"), attrgetter("rebalance_timeout_ms")
 
 
 _NO_IDS: list[str] = []  # shared by rows (read-only): the writer converts it once
-_NO_MEMBERS: dict[str, Member] = {}  # read-only
+_NO_MEMBERS: Members = {}  # read-only
 _NO_OWNERS: dict = {}  # read-only
 _NO_RENAMES: dict[str, str] = {}  # read-only
 
@@ -119,7 +129,7 @@ def _min(values: Any) -> int | None:
     return best
 
 
-def _timeouts(infos: dict[str, Member]) -> tuple[int | None, int | None]:
+def _timeouts(infos: Members) -> tuple[int | None, int | None]:
     """The smallest recorded session timeout and rebalance timeout among members (members of a
     group mostly share them: the distinct values are few)."""
     members = infos.values()
@@ -389,7 +399,7 @@ class GroupRebalances:
         self.deleted = False  # a group tombstone came since the last generation
         self.index = 0
         self.last_revoked: int | None = None  # by the last rebalance, if cooperative
-        self.last_infos: dict[str, Member] | None = None  # the last row's members and their timeouts
+        self.last_infos: Members | None = None  # the last row's members and their timeouts
         self.last_timeouts: tuple[int | None, int | None] = (None, None)
         # departed members, remembered to recognize a rejoin in a later rebalance
         self.departed: dict[tuple[str | None, str | None], list[str]] = {}  # (client id, host) -> member ids
@@ -446,22 +456,22 @@ class GroupRebalances:
             self.log.storm(storm, self.first_row)
 
     # ---- diff ---------------------------------------------------------------------------------
-    def _diff(self, before: dict[str, Member], after: dict[str, Member]) -> tuple:
+    def _diff(self, before: Members, after: Members) -> tuple:
         removed = [m for m in before if m not in after]
         added = [m for m in after if m not in before]
         joined, left, rejoined, static = [], [], [], []
         renamed: dict[str, str] = {}
         churn = []
-        by_instance = {before[m][INSTANCE_ID]: m for m in removed if before[m][INSTANCE_ID] is not None}
+        by_instance = {before[m].instance_id: m for m in removed if before[m].instance_id is not None}
         by_client: dict[tuple, list[str]] = {}
         for m in removed:
-            if before[m][INSTANCE_ID] is None:
-                by_client.setdefault((before[m][CLIENT_ID], before[m][CLIENT_HOST]), []).append(m)
+            if before[m].instance_id is None:
+                by_client.setdefault((before[m].client_id, before[m].client_host), []).append(m)
         gone = set(removed)
         for m in added:
             info = after[m]
-            inst = info[INSTANCE_ID]
-            key = (info[CLIENT_ID], info[CLIENT_HOST])
+            inst = info.instance_id
+            key = (info.client_id, info.client_host)
             if inst is not None and (inst in by_instance or self._back(self.departed_static, inst, m)):
                 # KIP-345: a static member back with a new member id, group.instance.id kept
                 old = by_instance.pop(inst, None)
@@ -469,28 +479,28 @@ class GroupRebalances:
                     gone.discard(old)
                     renamed[old] = m
                 static.append(inst)
-                churn.append(("static", info[CLIENT_ID], info[CLIENT_HOST], inst, info[REBALANCE_TIMEOUT]))
-            elif inst is None and info[CLIENT_ID] is not None and (by_client.get(key)
+                churn.append(("static", info.client_id, info.client_host, inst, info.rebalance_timeout_ms))
+            elif inst is None and info.client_id is not None and (by_client.get(key)
                                                                   or self._back(self.departed, key, m)):
                 # the same client id and host with a new member id: a restart or an expulsion
                 olds = by_client.get(key)
                 if olds:
                     gone.discard(olds.pop())
                 rejoined.append(m)
-                churn.append(("rejoined", info[CLIENT_ID], info[CLIENT_HOST], None, info[REBALANCE_TIMEOUT]))
+                churn.append(("rejoined", info.client_id, info.client_host, None, info.rebalance_timeout_ms))
             else:
                 joined.append(m)
-                churn.append(("joined", info[CLIENT_ID], info[CLIENT_HOST], inst, info[REBALANCE_TIMEOUT]))
+                churn.append(("joined", info.client_id, info.client_host, inst, info.rebalance_timeout_ms))
         for m in removed:
             if m not in gone:
                 continue
             info = before[m]
             left.append(m)
-            churn.append(("left", info[CLIENT_ID], info[CLIENT_HOST], info[INSTANCE_ID], info[REBALANCE_TIMEOUT]))
-            if info[INSTANCE_ID] is not None:
-                self._remember(self.departed_static, info[INSTANCE_ID], m)
-            elif info[CLIENT_ID] is not None:
-                self._remember(self.departed, (info[CLIENT_ID], info[CLIENT_HOST]), m)
+            churn.append(("left", info.client_id, info.client_host, info.instance_id, info.rebalance_timeout_ms))
+            if info.instance_id is not None:
+                self._remember(self.departed_static, info.instance_id, m)
+            elif info.client_id is not None:
+                self._remember(self.departed, (info.client_id, info.client_host), m)
         return (sorted(joined) or _NO_IDS, sorted(left) or _NO_IDS, sorted(rejoined) or _NO_IDS,
                 sorted(static) or _NO_IDS, renamed, tuple(churn))
 
@@ -518,13 +528,13 @@ class GroupRebalances:
         return False
 
     # ---- cause ----------------------------------------------------------------------------------
-    def _cause(self, prev: Generation | None, gen: Generation, rebalance: bool, before: dict[str, Member],
-               after: dict[str, Member], joined: list[str], left: list[str], rejoined: list[str],
+    def _cause(self, prev: Generation | None, gen: Generation, rebalance: bool, before: Members,
+               after: Members, joined: list[str], left: list[str], rejoined: list[str],
                static: list[str], renamed: dict[str, str], kind: str | None) -> tuple[str, str]:
         who = _who
         if not rebalance:
             if static:
-                pairs = [f"{after[new][INSTANCE_ID]} ({old} -> {new})" for old, new in renamed.items()] or static
+                pairs = [f"{after[new].instance_id} ({old} -> {new})" for old, new in renamed.items()] or static
                 return "static-member-replaced", (
                     f"static member {_names(pairs)} rejoined with a new member id and kept its assignment: "
                     "same generation, no rebalance (KIP-345)")
@@ -559,8 +569,8 @@ class GroupRebalances:
                 + _also(joined, [m for m in left if m not in gen.fenced], after, before) + gap)
         if rejoined:
             infos = [after[m] for m in rejoined]
-            rto = _min(i[REBALANCE_TIMEOUT] for i in infos)
-            sto = _min(i[SESSION_TIMEOUT] for i in infos)
+            rto = _min(i.rebalance_timeout_ms for i in infos)
+            sto = _min(i.session_timeout_ms for i in infos)
             limits = " or ".join(x for x in (
                 None if rto is None else f"max.poll.interval.ms ({rto} ms)",
                 None if sto is None else f"session.timeout.ms ({sto} ms)") if x) or "its timeouts"
@@ -718,16 +728,16 @@ class GroupRebalances:
             self.log.storm(storm, self.first_row)
 
 
-def _who(ids: list[str], infos: dict[str, Member]) -> str:
-    return _names([client_name(infos[m][CLIENT_ID], infos[m][CLIENT_HOST]) for m in ids])
+def _who(ids: list[str], infos: Members) -> str:
+    return _names([client_name(infos[m].client_id, infos[m].client_host) for m in ids])
 
 
-def _also(joined: list[str], left: list[str], after: dict[str, Member], before: dict[str, Member]) -> str:
+def _also(joined: list[str], left: list[str], after: Members, before: Members) -> str:
     parts = []
     if joined:
-        parts.append(_names([client_name(after[m][CLIENT_ID], after[m][CLIENT_HOST]) for m in joined]) + " joined")
+        parts.append(_names([client_name(after[m].client_id, after[m].client_host) for m in joined]) + " joined")
     if left:
-        parts.append(_names([client_name(before[m][CLIENT_ID], before[m][CLIENT_HOST]) for m in left]) + " left")
+        parts.append(_names([client_name(before[m].client_id, before[m].client_host) for m in left]) + " left")
     return ("; " + "; ".join(parts)) if parts else ""
 
 
@@ -804,6 +814,6 @@ class RebalanceLog:
                              message=note + shown["message"])
         return dropped
 
-__all__ = ["Change", "make_change", "GroupRebalances", "Member", "RULE", "RebalanceLog", "Storm", "StormWatch",
+__all__ = ["Change", "make_change", "GroupRebalances", "MemberInfo", "RULE", "RebalanceLog", "Storm", "StormWatch",
            "client_name", "rebalance_protocol", "storm_finding"]
 

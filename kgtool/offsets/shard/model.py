@@ -215,6 +215,100 @@ class Touch:
 # ---- classic ------------------------------------------------------------------------------------
 
 
+TopicPartition = tuple[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerProtocolView:
+    """A classic member's ``ConsumerProtocol`` subscription and assignment as the records decode
+    them (``subscription_decoded``, ``assignment_decoded``), read once: the decoder shares one
+    object between records whose bytes are equal, so :func:`consumer_protocol_view` keeps the view
+    of each pair of objects. Lists are shared between members and rows: read-only."""
+
+    #: the assigned partitions, sorted, each once; None when the assignment is not decoded (a
+    #: protocol type other than "consumer", bytes that do not decode, empty bytes)
+    assigned: list[TopicPartition] | None = None
+    #: the same as the assignment lists them (a partition listed twice is there twice)
+    listed: list[TopicPartition] | None = None
+    #: ``topic-partition`` names of ``assigned``; ``[]`` for a decoded assignment without partitions
+    assigned_names: list[str] | None = None
+    #: ConsumerProtocol v1+: the partitions the member owned when it joined (names)
+    owned_names: list[str] | None = None
+    #: ConsumerProtocol v3+: the member's rack
+    rack_id: str | None = None
+    #: the subscribed topics, sorted; None when the subscription is not decoded
+    topics: list[str] | None = None
+
+
+NO_PROTOCOL = ConsumerProtocolView()
+
+
+def topic_partitions(items: Any) -> list[TopicPartition] | None:
+    """``ConsumerProtocol`` partitions, ``[{topic, partitions: [..]}]`` (or ``[topic, partition]``
+    pairs) -> the sorted (topic, partition) pairs as listed; None if absent."""
+    if items is None:
+        return None
+    out: list[TopicPartition] = []
+    for it in items:
+        if isinstance(it, (list, tuple)) and len(it) == 2:
+            out.append((str(it[0]), int(it[1])))
+            continue
+        topic = it.get("topic")
+        if topic is None:
+            continue
+        topic = str(topic)
+        out.extend((topic, int(p)) for p in it.get("partitions") or ())
+    out.sort()
+    return out
+
+
+def _names(tps: list[TopicPartition] | None) -> list[str] | None:
+    return None if tps is None else [f"{t}-{p}" for t, p in tps]
+
+
+def _view(sub: Any, asg: Any) -> ConsumerProtocolView:
+    if not isinstance(sub, dict) and not isinstance(asg, dict):
+        return NO_PROTOCOL
+    assigned = listed = names = None
+    if isinstance(asg, dict):
+        listed = topic_partitions(asg.get("assigned_partitions"))
+        if listed is None:
+            names = []
+        else:
+            assigned = listed if len(set(listed)) == len(listed) else sorted(set(listed))
+            names = _names(assigned)
+    if not isinstance(sub, dict):
+        return ConsumerProtocolView(assigned, listed, names)
+    owned = topic_partitions(sub.get("owned_partitions"))
+    topics = sub.get("topics")
+    return ConsumerProtocolView(assigned, listed, names, _names(None if owned is None else sorted(set(owned))),
+                                sub.get("rack_id"), sorted(topics) if topics else [])
+
+
+class _ProtocolViews:
+    """:func:`_view` once per pair of decoded objects (members' subscriptions and assignments
+    repeat from one generation to the next): an identity check, bounded, the objects kept alive
+    with their view."""
+
+    def __init__(self, size: int = 8192) -> None:
+        self.size = size
+        self.cache: dict[tuple[int, int], tuple[Any, Any, ConsumerProtocolView]] = {}
+
+    def __call__(self, sub: Any, asg: Any) -> ConsumerProtocolView:
+        hit = self.cache.get((id(sub), id(asg)))
+        if hit is not None and hit[0] is sub and hit[1] is asg:
+            return hit[2]
+        if len(self.cache) >= self.size:
+            self.cache.clear()
+        view = _view(sub, asg)
+        self.cache[(id(sub), id(asg))] = (sub, asg, view)
+        return view
+
+
+#: the :class:`ConsumerProtocolView` of a member's decoded subscription and assignment
+consumer_protocol_view = _ProtocolViews()
+
+
 @dataclass
 class ClassicGroupMember:
     """``ClassicGroupMember`` as ``GroupMetadataManager.replay(GroupMetadataKey, ...)`` builds it."""
@@ -223,12 +317,16 @@ class ClassicGroupMember:
     instance_id: str | None
     client_id: str
     client_host: str
+    #: the record's RebalanceTimeout, or its session timeout when that is -1 (a v0 record has no
+    #: such field and reads its default, -1): Kafka's rule in 4.0 and 4.4 alike
     rebalance_timeout_ms: int
     session_timeout_ms: int
     #: ``ConsumerProtocol`` assignment when the protocol type is "consumer" (empty bytes: []),
     #: else None; (topic name, partition) pairs, as the classic protocol names topics.
     assigned: list[tuple[str, int]] | None
     subscription: list[str] | None = None
+    #: the decoded subscription and assignment (rack, owned partitions, partitions each once...)
+    protocol: ConsumerProtocolView = NO_PROTOCOL
 
 
 @dataclass
@@ -248,6 +346,13 @@ class ClassicGroup:
     #: why the replay could not follow this group (a record that does not decode); a later
     #: GroupMetadata record replaces the group whole, and with it this
     incomplete: str | None = None
+    #: the members as the record lists them: a member id listed twice is there twice (``members``,
+    #: like Kafka's map, keeps the last); the generations and members tables show the record
+    listed_members: list[ClassicGroupMember] = field(default_factory=list)
+    #: the record's ProtocolType and CurrentStateTimestamp as written ("" and -1 kept; None: absent,
+    #: e.g. a v0 or v1 record's timestamp), where the fields above hold Kafka's Optionals
+    recorded_protocol_type: str | None = None
+    recorded_state_timestamp: int | None = None
 
     @property
     def state(self) -> str:
