@@ -24,7 +24,7 @@ LEAVE_GROUP_STATIC_MEMBER_EPOCH = -2
 #: Kafka 4.3 (``ModernGroup`` constructor, ``TargetAssignmentMetadata.INITIAL``); 0 in 4.0-4.2
 NEW_GROUP_EPOCH = 1
 
-Assignment = dict[str, frozenset[int]]  # topic id (Kafka's Uuid string) -> partitions
+TopicIdAssignment = dict[str, frozenset[int]]  # topic id (Kafka's Uuid string) -> partitions
 
 
 class GroupType(str, Enum):
@@ -127,7 +127,7 @@ class TopicNames:
         #: group record's name may come from a record compaction removes (see ArrowOutput._topic_ids)
         self.strong: dict[str, str] = dict(self.names)
         self.version = 0  # bumped when a name changes: remembered pairs are stale
-        self._memo: dict[int, tuple[Assignment, int, list[tuple[str, int]]]] = {}
+        self._memo: dict[int, tuple[TopicIdAssignment, int, list[tuple[str, int]]]] = {}
 
     def learn(self, topic_id: str, name: str, *, weak: bool = False) -> None:
         """Name ``topic_id``; a ``weak`` source (a group record) does not rename an id already named."""
@@ -142,7 +142,7 @@ class TopicNames:
     def name(self, topic_id: str) -> str:
         return self.names.get(topic_id, topic_id)
 
-    def pairs(self, assignment: Assignment | None) -> list[tuple[str, int]]:
+    def pairs(self, assignment: TopicIdAssignment | None) -> list[tuple[str, int]]:
         """Sorted (topic, partition) pairs of an assignment (read-only: an assignment object,
         never changed once built, keeps its list while the names stay the same; the audit asks
         again for the same members' assignments after every batch)."""
@@ -159,7 +159,7 @@ class TopicNames:
         return out
 
 
-def assignment_from_record(items: Any) -> Assignment:
+def assignment_from_record(items: Any) -> TopicIdAssignment:
     """``Utils.assignmentFromTopicPartitions``: [{topic_id, partitions}] -> {topic_id: partitions}.
     A topic listed twice keeps its last list, as ``Collectors.toMap`` would refuse and Kafka never
     writes; empty lists are kept (Kafka keeps them too)."""
@@ -383,8 +383,8 @@ class ConsumerGroupMember:
     subscribed_topic_names: frozenset[str] = frozenset()
     subscribed_topic_regex: str | None = ""
     server_assignor: str | None = None
-    assigned: Assignment = field(default_factory=dict)
-    pending_revocation: Assignment = field(default_factory=dict)
+    assigned: TopicIdAssignment = field(default_factory=dict)
+    pending_revocation: TopicIdAssignment = field(default_factory=dict)
     #: the epoch each assigned (and pending) partition was assigned in: 4.3+ ``AssignmentEpochs``,
     #: else the member epoch (``Utils.assignmentFromTopicPartitions``)
     assigned_epochs: dict[str, dict[int, int]] = field(default_factory=dict)
@@ -480,8 +480,8 @@ class StreamsGroupMember:
     state_since: Touch = field(default_factory=Touch)
     touched: Touch = field(default_factory=Touch)
     # what the tables read of every modern member: a streams member holds tasks, not partitions
-    assigned: Assignment = field(default_factory=dict)
-    pending_revocation: Assignment = field(default_factory=dict)
+    assigned: TopicIdAssignment = field(default_factory=dict)
+    pending_revocation: TopicIdAssignment = field(default_factory=dict)
     subscribed_topic_names: frozenset[str] = frozenset()
     subscribed_topic_regex: str | None = None
     server_assignor: str | None = None
@@ -541,7 +541,7 @@ class ModernGroup:
     group_epoch: int = 0
     assignment_epoch: int = 0
     members: dict[str, Any] = field(default_factory=dict)  # ConsumerGroupMember | StreamsGroupMember
-    target_assignment: dict[str, Assignment] = field(default_factory=dict)
+    target_assignment: dict[str, TopicIdAssignment] = field(default_factory=dict)
     #: ``ConsumerGroupPartitionMetadata``: topic name -> (topic id, partition count)
     subscription_metadata: dict[str, tuple[str, int]] = field(default_factory=dict)
     static_members: dict[str, str] = field(default_factory=dict)
@@ -601,7 +601,7 @@ class ModernGroup:
         if old is not None and old.instance_id is not None:
             self.static_members.pop(old.instance_id, None)
 
-    def target(self, member_id: str) -> Assignment:
+    def target(self, member_id: str) -> TopicIdAssignment:
         """``ModernGroup.targetAssignment(memberId)``: empty when absent."""
         return self.target_assignment.get(member_id, {})
 
