@@ -1,20 +1,24 @@
-"""Group state of one ``__consumer_offsets`` partition: ``GroupMetadataManager``'s replay.
+"""Generations of the groups of one ``__consumer_offsets`` partition, read from the shard.
 
-- ``GroupMetadataManager.replay(GroupMetadataKey, GroupMetadataValue)``: a value replaces the
-  classic group (a new generation: protocol type, assignor, leader, members with their
-  subscriptions and assignments); a tombstone removes the group.
-- KIP-848 records: the group as :mod:`kgtool.offsets.shard` replays them (``ConsumerGroup``,
-  ``ConsumerGroupMember``); each group epoch is that protocol's generation; ownership is the
-  members' current assignment (assigned plus pending revocation), and a partition of the target
-  assignment that no member holds yet is in transit (released by one member, not yet taken by
-  the next), not orphaned. Reconciliation and fencing: :mod:`kgtool.offsets.reconciliation`.
+The shard (:mod:`kgtool.offsets.shard`, ``GroupMetadataManager``) parses every group record once
+into the groups as Kafka holds them; a generation is read from that model right after the
+shard replayed its record:
+
+- classic: ``GroupMetadataManager.replay(GroupMetadataKey, GroupMetadataValue)`` replaced the
+  ``ClassicGroup`` whole (protocol type, assignor, leader, members with their decoded
+  subscriptions and assignments): a new generation; a tombstone removed the group.
+- KIP-848: the ``ConsumerGroup`` and its ``ConsumerGroupMember`` objects; each group epoch is
+  that protocol's generation; ownership is the members' current assignment (assigned plus
+  pending revocation), and a partition of the target assignment that no member holds yet is in
+  transit (released by one member, not yet taken by the next), not orphaned. Reconciliation and
+  fencing: :mod:`kgtool.offsets.reconciliation`.
 
 A group's generation decides what its commits are attributed to (generation, protocol, state,
 owners of the partition) and what the orphan and zombie rules see; :class:`GroupState` keeps
 that snapshot in the :class:`~kgtool.offsets.store.Store` arrays that the commit loop reads,
 and refreshes it only when the generation changes. Generations and members are rows of their
-tables (rare: one per generation record); each generation change is also handed, with the
-previous generation, to :mod:`kgtool.offsets.rebalances` (the rebalances table).
+tables (rare: one per generation record); each generation change is then handed, with the
+previous generation, to :mod:`kgtool.offsets.rebalances` (the rebalances table), last.
 """
 
 from __future__ import annotations

@@ -6,7 +6,9 @@ a partition replays on its own: :class:`PartitionReplay` takes the partition's d
 (plain offset commits as typed columns, rare records as :class:`~kgtool.offsets.entries.LogEntry`,
 see :mod:`kgtool.offsets.columns`) in log order and keeps
 
-- the group state (:mod:`kgtool.offsets.generations`, ``GroupMetadataManager``),
+- the group state (:mod:`kgtool.offsets.shard`, ``GroupMetadataManager``: each group record
+  parsed once) and the generations, owners and commit attribution read from it
+  (:mod:`kgtool.offsets.generations`),
 - the offset store with its pending transactions (:mod:`kgtool.offsets.store`,
   ``OffsetMetadataManager`` with ``replayEndTransactionMarker``),
 - the rules (:mod:`kgtool.offsets.rules`; those judged at the end of the log in
