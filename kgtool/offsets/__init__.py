@@ -9,7 +9,8 @@ it saw: generations, members, commits with attribution, findings, and coverage.
   or decode problem) of the log.
 - :mod:`kgtool.offsets.columns`: segment bytes -> chunks of typed columns for plain offset
   commits (compiled, with a pure-Python twin) plus entries for the rare records.
-- :mod:`kgtool.offsets.groups`: group state, generations and members (``GroupMetadataManager``).
+- :mod:`kgtool.offsets.shard`: the groups as the coordinator holds them (``GroupMetadataManager``).
+- :mod:`kgtool.offsets.generations`: generations, members and commit attribution, read from the shard.
 - :mod:`kgtool.offsets.store`: the offset store and pending transactional offsets
   (``OffsetMetadataManager``), with the commit loop (compiled in ``_replay.c``).
 - :mod:`kgtool.offsets.rules`: the stale-commit rules and their findings.

@@ -492,7 +492,7 @@ static int64_t *key_row(int64_t *K, Py_ssize_t n_keys, PyObject *index) {
 
 /* track_moves(owners, last, keys, moved_at, token, k) -> moved
  *
- * The twin of kgtool/offsets/groups.py _track_moves_py (GroupState._track_moves, the zombie
+ * The twin of kgtool/offsets/generations.py track_moves_py (GroupState._track_moves, the zombie
  * rule's moves): a partition whose owners in the new generation (owners: {tp: owner tuple})
  * differ from its last known ones (last) moved; last is updated, moved_at[tp] = token for each
  * moved partition, and the rows of k of the moved partitions that have commits (keys: {tp: key
@@ -541,7 +541,7 @@ done:
 
 /* attribute_keys(keys, owners, codes, intern, k) -> [(tp, key index), ...]
  *
- * The twin of kgtool/offsets/groups.py _attribute_keys_py (GroupState.snapshot): every
+ * The twin of kgtool/offsets/generations.py attribute_keys_py (GroupState.snapshot): every
  * partition with commits (keys: {tp: key index}) is attributed to the owners the generation
  * gives it (owners: {tp: sorted owner tuple}, () when absent): its row of k gets owners = the
  * code of that tuple (codes: {tuple: code}; intern(tuple) -> code adds a new one) and

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kgtool.offsets.groups import GroupState
+from kgtool.offsets.generations import GroupState
 from kgtool.offsets.rules import (
     CommitRef,
     Previous,

@@ -6,7 +6,9 @@ a partition replays on its own: :class:`PartitionReplay` takes the partition's d
 (plain offset commits as typed columns, rare records as :class:`~kgtool.offsets.entries.LogEntry`,
 see :mod:`kgtool.offsets.columns`) in log order and keeps
 
-- the group state (:mod:`kgtool.offsets.groups`, ``GroupMetadataManager``),
+- the group state (:mod:`kgtool.offsets.shard`, ``GroupMetadataManager``: each group record
+  parsed once) and the generations, owners and commit attribution read from it
+  (:mod:`kgtool.offsets.generations`),
 - the offset store with its pending transactions (:mod:`kgtool.offsets.store`,
   ``OffsetMetadataManager`` with ``replayEndTransactionMarker``),
 - the rules (:mod:`kgtool.offsets.rules`; those judged at the end of the log in
@@ -52,7 +54,7 @@ from kgtool.offsets.partition_coverage import PartitionCoverage
 from kgtool.coordinator.schema import ZERO_UUID
 from kgtool.offsets.shard import RECORD_GROUP_TYPE, ClassicGroup, GroupCoordinatorShard, GroupType, ModernGroup
 from kgtool.offsets.shard.views import state_rows
-from kgtool.offsets.groups import GroupState, OwnerLists, TopicPartition
+from kgtool.offsets.generations import GroupState, OwnerLists, TopicPartition
 from kgtool.offsets.compaction import CompactionWatch
 from kgtool.offsets.tables import COMPARING_RULES, HISTORY_RULES
 from kgtool.offsets.rebalances import RebalanceLog
@@ -384,8 +386,12 @@ class PartitionReplay:
             if key is not e.key or value is not e.value:
                 e = replace(e, key=key, value=value)
             if kind == GROUP_METADATA:
-                self._refused(e, self.shard.replay(e.offset, kind, key, value, e.timestamp))
-                g.classic_metadata(e)
+                # the shard parses the record into its ClassicGroup; the generation reads that
+                why = self.shard.replay(e.offset, kind, key, value, e.timestamp)
+                if why is not None:  # a value kgtool cannot replay: no generation (the group is incomplete)
+                    self._refused(e, why)
+                    return
+                g.classic_metadata(e, _classic(self.shard.groups.groups.get(e.group)))
                 return
             # a consumer group: its batch is settled (reconciliation, owners) once the batch is read
             groups, names = self.shard.groups, self.shard.topic_names
@@ -821,6 +827,11 @@ class _EntryChunk:
 def _modern(group: Any) -> ModernGroup | None:
     """The shard's group if it is a consumer group (KIP-848), else None."""
     return group if isinstance(group, ModernGroup) and group.type is GroupType.CONSUMER else None
+
+
+def _classic(group: Any) -> ClassicGroup | None:
+    """The shard's group if it is a classic group, else None."""
+    return group if isinstance(group, ClassicGroup) else None
 
 
 def _parsed(part: Any) -> Any:

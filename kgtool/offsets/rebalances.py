@@ -47,15 +47,16 @@ and a diagnosis.
 from __future__ import annotations
 
 from collections import Counter, deque
-from operator import itemgetter
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from operator import attrgetter
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from kgtool.offsets.reconciliation import NO_PROGRESS
 from kgtool.offsets.tables import group_finding
 
 if TYPE_CHECKING:  # pragma: no cover
     from kgtool.offsets.entries import LogEntry
-    from kgtool.offsets.groups import Generation
+    from kgtool.offsets.generations import Generation
 
 RULE = "rebalance-storm"
 
@@ -74,17 +75,26 @@ CHURN_CAP = 1024  # distinct clients counted per storm; the rest are counted as 
 FOLD_EVERY = 256  # rebalances a storm holds before counting them
 SHOWN_NAMES = 3  # members named in a sentence
 
-# What a generation record says about one member (``GroupMetadataValue.MemberMetadata``,
-# ``ConsumerGroupMemberMetadataValue``), as a plain tuple (one per member of every generation
-# record: no Python-level constructor): (group.instance.id, client id, client host,
-# session.timeout.ms, rebalance timeout), read with these indexes.
-Member = tuple
-INSTANCE_ID, CLIENT_ID, CLIENT_HOST, SESSION_TIMEOUT, REBALANCE_TIMEOUT = range(5)
-_SESSION, _REBALANCE = itemgetter(SESSION_TIMEOUT), itemgetter(REBALANCE_TIMEOUT)
+class MemberInfo(NamedTuple):
+    """What the rebalances table compares of a member from one generation to the next: a
+    consumer group member's snapshot (``ConsumerGroupMember`` changes in place as its records
+    come); a classic generation's members are the shard's ``ClassicGroupMember`` objects, which
+    have the same attributes (a GroupMetadata record replaces them whole)."""
+
+    instance_id: str | None  # group.instance.id
+    client_id: str | None
+    client_host: str | None
+    session_timeout_ms: int | None  # session.timeout.ms
+    rebalance_timeout_ms: int | None  # max.poll.interval.ms
+
+
+#: member id -> its MemberInfo (or ClassicGroupMember)
+Members = Mapping[str, Any]
+_SESSION, _REBALANCE = attrgetter("session_timeout_ms"), attrgetter("rebalance_timeout_ms")
 
 
 _NO_IDS: list[str] = []  # shared by rows (read-only): the writer converts it once
-_NO_MEMBERS: dict[str, Member] = {}  # read-only
+_NO_MEMBERS: Members = {}  # read-only
 _NO_OWNERS: dict = {}  # read-only
 _NO_RENAMES: dict[str, str] = {}  # read-only
 
@@ -119,7 +129,7 @@ def _min(values: Any) -> int | None:
     return best
 
 
-def _timeouts(infos: dict[str, Member]) -> tuple[int | None, int | None]:
+def _timeouts(infos: Members) -> tuple[int | None, int | None]:
     """The smallest recorded session timeout and rebalance timeout among members (members of a
     group mostly share them: the distinct values are few)."""
     members = infos.values()
@@ -130,23 +140,59 @@ def _timeouts(infos: dict[str, Member]) -> tuple[int | None, int | None]:
     return _min(sessions), _min(rebalances)
 
 
-# A rebalance as the storm rule keeps it: a plain tuple (one per generation record, and a group
-# keeps its last N: no row, no lists, no sentence), read with these indexes. C_INDEX is its rank
-# among the group's rebalances; C_CHURN the members that churned, as (kind, client_id, host,
-# instance_id, rebalance timeout).
-Change = tuple
-(C_INDEX, C_TIMESTAMP, C_RECORD_OFFSET, C_POSITION, C_SOURCE, C_FROM, C_TO, C_CAUSE, C_ASSIGNOR, C_KIND,
- C_REVOKED, C_MOVED, C_SESSION, C_CHURN) = range(14)
+class Churn(NamedTuple):
+    """A member that joined, left, rejoined (same client, new member id) or was replaced (static)
+    in a rebalance, as the storm rule counts it."""
+
+    kind: str  # "joined" / "left" / "rejoined" / "static"
+    client_id: str | None
+    client_host: str | None
+    instance_id: str | None
+    rebalance_timeout_ms: int | None
 
 
-def make_change(index: int, timestamp: int, *, record_offset: int = 0, position: int = 0, source: str = "",
-                from_generation: int | None = None, to_generation: int = 0, cause: str = "",
-                protocol_name: str | None = None, rebalance_protocol: str | None = None,
-                revoked: int | None = None, moved: int | None = None, session_timeout_ms: int | None = None,
-                churn: tuple = ()) -> Change:
-    """A :data:`Change` from named fields (the replay builds the tuple in place)."""
-    return (index, timestamp, record_offset, position, source, from_generation, to_generation, cause, protocol_name,
-            rebalance_protocol, revoked, moved, session_timeout_ms, churn)
+class Change(NamedTuple):
+    """A rebalance as the storm rule keeps it (one per generation record, and a group keeps its
+    last N: no row, no lists, no sentence)."""
+
+    index: int  # its rank among the group's rebalances
+    timestamp: int
+    record_offset: int = 0
+    position: int = 0
+    source: str = ""
+    from_generation: int | None = None
+    to_generation: int = 0
+    cause: str = ""
+    protocol_name: str | None = None  # the assignor
+    rebalance_protocol: str | None = None  # eager / cooperative
+    revoked: int | None = None
+    moved: int | None = None
+    session_timeout_ms: int | None = None
+    churn: tuple[Churn, ...] = ()
+
+
+class GenerationChange(NamedTuple):
+    """A generation record compared with the generation before it: what its rebalances row is
+    made of (a KIP-848 change waits for its reconciliation before the row is made)."""
+
+    prev: Generation | None
+    gen: Generation
+    timestamp: int
+    record_offset: int
+    position: int
+    source: str
+    rebalance: bool
+    seconds: float | None
+    joined: list[str]
+    left: list[str]
+    rejoined: list[str]
+    static: list[str]
+    renamed: dict[str, str]
+    cause: str
+    sentence: str
+    churn: tuple[Churn, ...]
+    proto_name: str | None
+    kind: str | None
 
 
 class Storm:
@@ -192,25 +238,25 @@ class Storm:
             self.first = c
         self.last = c
         self.count += 1
-        self.evidence.append((c[C_RECORD_OFFSET], c[C_TIMESTAMP], c[C_POSITION], c[C_SOURCE]))
-        causes, cause = self.causes, c[C_CAUSE]
+        self.evidence.append((c.record_offset, c.timestamp, c.position, c.source))
+        causes, cause = self.causes, c.cause
         causes[cause] = causes.get(cause, 0) + 1
-        assignor = c[C_ASSIGNOR]
+        assignor = c.protocol_name
         if assignor is not None:
             assignors = self.assignors
             assignors[assignor] = assignors.get(assignor, 0) + 1
-            if c[C_KIND] == "eager":
+            if c.rebalance_protocol == "eager":
                 self.eager += 1
-                self.revoked += c[C_REVOKED] or 0
-                self.moved += c[C_MOVED] or 0
-        session = c[C_SESSION]
+                self.revoked += c.revoked or 0
+                self.moved += c.moved or 0
+        session = c.session_timeout_ms
         if session is not None and (self.session_min is None or session < self.session_min):
             self.session_min = session
-        churn = c[C_CHURN]
+        churn = c.churn
         if not churn:
             return
-        for kind, cid, host, inst, rto in churn:
-            key = (cid, host)
+        for ch in churn:
+            kind, key, rto = ch.kind, (ch.client_id, ch.client_host), ch.rebalance_timeout_ms
             if key in self.churn or len(self.churn) < CHURN_CAP:
                 self.churn[key] += 1
             else:
@@ -227,7 +273,7 @@ class Storm:
                     if rto is not None:
                         self.rejoin_timeouts[key] = rto
             elif kind == "static":
-                self.static[inst] += 1
+                self.static[ch.instance_id] += 1
 
     # ---- the finding ---------------------------------------------------------------------
     def top_churn(self) -> list[dict[str, Any]]:
@@ -298,25 +344,25 @@ class Storm:
         assert first is not None and last is not None
         churn = self.top_churn()
         diag = self.diagnosis()
-        span = (last[C_TIMESTAMP] - first[C_TIMESTAMP]) / 1000
+        span = (last.timestamp - first.timestamp) / 1000
         who = ", ".join(f"{client_name(c['client_id'], c['client_host'])} ({c['count']})" for c in churn)
         message = (
             f"{self.count} rebalances in {span:.0f} s (threshold: {count} within {window_ms / 1000:.0f} s), "
-            f"generation {first[C_FROM] if first[C_FROM] is not None else '-'} -> {last[C_TO]}"
+            f"generation {first.from_generation if first.from_generation is not None else '-'} -> {last.to_generation}"
             + (f"; churned most: {who}" if who else "")
             + "; " + "; ".join(d["text"] for d in diag)
         )
         return {
             "group": self.group,
             "log_partition": self.log_partition,
-            "start": first[C_TIMESTAMP],
-            "end": last[C_TIMESTAMP],
+            "start": first.timestamp,
+            "end": last.timestamp,
             "count": self.count,
-            "from_generation": first[C_FROM],
-            "to_generation": last[C_TO],
-            "record_offset": first[C_RECORD_OFFSET],
-            "position": first[C_POSITION],
-            "source": first[C_SOURCE],
+            "from_generation": first.from_generation,
+            "to_generation": last.to_generation,
+            "record_offset": first.record_offset,
+            "position": first.position,
+            "source": first.source,
             "churn": churn,
             "diagnosis": diag,
             "message": message,
@@ -345,18 +391,18 @@ class StormWatch:
         """Take a rebalance; returns a storm that can no longer grow (else None)."""
         recent = self.recent
         recent.append(c)
-        if len(recent) < self.count or c[C_TIMESTAMP] - recent[0][C_TIMESTAMP] >= self.window_ms:
+        if len(recent) < self.count or c.timestamp - recent[0].timestamp >= self.window_ms:
             return None
         done = None
         ep = self.episode
         last = self.last_index
-        if ep is not None and recent[0][C_INDEX] <= last:
+        if ep is not None and recent[0].index <= last:
             # the window overlaps the storm: it grows by the window's rebalances after its last
-            if recent[-2][C_INDEX] <= last:
+            if recent[-2].index <= last:
                 ep.add(c)  # the usual case: only this one
             else:
                 for x in recent:
-                    if x[C_INDEX] > last:
+                    if x.index > last:
                         ep.add(x)
         else:
             done = ep
@@ -365,7 +411,7 @@ class StormWatch:
             ep = self.episode = Storm(self.group, self.log_partition)
             for x in recent:
                 ep.add(x)
-        self.last_index = c[C_INDEX]
+        self.last_index = c.index
         return done
 
     def finish(self) -> Storm | None:
@@ -382,14 +428,14 @@ class GroupRebalances:
         self.log = log
         self.log_partition = log.log_partition
         self.group = group
-        self.pending: tuple | None = None  # change()'s values for a KIP-848 change, until closed
-        self.batched: list[tuple] = []  # closed KIP-848 changes waiting for the target that serves them
-        self.carried: tuple = ()  # the churn of batched changes, counted with the one that served them
+        self.pending: GenerationChange | None = None  # a KIP-848 change, until closed
+        self.batched: list[GenerationChange] = []  # closed KIP-848 changes waiting for the target that serves them
+        self.carried: tuple[Churn, ...] = ()  # the churn of batched changes, counted with the one that served them
         self.last_change: int | None = None  # timestamp of the last rebalance
         self.deleted = False  # a group tombstone came since the last generation
         self.index = 0
         self.last_revoked: int | None = None  # by the last rebalance, if cooperative
-        self.last_infos: dict[str, Member] | None = None  # the last row's members and their timeouts
+        self.last_infos: Members | None = None  # the last row's members and their timeouts
         self.last_timeouts: tuple[int | None, int | None] = (None, None)
         # departed members, remembered to recognize a rejoin in a later rebalance
         self.departed: dict[tuple[str | None, str | None], list[str]] = {}  # (client id, host) -> member ids
@@ -425,11 +471,11 @@ class GroupRebalances:
             self.last_change = ts
         self.deleted = False
         if gen.protocol == "consumer":
-            self.pending = (prev, gen, ts, e.offset, e.position, e.source, rebalance, seconds, joined, left,
-                            rejoined, static, renamed, cause, sentence, churn, proto_name, kind)
+            self.pending = GenerationChange(prev, gen, ts, e.offset, e.position, e.source, rebalance, seconds, joined,
+                                            left, rejoined, static, renamed, cause, sentence, churn, proto_name, kind)
         else:
-            self._row(prev, gen, ts, e.offset, e.position, e.source, rebalance, seconds, joined, left, rejoined,
-                      static, renamed, cause, sentence, churn, proto_name, kind)
+            self._row(GenerationChange(prev, gen, ts, e.offset, e.position, e.source, rebalance, seconds, joined, left,
+                                       rejoined, static, renamed, cause, sentence, churn, proto_name, kind))
 
     def tombstone(self) -> None:
         """A group tombstone: the group is gone; a later generation starts a new one."""
@@ -446,22 +492,22 @@ class GroupRebalances:
             self.log.storm(storm, self.first_row)
 
     # ---- diff ---------------------------------------------------------------------------------
-    def _diff(self, before: dict[str, Member], after: dict[str, Member]) -> tuple:
+    def _diff(self, before: Members, after: Members) -> tuple:
         removed = [m for m in before if m not in after]
         added = [m for m in after if m not in before]
         joined, left, rejoined, static = [], [], [], []
         renamed: dict[str, str] = {}
         churn = []
-        by_instance = {before[m][INSTANCE_ID]: m for m in removed if before[m][INSTANCE_ID] is not None}
+        by_instance = {before[m].instance_id: m for m in removed if before[m].instance_id is not None}
         by_client: dict[tuple, list[str]] = {}
         for m in removed:
-            if before[m][INSTANCE_ID] is None:
-                by_client.setdefault((before[m][CLIENT_ID], before[m][CLIENT_HOST]), []).append(m)
+            if before[m].instance_id is None:
+                by_client.setdefault((before[m].client_id, before[m].client_host), []).append(m)
         gone = set(removed)
         for m in added:
             info = after[m]
-            inst = info[INSTANCE_ID]
-            key = (info[CLIENT_ID], info[CLIENT_HOST])
+            inst = info.instance_id
+            key = (info.client_id, info.client_host)
             if inst is not None and (inst in by_instance or self._back(self.departed_static, inst, m)):
                 # KIP-345: a static member back with a new member id, group.instance.id kept
                 old = by_instance.pop(inst, None)
@@ -469,28 +515,28 @@ class GroupRebalances:
                     gone.discard(old)
                     renamed[old] = m
                 static.append(inst)
-                churn.append(("static", info[CLIENT_ID], info[CLIENT_HOST], inst, info[REBALANCE_TIMEOUT]))
-            elif inst is None and info[CLIENT_ID] is not None and (by_client.get(key)
+                churn.append(Churn("static", info.client_id, info.client_host, inst, info.rebalance_timeout_ms))
+            elif inst is None and info.client_id is not None and (by_client.get(key)
                                                                   or self._back(self.departed, key, m)):
                 # the same client id and host with a new member id: a restart or an expulsion
                 olds = by_client.get(key)
                 if olds:
                     gone.discard(olds.pop())
                 rejoined.append(m)
-                churn.append(("rejoined", info[CLIENT_ID], info[CLIENT_HOST], None, info[REBALANCE_TIMEOUT]))
+                churn.append(Churn("rejoined", info.client_id, info.client_host, None, info.rebalance_timeout_ms))
             else:
                 joined.append(m)
-                churn.append(("joined", info[CLIENT_ID], info[CLIENT_HOST], inst, info[REBALANCE_TIMEOUT]))
+                churn.append(Churn("joined", info.client_id, info.client_host, inst, info.rebalance_timeout_ms))
         for m in removed:
             if m not in gone:
                 continue
             info = before[m]
             left.append(m)
-            churn.append(("left", info[CLIENT_ID], info[CLIENT_HOST], info[INSTANCE_ID], info[REBALANCE_TIMEOUT]))
-            if info[INSTANCE_ID] is not None:
-                self._remember(self.departed_static, info[INSTANCE_ID], m)
-            elif info[CLIENT_ID] is not None:
-                self._remember(self.departed, (info[CLIENT_ID], info[CLIENT_HOST]), m)
+            churn.append(Churn("left", info.client_id, info.client_host, info.instance_id, info.rebalance_timeout_ms))
+            if info.instance_id is not None:
+                self._remember(self.departed_static, info.instance_id, m)
+            elif info.client_id is not None:
+                self._remember(self.departed, (info.client_id, info.client_host), m)
         return (sorted(joined) or _NO_IDS, sorted(left) or _NO_IDS, sorted(rejoined) or _NO_IDS,
                 sorted(static) or _NO_IDS, renamed, tuple(churn))
 
@@ -518,13 +564,13 @@ class GroupRebalances:
         return False
 
     # ---- cause ----------------------------------------------------------------------------------
-    def _cause(self, prev: Generation | None, gen: Generation, rebalance: bool, before: dict[str, Member],
-               after: dict[str, Member], joined: list[str], left: list[str], rejoined: list[str],
+    def _cause(self, prev: Generation | None, gen: Generation, rebalance: bool, before: Members,
+               after: Members, joined: list[str], left: list[str], rejoined: list[str],
                static: list[str], renamed: dict[str, str], kind: str | None) -> tuple[str, str]:
         who = _who
         if not rebalance:
             if static:
-                pairs = [f"{after[new][INSTANCE_ID]} ({old} -> {new})" for old, new in renamed.items()] or static
+                pairs = [f"{after[new].instance_id} ({old} -> {new})" for old, new in renamed.items()] or static
                 return "static-member-replaced", (
                     f"static member {_names(pairs)} rejoined with a new member id and kept its assignment: "
                     "same generation, no rebalance (KIP-345)")
@@ -559,8 +605,8 @@ class GroupRebalances:
                 + _also(joined, [m for m in left if m not in gen.fenced], after, before) + gap)
         if rejoined:
             infos = [after[m] for m in rejoined]
-            rto = _min(i[REBALANCE_TIMEOUT] for i in infos)
-            sto = _min(i[SESSION_TIMEOUT] for i in infos)
+            rto = _min(i.rebalance_timeout_ms for i in infos)
+            sto = _min(i.session_timeout_ms for i in infos)
             limits = " or ".join(x for x in (
                 None if rto is None else f"max.poll.interval.ms ({rto} ms)",
                 None if sto is None else f"session.timeout.ms ({sto} ms)") if x) or "its timeouts"
@@ -620,22 +666,21 @@ class GroupRebalances:
         ``final`` (the group is gone or the read ends)."""
         p, self.pending = self.pending, None
         if p is not None:
-            progress = p[1].progress
+            progress = p.gen.progress
             if progress is not None and progress.target_epoch is None and not final:
                 self.batched.append(p)
                 return
         waiting, self.batched = self.batched, []
         for q in waiting:
-            self._row(*q)
+            self._row(q)
         if p is not None:
-            self._row(*p)
+            self._row(p)
 
-    def _row(self, prev: Generation | None, gen: Generation, ts: int, record_offset: int, position: int,
-             source: str, rebalance: bool, seconds: float | None, joined: list[str], left: list[str],
-             rejoined: list[str], static: list[str], renamed: dict[str, str], cause: str, sentence: str,
-             churn: tuple, proto_name: str | None, kind: str | None) -> None:
+    def _row(self, change: GenerationChange) -> None:
         """The change's row (partitions moved and revoked as the generation left them), and the
         storm rule."""
+        (prev, gen, ts, record_offset, position, source, rebalance, seconds, joined, left, rejoined, static,
+         renamed, cause, sentence, churn, proto_name, kind) = change
         moved = revoked = None
         before = _NO_OWNERS if prev is None else prev.owners
         after = gen.owners
@@ -712,22 +757,22 @@ class GroupRebalances:
         if self.carried:
             churn, self.carried = self.carried + churn, ()
         self.index += 1
-        storm = self.storm.add((self.index, ts, record_offset, position, source, from_gen, gen.generation_id, cause,
-                                proto_name, kind, revoked, moved, session, churn))
+        storm = self.storm.add(Change(self.index, ts, record_offset, position, source, from_gen, gen.generation_id,
+                                      cause, proto_name, kind, revoked, moved, session, churn))
         if storm is not None:
             self.log.storm(storm, self.first_row)
 
 
-def _who(ids: list[str], infos: dict[str, Member]) -> str:
-    return _names([client_name(infos[m][CLIENT_ID], infos[m][CLIENT_HOST]) for m in ids])
+def _who(ids: list[str], infos: Members) -> str:
+    return _names([client_name(infos[m].client_id, infos[m].client_host) for m in ids])
 
 
-def _also(joined: list[str], left: list[str], after: dict[str, Member], before: dict[str, Member]) -> str:
+def _also(joined: list[str], left: list[str], after: Members, before: Members) -> str:
     parts = []
     if joined:
-        parts.append(_names([client_name(after[m][CLIENT_ID], after[m][CLIENT_HOST]) for m in joined]) + " joined")
+        parts.append(_names([client_name(after[m].client_id, after[m].client_host) for m in joined]) + " joined")
     if left:
-        parts.append(_names([client_name(before[m][CLIENT_ID], before[m][CLIENT_HOST]) for m in left]) + " left")
+        parts.append(_names([client_name(before[m].client_id, before[m].client_host) for m in left]) + " left")
     return ("; " + "; ".join(parts)) if parts else ""
 
 
@@ -758,7 +803,7 @@ class RebalanceLog:
         """A storm that can no longer grow (``first_row``: the record offset of its group's
         first generation record read: its first rebalance compares with it)."""
         d = s.to_dict(self.storm_count, self.storm_window_ms)
-        opens = first_row if s.first is not None and s.first[C_INDEX] == 1 else None
+        opens = first_row if s.first is not None and s.first.index == 1 else None
         f = storm_finding(d)
         self.findings.append(f)
         shown = None
@@ -804,6 +849,6 @@ class RebalanceLog:
                              message=note + shown["message"])
         return dropped
 
-__all__ = ["Change", "make_change", "GroupRebalances", "Member", "RULE", "RebalanceLog", "Storm", "StormWatch",
+__all__ = ["Change", "Churn", "GenerationChange", "GroupRebalances", "MemberInfo", "RULE", "RebalanceLog", "Storm", "StormWatch",
            "client_name", "rebalance_protocol", "storm_finding"]
 

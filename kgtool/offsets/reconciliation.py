@@ -49,7 +49,7 @@ from kgtool.offsets.tables import group_finding
 
 if TYPE_CHECKING:  # pragma: no cover
     from kgtool.offsets.entries import LogEntry
-    from kgtool.offsets.shard.model import Assignment, ConsumerGroupMember, ModernGroup, TopicNames
+    from kgtool.offsets.shard.model import ConsumerGroupMember, ModernGroup, TopicIdAssignment, TopicNames
 
 RULE = "slow-revocation"
 SHOWN = 5  # partitions named in a sentence
@@ -57,7 +57,7 @@ SHOWN = 5  # partitions named in a sentence
 IdPartition = tuple[str, int]  # (topic id, partition): names may be learnt later in the log
 
 
-def _pairs(a: Assignment) -> set[IdPartition]:
+def _pairs(a: TopicIdAssignment) -> set[IdPartition]:
     return {(t, p) for t, ps in a.items() for p in ps}
 
 

@@ -47,7 +47,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from kgtool.offsets.groups import TopicPartition, tp_name
+from kgtool.offsets.generations import TopicPartition, tp_name
 from kgtool.offsets.store import NULL
 
 #: Rules about the state at the end of the log: ``--since`` does not hide them.

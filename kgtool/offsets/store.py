@@ -204,7 +204,7 @@ def _use_c() -> bool:
 class Store:
     """Offsets and pending transactional offsets of every group of one log partition, plus the
     per-group generation snapshot that commits are attributed to (written by
-    :mod:`kgtool.offsets.groups`)."""
+    :mod:`kgtool.offsets.generations`)."""
 
     def __init__(self, pure: bool | None = None) -> None:
         self.k = np.empty((0, len(K_FIELDS)), np.int64)

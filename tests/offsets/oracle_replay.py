@@ -241,7 +241,10 @@ class _GroupReplay:
                     "client_host": _get(m, "client_host"),
                     "rack_id": _get(sub, "rack_id") if isinstance(sub, dict) else None,
                     "session_timeout_ms": _int_or_none(_get(m, "session_timeout")),
-                    "rebalance_timeout_ms": _int_or_none(_get(m, "rebalance_timeout")),
+                    # GroupMetadataManager.replay: rebalanceTimeout -1 (a v0 record's default) -> the session timeout
+                    "rebalance_timeout_ms": _int_or_none(_get(m, "session_timeout")
+                                                         if _get(m, "rebalance_timeout") in (None, -1)
+                                                         else _get(m, "rebalance_timeout")),
                     "is_leader": mid == _get(v, "leader"),
                     "member_epoch": None,
                     "subscribed_topics": sorted(_get(sub, "topics", default=[]) or []) if isinstance(sub, dict) else None,

@@ -177,12 +177,12 @@ def test_track_moves_twins(owners, last, keys, moved_at):
     the count and the state they leave (the dicts, and the key rows marked moved)."""
     from tests.twins import compiled
 
-    from kgtool.offsets.groups import _track_moves_py
+    from kgtool.offsets.generations import track_moves_py
 
     c = compiled("kgtool.offsets._replay").track_moves
     py_last, py_moved_at, py_k = dict(last), dict(moved_at), _key_state(keys)
     c_last, c_moved_at, c_k = dict(last), dict(moved_at), _key_state(keys)
-    n_py = _track_moves_py(owners, py_last, keys, py_moved_at, 42, py_k)
+    n_py = track_moves_py(owners, py_last, keys, py_moved_at, 42, py_k)
     n_c = c(owners, c_last, keys, c_moved_at, 42, c_k)
     moved = {tp for tp, o in owners.items() if tp in last and last[tp] != o}
     assert n_c == n_py == len(moved)
@@ -206,11 +206,11 @@ def test_attribute_keys_twins(owners, keys, known):
     same unowned partitions."""
     from tests.twins import compiled
 
-    from kgtool.offsets.groups import OwnerLists, _attribute_keys_py
+    from kgtool.offsets.generations import OwnerLists, attribute_keys_py
 
     c = compiled("kgtool.offsets._replay").attribute_keys
     results = []
-    for f in (_attribute_keys_py, c):
+    for f in (attribute_keys_py, c):
         lists = OwnerLists()
         for o in known:
             lists.code(o)

@@ -18,14 +18,13 @@ from hypothesis import strategies as st
 from kgtool.offsets.audit import audit_entries
 from kgtool.offsets.options import AuditOptions
 from kgtool.offsets.rebalances import (
-    C_INDEX,
     DEPARTED_CAP,
     DEPARTED_IDS,
     FOLD_EVERY,
     RULE,
+    Change,
     GroupRebalances,
     StormWatch,
-    make_change,
     rebalance_protocol,
 )
 from kgtool.offsets.scenario import Script
@@ -243,7 +242,7 @@ def test_two_bursts_two_storms_and_overlapping_windows_one(tmp_path):
 
 def test_window_is_strictly_shorter_than_w():
     watch = StormWatch("g", 0, 3, 10 * MINUTE)
-    add = lambda i, ts: watch.add(make_change(i, ts))  # noqa: E731
+    add = lambda i, ts: watch.add(Change(i, ts))  # noqa: E731
     for i, ts in enumerate([0, 5 * MINUTE, 10 * MINUTE]):  # 3 within exactly W: not a storm
         assert add(i, ts) is None
     assert watch.episode is None
@@ -258,7 +257,7 @@ def test_a_long_storm_is_counted_in_bounded_memory():
     watch = StormWatch("g", 0, 5, 10 * MINUTE)
     held = 0
     for i in range(1080):
-        assert watch.add(make_change(i, i * 10_000, cause="assignment-only")) is None
+        assert watch.add(Change(i, i * 10_000, cause="assignment-only")) is None
         held = max(held, len(watch.episode.added) if watch.episode else 0)
     storm = watch.finish()
     assert held < FOLD_EVERY and storm.count == 1080 and storm.causes == {"assignment-only": 1080}
@@ -289,12 +288,12 @@ def test_storm_episodes_equal_brute_force(gaps, n, w):
     watch = StormWatch("g", 0, n, w)
     got = []
     for i, ts in enumerate(times):
-        done = watch.add(make_change(i, ts))
+        done = watch.add(Change(i, ts))
         if done is not None:
             got.append(done)
     if watch.episode is not None:
         got.append(watch.finish())
-    assert [(s.first[C_INDEX], s.last[C_INDEX], s.count) for s in got] == brute_force_storms(times, n, w)
+    assert [(s.first.index, s.last.index, s.count) for s in got] == brute_force_storms(times, n, w)
 
 
 # ---- causes of single changes -----------------------------------------------------------------------

@@ -12,6 +12,7 @@ from kgtool.offsets.shard.model import (
     LEAVE_GROUP_MEMBER_EPOCH,
     NEW_GROUP_EPOCH,
     ClassicGroup,
+    NO_PROTOCOL,
     ClassicGroupMember,
     Group,
     GroupType,
@@ -23,6 +24,7 @@ from kgtool.offsets.shard.model import (
     TopicNames,
     Touch,
     assignment_from_record,
+    consumer_protocol_view,
 )
 
 
@@ -30,31 +32,43 @@ class ReplayRefused(Exception):
     """A record Kafka's ``GroupMetadataManager`` refuses (IllegalStateException)."""
 
 
-def _classic_assigned(protocol_type: str | None, m: dict[str, Any]) -> list[tuple[str, int]] | None:
-    """A classic member's assignment as ``ConsumerProtocol`` decodes it (protocol type "consumer";
-    empty bytes: no partitions); None for other protocol types or bytes that do not decode."""
-    if protocol_type != "consumer":
-        return None
+def _decoded_assignment(m: dict[str, Any]) -> Any:
+    """A classic member's decoded ``ConsumerProtocol`` assignment: the decoder's
+    (``assignment_decoded``: None when the bytes do not decode), or decoded here, once, for a
+    value built without the decoder."""
+    if "assignment_decoded" in m:
+        return m["assignment_decoded"]
     raw = m.get("assignment")
     if not raw:
-        return []
-    decoded = m.get("assignment_decoded")
-    if decoded is None:
-        from kgtool.coordinator.consumer_protocol import decode_assignment
-        from kgtool.errors import DecodeError
-
-        try:
-            decoded = decode_assignment(bytes(raw))
-        except DecodeError:
-            return None
-    return sorted((t["topic"], int(p)) for t in decoded.get("assigned_partitions") or () for p in t["partitions"])
-
-
-def _subscription(protocol_type: str | None, m: dict[str, Any]) -> list[str] | None:
-    if protocol_type != "consumer":
         return None
-    decoded = m.get("subscription_decoded")
-    return None if decoded is None else sorted(decoded.get("topics") or ())
+    from kgtool.coordinator.consumer_protocol import decode_assignment
+    from kgtool.errors import DecodeError
+
+    try:
+        return decode_assignment(bytes(raw))
+    except DecodeError:
+        return None
+
+
+def classic_member(m: dict[str, Any], consumer: bool) -> ClassicGroupMember:
+    """One ``GroupMetadataValue.MemberMetadata`` as ``GroupMetadataManager.replay`` loads it
+    (``consumer``: the group's protocol type is "consumer", whose bytes ``ConsumerProtocol``
+    decodes). The rebalance timeout: ``rebalanceTimeout() == -1 ? sessionTimeout() :
+    rebalanceTimeout()`` (Kafka 4.0 and 4.4 alike); RebalanceTimeout is a v1+ field whose default
+    is -1, so a v0 member's is its session timeout."""
+    session = int(m.get("session_timeout", 0))
+    rebalance = int(m.get("rebalance_timeout", -1))
+    view = consumer_protocol_view(m.get("subscription_decoded"), _decoded_assignment(m)) if consumer else NO_PROTOCOL
+    if not consumer:
+        assigned = None
+    elif not m.get("assignment"):
+        assigned = []  # empty bytes: no partitions (Kafka's ConsumerProtocol is never asked)
+    else:  # as listed; a decoded assignment without partitions: none
+        assigned = view.listed if view.listed is not None or view.assigned_names is None else []
+    return ClassicGroupMember(
+        member_id=m["member_id"], instance_id=m.get("group_instance_id"), client_id=m.get("client_id", ""),
+        client_host=m.get("client_host", ""), rebalance_timeout_ms=session if rebalance == -1 else rebalance,
+        session_timeout_ms=session, assigned=assigned, subscription=view.topics, protocol=view)
 
 
 class GroupMetadataManager:
@@ -105,21 +119,15 @@ class GroupMetadataManager:
             self.groups.pop(group_id, None)
             return
         pt = v.get("protocol_type")
-        protocol_type = pt if pt else None
-        members = {}
-        for m in v.get("members") or ():
-            session = int(m.get("session_timeout", 0))
-            rebalance = int(m.get("rebalance_timeout", -1))
-            members[m["member_id"]] = ClassicGroupMember(
-                member_id=m["member_id"], instance_id=m.get("group_instance_id"), client_id=m.get("client_id", ""),
-                client_host=m.get("client_host", ""),
-                rebalance_timeout_ms=session if rebalance == -1 else rebalance, session_timeout_ms=session,
-                assigned=_classic_assigned(protocol_type, m), subscription=_subscription(protocol_type, m))
+        consumer = pt == "consumer"
+        listed = [classic_member(m, consumer) for m in v.get("members") or ()]
         cst = v.get("current_state_timestamp", -1)
         self.groups[group_id] = ClassicGroup(
-            group_id, generation=int(v.get("generation", 0)), protocol_type=protocol_type,
+            group_id, generation=int(v.get("generation", 0)), protocol_type=pt if pt else None,
             protocol_name=v.get("protocol"), leader=v.get("leader"),
-            current_state_timestamp=None if cst in (None, -1) else cst, members=members, touched=touch)
+            current_state_timestamp=None if cst in (None, -1) else cst, members={m.member_id: m for m in listed},
+            touched=touch, listed_members=listed, recorded_protocol_type=pt,
+            recorded_state_timestamp=v.get("current_state_timestamp"))
 
     # ---- consumer (KIP-848), share (KIP-932), streams (KIP-1071) ------------------------------------
     def replay_metadata(self, type_: GroupType, group_id: str, v: dict[str, Any] | None, touch: Touch) -> None:

@@ -24,7 +24,7 @@ LEAVE_GROUP_STATIC_MEMBER_EPOCH = -2
 #: Kafka 4.3 (``ModernGroup`` constructor, ``TargetAssignmentMetadata.INITIAL``); 0 in 4.0-4.2
 NEW_GROUP_EPOCH = 1
 
-Assignment = dict[str, frozenset[int]]  # topic id (Kafka's Uuid string) -> partitions
+TopicIdAssignment = dict[str, frozenset[int]]  # topic id (Kafka's Uuid string) -> partitions
 
 
 class GroupType(str, Enum):
@@ -127,7 +127,7 @@ class TopicNames:
         #: group record's name may come from a record compaction removes (see ArrowOutput._topic_ids)
         self.strong: dict[str, str] = dict(self.names)
         self.version = 0  # bumped when a name changes: remembered pairs are stale
-        self._memo: dict[int, tuple[Assignment, int, list[tuple[str, int]]]] = {}
+        self._memo: dict[int, tuple[TopicIdAssignment, int, list[tuple[str, int]]]] = {}
 
     def learn(self, topic_id: str, name: str, *, weak: bool = False) -> None:
         """Name ``topic_id``; a ``weak`` source (a group record) does not rename an id already named."""
@@ -142,7 +142,7 @@ class TopicNames:
     def name(self, topic_id: str) -> str:
         return self.names.get(topic_id, topic_id)
 
-    def pairs(self, assignment: Assignment | None) -> list[tuple[str, int]]:
+    def pairs(self, assignment: TopicIdAssignment | None) -> list[tuple[str, int]]:
         """Sorted (topic, partition) pairs of an assignment (read-only: an assignment object,
         never changed once built, keeps its list while the names stay the same; the audit asks
         again for the same members' assignments after every batch)."""
@@ -159,7 +159,7 @@ class TopicNames:
         return out
 
 
-def assignment_from_record(items: Any) -> Assignment:
+def assignment_from_record(items: Any) -> TopicIdAssignment:
     """``Utils.assignmentFromTopicPartitions``: [{topic_id, partitions}] -> {topic_id: partitions}.
     A topic listed twice keeps its last list, as ``Collectors.toMap`` would refuse and Kafka never
     writes; empty lists are kept (Kafka keeps them too)."""
@@ -215,6 +215,100 @@ class Touch:
 # ---- classic ------------------------------------------------------------------------------------
 
 
+TopicPartition = tuple[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerProtocolView:
+    """A classic member's ``ConsumerProtocol`` subscription and assignment as the records decode
+    them (``subscription_decoded``, ``assignment_decoded``), read once: the decoder shares one
+    object between records whose bytes are equal, so :func:`consumer_protocol_view` keeps the view
+    of each pair of objects. Lists are shared between members and rows: read-only."""
+
+    #: the assigned partitions, sorted, each once; None when the assignment is not decoded (a
+    #: protocol type other than "consumer", bytes that do not decode, empty bytes)
+    assigned: list[TopicPartition] | None = None
+    #: the same as the assignment lists them (a partition listed twice is there twice)
+    listed: list[TopicPartition] | None = None
+    #: ``topic-partition`` names of ``assigned``; ``[]`` for a decoded assignment without partitions
+    assigned_names: list[str] | None = None
+    #: ConsumerProtocol v1+: the partitions the member owned when it joined (names)
+    owned_names: list[str] | None = None
+    #: ConsumerProtocol v3+: the member's rack
+    rack_id: str | None = None
+    #: the subscribed topics, sorted; None when the subscription is not decoded
+    topics: list[str] | None = None
+
+
+NO_PROTOCOL = ConsumerProtocolView()
+
+
+def topic_partitions(items: Any) -> list[TopicPartition] | None:
+    """``ConsumerProtocol`` partitions, ``[{topic, partitions: [..]}]`` (or ``[topic, partition]``
+    pairs) -> the sorted (topic, partition) pairs as listed; None if absent."""
+    if items is None:
+        return None
+    out: list[TopicPartition] = []
+    for it in items:
+        if isinstance(it, (list, tuple)) and len(it) == 2:
+            out.append((str(it[0]), int(it[1])))
+            continue
+        topic = it.get("topic")
+        if topic is None:
+            continue
+        topic = str(topic)
+        out.extend((topic, int(p)) for p in it.get("partitions") or ())
+    out.sort()
+    return out
+
+
+def _names(tps: list[TopicPartition] | None) -> list[str] | None:
+    return None if tps is None else [f"{t}-{p}" for t, p in tps]
+
+
+def _view(sub: Any, asg: Any) -> ConsumerProtocolView:
+    if not isinstance(sub, dict) and not isinstance(asg, dict):
+        return NO_PROTOCOL
+    assigned = listed = names = None
+    if isinstance(asg, dict):
+        listed = topic_partitions(asg.get("assigned_partitions"))
+        if listed is None:
+            names = []
+        else:
+            assigned = listed if len(set(listed)) == len(listed) else sorted(set(listed))
+            names = _names(assigned)
+    if not isinstance(sub, dict):
+        return ConsumerProtocolView(assigned, listed, names)
+    owned = topic_partitions(sub.get("owned_partitions"))
+    topics = sub.get("topics")
+    return ConsumerProtocolView(assigned, listed, names, _names(None if owned is None else sorted(set(owned))),
+                                sub.get("rack_id"), sorted(topics) if topics else [])
+
+
+class _ProtocolViews:
+    """:func:`_view` once per pair of decoded objects (members' subscriptions and assignments
+    repeat from one generation to the next): an identity check, bounded, the objects kept alive
+    with their view."""
+
+    def __init__(self, size: int = 8192) -> None:
+        self.size = size
+        self.cache: dict[tuple[int, int], tuple[Any, Any, ConsumerProtocolView]] = {}
+
+    def __call__(self, sub: Any, asg: Any) -> ConsumerProtocolView:
+        hit = self.cache.get((id(sub), id(asg)))
+        if hit is not None and hit[0] is sub and hit[1] is asg:
+            return hit[2]
+        if len(self.cache) >= self.size:
+            self.cache.clear()
+        view = _view(sub, asg)
+        self.cache[(id(sub), id(asg))] = (sub, asg, view)
+        return view
+
+
+#: the :class:`ConsumerProtocolView` of a member's decoded subscription and assignment
+consumer_protocol_view = _ProtocolViews()
+
+
 @dataclass
 class ClassicGroupMember:
     """``ClassicGroupMember`` as ``GroupMetadataManager.replay(GroupMetadataKey, ...)`` builds it."""
@@ -223,12 +317,16 @@ class ClassicGroupMember:
     instance_id: str | None
     client_id: str
     client_host: str
+    #: the record's RebalanceTimeout, or its session timeout when that is -1 (a v0 record has no
+    #: such field and reads its default, -1): Kafka's rule in 4.0 and 4.4 alike
     rebalance_timeout_ms: int
     session_timeout_ms: int
     #: ``ConsumerProtocol`` assignment when the protocol type is "consumer" (empty bytes: []),
     #: else None; (topic name, partition) pairs, as the classic protocol names topics.
     assigned: list[tuple[str, int]] | None
     subscription: list[str] | None = None
+    #: the decoded subscription and assignment (rack, owned partitions, partitions each once...)
+    protocol: ConsumerProtocolView = NO_PROTOCOL
 
 
 @dataclass
@@ -248,6 +346,13 @@ class ClassicGroup:
     #: why the replay could not follow this group (a record that does not decode); a later
     #: GroupMetadata record replaces the group whole, and with it this
     incomplete: str | None = None
+    #: the members as the record lists them: a member id listed twice is there twice (``members``,
+    #: like Kafka's map, keeps the last); the generations and members tables show the record
+    listed_members: list[ClassicGroupMember] = field(default_factory=list)
+    #: the record's ProtocolType and CurrentStateTimestamp as written ("" and -1 kept; None: absent,
+    #: e.g. a v0 or v1 record's timestamp), where the fields above hold Kafka's Optionals
+    recorded_protocol_type: str | None = None
+    recorded_state_timestamp: int | None = None
 
     @property
     def state(self) -> str:
@@ -278,8 +383,8 @@ class ConsumerGroupMember:
     subscribed_topic_names: frozenset[str] = frozenset()
     subscribed_topic_regex: str | None = ""
     server_assignor: str | None = None
-    assigned: Assignment = field(default_factory=dict)
-    pending_revocation: Assignment = field(default_factory=dict)
+    assigned: TopicIdAssignment = field(default_factory=dict)
+    pending_revocation: TopicIdAssignment = field(default_factory=dict)
     #: the epoch each assigned (and pending) partition was assigned in: 4.3+ ``AssignmentEpochs``,
     #: else the member epoch (``Utils.assignmentFromTopicPartitions``)
     assigned_epochs: dict[str, dict[int, int]] = field(default_factory=dict)
@@ -375,8 +480,8 @@ class StreamsGroupMember:
     state_since: Touch = field(default_factory=Touch)
     touched: Touch = field(default_factory=Touch)
     # what the tables read of every modern member: a streams member holds tasks, not partitions
-    assigned: Assignment = field(default_factory=dict)
-    pending_revocation: Assignment = field(default_factory=dict)
+    assigned: TopicIdAssignment = field(default_factory=dict)
+    pending_revocation: TopicIdAssignment = field(default_factory=dict)
     subscribed_topic_names: frozenset[str] = frozenset()
     subscribed_topic_regex: str | None = None
     server_assignor: str | None = None
@@ -436,7 +541,7 @@ class ModernGroup:
     group_epoch: int = 0
     assignment_epoch: int = 0
     members: dict[str, Any] = field(default_factory=dict)  # ConsumerGroupMember | StreamsGroupMember
-    target_assignment: dict[str, Assignment] = field(default_factory=dict)
+    target_assignment: dict[str, TopicIdAssignment] = field(default_factory=dict)
     #: ``ConsumerGroupPartitionMetadata``: topic name -> (topic id, partition count)
     subscription_metadata: dict[str, tuple[str, int]] = field(default_factory=dict)
     static_members: dict[str, str] = field(default_factory=dict)
@@ -496,7 +601,7 @@ class ModernGroup:
         if old is not None and old.instance_id is not None:
             self.static_members.pop(old.instance_id, None)
 
-    def target(self, member_id: str) -> Assignment:
+    def target(self, member_id: str) -> TopicIdAssignment:
         """``ModernGroup.targetAssignment(memberId)``: empty when absent."""
         return self.target_assignment.get(member_id, {})
 

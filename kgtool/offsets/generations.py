@@ -1,25 +1,29 @@
-"""Group state of one ``__consumer_offsets`` partition: ``GroupMetadataManager``'s replay.
+"""Generations of the groups of one ``__consumer_offsets`` partition, read from the shard.
 
-- ``GroupMetadataManager.replay(GroupMetadataKey, GroupMetadataValue)``: a value replaces the
-  classic group (a new generation: protocol type, assignor, leader, members with their
-  subscriptions and assignments); a tombstone removes the group.
-- KIP-848 records: the group as :mod:`kgtool.offsets.shard` replays them (``ConsumerGroup``,
-  ``ConsumerGroupMember``); each group epoch is that protocol's generation; ownership is the
-  members' current assignment (assigned plus pending revocation), and a partition of the target
-  assignment that no member holds yet is in transit (released by one member, not yet taken by
-  the next), not orphaned. Reconciliation and fencing: :mod:`kgtool.offsets.reconciliation`.
+The shard (:mod:`kgtool.offsets.shard`, ``GroupMetadataManager``) parses every group record once
+into the groups as Kafka holds them; a generation is read from that model right after the
+shard replayed its record:
+
+- classic: ``GroupMetadataManager.replay(GroupMetadataKey, GroupMetadataValue)`` replaced the
+  ``ClassicGroup`` whole (protocol type, assignor, leader, members with their decoded
+  subscriptions and assignments): a new generation; a tombstone removed the group.
+- KIP-848: the ``ConsumerGroup`` and its ``ConsumerGroupMember`` objects; each group epoch is
+  that protocol's generation; ownership is the members' current assignment (assigned plus
+  pending revocation), and a partition of the target assignment that no member holds yet is in
+  transit (released by one member, not yet taken by the next), not orphaned. Reconciliation and
+  fencing: :mod:`kgtool.offsets.reconciliation`.
 
 A group's generation decides what its commits are attributed to (generation, protocol, state,
 owners of the partition) and what the orphan and zombie rules see; :class:`GroupState` keeps
 that snapshot in the :class:`~kgtool.offsets.store.Store` arrays that the commit loop reads,
 and refreshes it only when the generation changes. Generations and members are rows of their
-tables (rare: one per generation record); each generation change is also handed, with the
-previous generation, to :mod:`kgtool.offsets.rebalances` (the rebalances table).
+tables (rare: one per generation record); each generation change is then handed, with the
+previous generation, to :mod:`kgtool.offsets.rebalances` (the rebalances table), last.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from itertools import repeat
 from typing import TYPE_CHECKING, Any
@@ -28,113 +32,40 @@ import numpy as np
 
 from kgtool import native
 from kgtool.offsets.entries import LogEntry
-from kgtool.offsets.rebalances import Member
+from kgtool.offsets.rebalances import MemberInfo
 from kgtool.offsets.reconciliation import (
     ConsumerGroupWatch,
     EpochProgress,
     fenced_by_rebalance_timeout,
     slow_revocation_finding,
 )
-from kgtool.offsets.shard.model import ConsumerGroupMember, ModernGroup, TopicNames
+from kgtool.offsets.shard.model import (
+    ClassicGroup,
+    ClassicGroupMember,
+    ConsumerGroupMember,
+    ModernGroup,
+    TopicNames,
+    TopicPartition,
+)
 from kgtool.offsets.shard.views import preferred_server_assignor
 from kgtool.offsets.store import G, K, NULL, Store
-from kgtool.offsets.tables import MEMBER
 
 if TYPE_CHECKING:  # pragma: no cover
     from kgtool.offsets.rebalances import RebalanceLog
 
-TopicPartition = tuple[str, int]
 # the KIP-848 record kinds the generation follows (GroupCoordinatorRecordSerde's names, snake_case)
 GROUP_EPOCH = "consumer_group_metadata"
 MEMBER_METADATA = "consumer_group_member_metadata"
 CURRENT_ASSIGNMENT = "consumer_group_current_member_assignment"
 PARTITION_METADATA = "consumer_group_partition_metadata"
 _K_OWNERS, _K_ORPHAN, _K_MOVED, _K_TOP_HAS = K["owners"], K["orphan"], K["moved"], K["top_has"]
-_MEMBER_ID = MEMBER["member_id"]
 
 
 def tp_name(tp: TopicPartition) -> str:
     return f"{tp[0]}-{tp[1]}"
 
 
-def _int_or_none(v: Any) -> int | None:
-    return None if v is None else int(v)
-
-
-def topic_partitions(items: Any) -> list[TopicPartition] | None:
-    """A classic member's ``ConsumerProtocol`` partitions, ``[{topic, partitions: [..]}]`` (or
-    ``[topic, partition]`` pairs) -> sorted topic partitions; None if absent. (A consumer
-    group's partitions, by topic id, are the shard's: ``TopicNames.pairs``.)"""
-    if items is None:
-        return None
-    out: set[TopicPartition] = set()
-    for it in items:
-        if isinstance(it, (list, tuple)) and len(it) == 2:
-            out.add((str(it[0]), int(it[1])))
-            continue
-        topic = it.get("topic")
-        if topic is None:
-            continue
-        topic = str(topic)
-        for p in it.get("partitions") or ():
-            out.add((topic, int(p)))
-    return sorted(out)
-
-
-def _partitions_and_names(items: Any) -> tuple[list[TopicPartition] | None, list[str] | None, bool]:
-    """The partitions, their "topic-partition" names, and whether no partition is listed twice."""
-    tps = topic_partitions(items)
-    if tps is None:
-        return None, None, True
-    return tps, [f"{t}-{p}" for t, p in tps], len(set(tps)) == len(tps)
-
-
-_NO_TOPICS: list[str] = []
-_NO_PARTITIONS = (None, None, True)
-
-
-def _protocol_view(sub: Any, asg: Any) -> tuple:
-    """What the replay reads of a member's decoded subscription and assignment (dicts, or None
-    when absent or undecodable): ``(assigned, assigned names, unique, owned names, rack,
-    subscribed topics)``. ``assigned`` is None when the assignment is unknown; the names are
-    None without an assignment, ``[]`` when it lists no partitions field; ``unique``: no
-    partition listed twice. Lists are shared between rows: read-only."""
-    sub_ok, asg_ok = isinstance(sub, dict), isinstance(asg, dict)
-    assigned, names, unique = _partitions_and_names(asg.get("assigned_partitions")) if asg_ok else _NO_PARTITIONS
-    if asg_ok and names is None:
-        names = []
-    owned_names = _partitions_and_names(sub.get("owned_partitions"))[1] if sub_ok else None
-    if not sub_ok:
-        return assigned, names, unique, owned_names, None, None
-    topics = sub.get("topics")
-    return assigned, names, unique, owned_names, sub.get("rack_id"), sorted(topics) if topics else _NO_TOPICS
-
-
-class _ProtocolViews:
-    """:func:`_protocol_view` once per pair of decoded objects: the decoder shares one object
-    between records whose consumer-protocol bytes are equal (members' subscriptions and
-    assignments repeat from one generation to the next), so an identity check (bounded, the
-    objects kept alive with their view) replaces the work per member."""
-
-    def __init__(self, size: int = 8192) -> None:
-        self.size = size
-        self.cache: dict[tuple[int, int], tuple[Any, Any, tuple]] = {}
-
-    def __call__(self, sub: Any, asg: Any) -> tuple:
-        hit = self.cache.get((id(sub), id(asg)))
-        if hit is not None and hit[0] is sub and hit[1] is asg:
-            return hit[2]
-        if len(self.cache) >= self.size:
-            self.cache.clear()
-        view = _protocol_view(sub, asg)
-        self.cache[(id(sub), id(asg))] = (sub, asg, view)
-        return view
-
-
-_protocol_views = _ProtocolViews()
-
-
-def _track_moves_py(owners: dict[TopicPartition, Any], last: dict[TopicPartition, Any], keys: dict[TopicPartition, int],
+def track_moves_py(owners: dict[TopicPartition, Any], last: dict[TopicPartition, Any], keys: dict[TopicPartition, int],
                     moved_at: dict[TopicPartition, int], token: int, kk: np.ndarray) -> int:
     """The partitions whose owners differ from their last known ones moved: ``last`` and
     ``moved_at`` updated, the key rows of those with commits marked (moved at ``token``, no top
@@ -157,7 +88,7 @@ def _track_moves_py(owners: dict[TopicPartition, Any], last: dict[TopicPartition
     return n
 
 
-def _attribute_keys_py(keys: dict[TopicPartition, int], owners: dict[TopicPartition, tuple[str, ...]],
+def attribute_keys_py(keys: dict[TopicPartition, int], owners: dict[TopicPartition, tuple[str, ...]],
                        codes: dict[tuple[str, ...], int], intern: Callable[[tuple[str, ...]], int],
                        kk: np.ndarray) -> list[tuple[TopicPartition, int]]:
     """Attribute every key to its partition's owners in ``owners`` (``()`` when absent): its row
@@ -173,8 +104,8 @@ def _attribute_keys_py(keys: dict[TopicPartition, int], owners: dict[TopicPartit
     return [(tp, k) for tp, k, o in zip(tps, keys.values(), given) if not o]
 
 
-_moves = getattr(native.load("kgtool.offsets._replay"), "track_moves", _track_moves_py)
-_attribute_keys = getattr(native.load("kgtool.offsets._replay"), "attribute_keys", _attribute_keys_py)
+_moves = getattr(native.load("kgtool.offsets._replay"), "track_moves", track_moves_py)
+_attribute_keys = getattr(native.load("kgtool.offsets._replay"), "attribute_keys", attribute_keys_py)
 
 
 @dataclass
@@ -193,9 +124,10 @@ class Generation:
     # protocol, undecodable assignments).
     owners: dict[TopicPartition, tuple[str, ...]] | None = None
     row: dict[str, Any] | None = None  # its generations-table row, updated as the log goes on
-    # Per member: instance id, client id, host and timeouts, as the record gives them (compared
-    # with the previous generation's: kgtool.offsets.rebalances); None for a group tombstone.
-    member_info: dict[str, Member] | None = None
+    # Per member: instance id, client id, host and timeouts (compared with the previous
+    # generation's: kgtool.offsets.rebalances): the shard's ClassicGroupMember objects, or a
+    # consumer group's MemberInfo snapshots; None for a group tombstone.
+    member_info: Mapping[str, MemberInfo | ClassicGroupMember] | None = None
     # Partitions given to other owners than their last known ones while the generation is in
     # effect (the zombie rule's moves: at its start for classic, during reconciliation for KIP-848).
     moved: int = 0
@@ -347,11 +279,11 @@ class GroupState:
         self.gen = gen
         if gen.owners is not None:
             self._track_moves(gen)
-        if self.rebalances is not None:
-            self.rebalances.change(self.prev_gen, gen, e)
         gen.row = self._generation_row(gen, e, state)
         self.generations.append(gen.row)
         self.snapshot()
+        if self.rebalances is not None:
+            self.rebalances.change(self.prev_gen, gen, e)
 
     def _generation_row(self, gen: Generation | None, e: LogEntry, state: str) -> dict[str, Any]:
         """A generations-table row (``gen`` None: the Dead row of a group tombstone)."""
@@ -383,55 +315,48 @@ class GroupState:
         token = gen.record_offset
         gen.moved += _moves(gen.owners, self.last_owners, self.keys, self.moved_at, token, self.store.k)
 
-    def classic_metadata(self, e: LogEntry) -> None:
-        """``GroupMetadataManager.replay`` of a GroupMetadata record."""
-        if e.value is None:
-            # A tombstone removes the group.
-            self._close_generation(e.offset)
-            if self.rebalances is not None:
-                self.rebalances.tombstone()
-            self.prev_gen = self.gen
-            self.gen = None
-            self.store.g[self.gid, G["exists"]] = 0
-            self.snapshot()
-            self.generations.append(self._generation_row(None, e, "Dead"))
+    def group_deleted(self, e: LogEntry) -> None:
+        """A group tombstone (classic ``GroupMetadata``, or a consumer group's deletion): the
+        generation ends, a Dead row, and the rebalances learn the group is gone."""
+        self._close_generation(e.offset)
+        self.prev_gen = self.gen
+        self.gen = None
+        self.store.g[self.gid, G["exists"]] = 0
+        self.snapshot()
+        self.generations.append(self._generation_row(None, e, "Dead"))
+        if self.rebalances is not None:
+            self.rebalances.tombstone()
+
+    def classic_metadata(self, e: LogEntry, group: ClassicGroup | None) -> None:
+        """A GroupMetadata record, after the shard replayed it (``group``: the shard's group, None
+        once a tombstone removed it): the generation, its members' rows, and the owners its
+        commits are attributed to, read from the shard's model."""
+        if group is None:
+            self.group_deleted(e)
             return
-        v = e.value
-        members = v.get("members") or []
-        protocol_type = v.get("protocol_type")
-        gen_id = int(v.get("generation", 0))
-        leader = v.get("leader")
+        gen_id, leader = group.generation, group.leader
         owners: dict[TopicPartition, Any] | None = {}
         member_rows = []
-        info: dict[str, Member] = {}
-        known = protocol_type == "consumer"
+        known = group.protocol_type == "consumer"
         name, part, offset, timestamp = self.name, self.log_partition, e.offset, e.timestamp
-        views = _protocol_views
-        for m in members:
-            mget = m.get
-            mid = mget("member_id")
-            if type(mid) is not str:
-                mid = "" if mid is None else str(mid)
-            assigned, assigned_names, unique, owned_names, rack, topics = \
-                views(mget("subscription_decoded"), mget("assignment_decoded"))
+        listed = group.listed_members
+        for m in listed:
+            mid, view = m.member_id, m.protocol
+            assigned = view.assigned
             if assigned is None:
                 known = False
             elif assigned:
-                if unique and owners.keys().isdisjoint(assigned):  # type: ignore[union-attr]
+                if owners.keys().isdisjoint(assigned):  # type: ignore[union-attr]
                     owners.update(dict.fromkeys(assigned, (mid,)))  # type: ignore[union-attr]
-                else:  # a partition listed twice, or given to two members: every owner, sorted
+                else:  # a partition given to two members (or a member listed twice): every owner, sorted
                     for tp in assigned:
                         owners[tp] = tuple(sorted(owners.get(tp, ()) + (mid,)))  # type: ignore[union-attr]
-            inst, client, host = mget("group_instance_id"), mget("client_id"), mget("client_host")
-            session, rebalance = mget("session_timeout"), mget("rebalance_timeout")
-            if type(session) is not int or type(rebalance) is not int:  # the decoders' ints: as they are
-                session, rebalance = _int_or_none(session), _int_or_none(rebalance)
-            info[mid] = (inst, client, host, session, rebalance)  # a rebalances.Member
             member_rows.append((  # a members-table row (tables.MEMBER: the column order)
-                name, part, "classic", gen_id, mid, inst, client, host, rack, session, rebalance, mid == leader,
+                name, part, "classic", gen_id, mid, m.instance_id, m.client_id, m.client_host, view.rack_id,
+                m.session_timeout_ms, m.rebalance_timeout_ms, mid == leader,
                 None,  # member_epoch: KIP-848 only
-                topics,
-                owned_names, assigned_names,  # lists shared between rows (read-only): converted once
+                view.topics,
+                view.owned_names, view.assigned_names,  # lists shared between rows (read-only): converted once
                 offset, timestamp,
             ))
         if not known:
@@ -440,17 +365,17 @@ class GroupState:
             protocol="classic",
             generation_id=gen_id,
             record_offset=e.offset,
-            protocol_type=protocol_type,
-            protocol_name=v.get("protocol"),
+            protocol_type=group.recorded_protocol_type,
+            protocol_name=group.protocol_name,
             leader=leader,
-            current_state_timestamp=_int_or_none(v.get("current_state_timestamp")),
-            members=[r[_MEMBER_ID] for r in member_rows],
-            owners=owners if members else {},
-            member_info=info,
+            current_state_timestamp=group.recorded_state_timestamp,
+            members=[m.member_id for m in listed],
+            owners=owners if listed else {},
+            member_info=group.members,  # the shard's members (a member id listed twice: the last)
         )
         self.store.g[self.gid, G["exists"]] = 1
-        self._start_generation(gen, e, "Empty" if not members else "Stable")
         self.members.extend(member_rows)
+        self._start_generation(gen, e, "Empty" if not listed else "Stable")
 
     # ---- consumer groups (KIP-848) ----------------------------------------------------------------
     def before_consumer_record(self, e: LogEntry, group: ModernGroup | None, names: TopicNames,
@@ -479,7 +404,7 @@ class GroupState:
         kind = e.kind
         if kind == GROUP_EPOCH:
             if e.value is None:
-                self.classic_metadata(e)  # the group's deletion: a group tombstone's effect
+                self.group_deleted(e)
                 self.watch.reset()
                 self.fenced.clear()
                 self.changes.clear()
@@ -598,10 +523,10 @@ class GroupState:
         ))
 
 
-def _member_info(m: ConsumerGroupMember) -> Member:
+def _member_info(m: ConsumerGroupMember) -> MemberInfo:
     """A consumer group member's identity and timeouts: the session timeout is the group's
     (``group.consumer.session.timeout.ms``, not recorded) unless the member speaks the classic
     protocol (``ClassicMemberMetadata``)."""
     session = m.session_timeout_ms if m.uses_classic_protocol else None
     rebalance = m.rebalance_timeout_ms
-    return (m.instance_id, m.client_id, m.client_host, session, None if rebalance < 0 else rebalance)
+    return MemberInfo(m.instance_id, m.client_id, m.client_host, session, None if rebalance < 0 else rebalance)
