@@ -201,17 +201,25 @@ static PyObject *py_seek_sweep(PyObject *self, PyObject *args) {
     int64_t cursor = -1;   /* the batch of the previous answer */
     int64_t verified = -1; /* the last batch whose CRC checked out */
     resume_t at = {-1, NULL, 0};
+    /* the index entries of the previous question and whether they held */
+    int64_t held_st = -1, held_so = -1, held_co = -1, held_ct = 0;
+    int held = 0;
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t i = 0; i < n; i++) {
         int64_t pos = st[i];
         out[i] = SEEK_ASK_PYTHON;
-        if (cursor > pos) {
-            pos = cursor;
-        } else {
+        /* the entries a question came from are held to the log even where the cursor is past
+         * its start: the Python reader checks them for every question and notes one that does
+         * not hold, so such a question is declined to it (the seek fuzz target found a note
+         * missing); questions of one entry share the check */
+        if (i == 0 || st[i] != held_st || so[i] != held_so || (mode == 0 && (co[i] != held_co || ct[i] != held_ct))) {
             bhead_t h0;
-            if (so[i] >= 0 && (seek_head(&s, pos, &h0) || h0.base_offset > so[i])) continue;
-            if (mode == 0 && co[i] >= 0 && seek_holder_ok(&s, pos, co[i], ct[i])) continue;
+            held = !(so[i] >= 0 && (seek_head(&s, pos, &h0) || h0.base_offset > so[i])) &&
+                   !(mode == 0 && co[i] >= 0 && seek_holder_ok(&s, pos, co[i], ct[i]));
+            held_st = st[i], held_so = so[i], held_co = co[i], held_ct = ct[i];
         }
+        if (!held) continue;
+        if (cursor > pos) pos = cursor;
         bhead_t h;
         while (!seek_head(&s, pos, &h)) {
             int skip = mode == 0 ? h.max_ts < k[i] : (h.last_offset < k[i] || (h.attributes & 0x20));

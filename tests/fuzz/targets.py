@@ -425,7 +425,7 @@ class _Draw:
 
     def int(self, lo: int, hi: int) -> int:
         span = hi - lo + 1
-        width = max(1, (span.bit_length() + 7) // 8)
+        width = max(1, ((span - 1).bit_length() + 7) // 8)
         v = int.from_bytes(self.data[self.at:self.at + width].ljust(width, b"\0"), "big")
         self.at += width
         return lo + v % span
@@ -448,9 +448,11 @@ class _Draw:
 
 @cache
 def lag_seeds() -> list[bytes]:
-    """Random bytes (any bytes are a case) with the mode byte set to each part in turn."""
+    """Random bytes (any bytes are a case) with the mode byte set to each part in turn, and the
+    function byte of the hostile part to each function."""
     rng = random.Random(41)
-    return [bytes([mode]) + rng.randbytes(size) for mode in range(4) for size in (64, 400, 2000)]
+    seeds = [bytes([mode]) + rng.randbytes(size) for mode in range(3) for size in (64, 400, 2000, 6000, 6000)]
+    return seeds + [bytes([3, which]) + rng.randbytes(size) for which in range(7) for size in (100, 600, 3000)]
 
 
 def check_lag(data: bytes) -> None:
