@@ -28,7 +28,8 @@
  *       GroupMetadataValue v0-v4 as the schema-generated decoder's dict; None for anything
  *       unusual (the generated decoder then reports it). See "GroupMetadataValue" below.
  *
- *   crc32c(data) -> int   (SSE4.2 when the CPU has it, else a table)
+ *   crc32c(data) -> int   (SSE4.2 or ARMv8 CRC32 when the CPU has them, else a table)
+ *   crc32c_path() -> "sse4.2" | "armv8-crc32" | "table"
  *   crc32c_shift(crc, n) -> int   (crc * x^(8n): combining CRCs of adjacent spans)
  *
  *   resync_v2(data, i, limit, max_message_size) -> (index | -1, crc_bytes)
@@ -54,7 +55,75 @@
 
 static uint32_t crc_table[8][256];
 static int have_sse42 = 0;
+#if defined(__x86_64__) && defined(__GNUC__)
 static int have_pclmul = 0; /* carry-less multiplication (gf_mul_hw) */
+#endif
+
+/* aarch64: the ARMv8 CRC32 instructions (CRC32CX / CRC32CB, arm_acle.h's __crc32cd and
+ * __crc32cb; ARM C Language Extensions, "CRC32 intrinsics"), as the x86 path uses SSE4.2's
+ * crc32. Built in where the compiler targets them (__ARM_FEATURE_CRC32: Apple silicon,
+ * -march=armv8.1-a and later); else compiled for them alone and used where the CPU says it has
+ * them (Linux: getauxval(AT_HWCAP) & HWCAP_CRC32; macOS: sysctl hw.optional.armv8_crc32). They
+ * are optional in ARMv8.0 only, and every ARMv8.1 core has them. */
+#if defined(__aarch64__) && (defined(__GNUC__) || defined(__clang__))
+#define KG_ARM_CRC 1
+#include <arm_acle.h>
+#if defined(__ARM_FEATURE_CRC32)
+#define KG_ARM_CRC_TARGET
+#elif defined(__clang__)
+#define KG_ARM_CRC_TARGET __attribute__((target("crc")))
+#else
+#define KG_ARM_CRC_TARGET __attribute__((target("+crc")))
+#endif
+#if !defined(__ARM_FEATURE_CRC32) && defined(__linux__)
+#include <sys/auxv.h>
+#ifndef HWCAP_CRC32
+#define HWCAP_CRC32 (1 << 7) /* arch/arm64/include/uapi/asm/hwcap.h */
+#endif
+#elif !defined(__ARM_FEATURE_CRC32) && defined(__APPLE__)
+#include <sys/sysctl.h>
+#endif
+/* clang's arm_acle.h declares the intrinsics only where __ARM_FEATURE_CRC32 is on: its
+ * builtins, which a function compiled for +crc may call, stand in for them there */
+#if defined(__clang__) && !defined(__ARM_FEATURE_CRC32)
+#define KG_CRC32CD(c, v) __builtin_arm_crc32cd(c, v)
+#define KG_CRC32CB(c, b) __builtin_arm_crc32cb(c, b)
+#else
+#define KG_CRC32CD(c, v) __crc32cd(c, v)
+#define KG_CRC32CB(c, b) __crc32cb(c, b)
+#endif
+static int have_arm_crc = 0;
+
+KG_ARM_CRC_TARGET
+static uint32_t crc_arm(uint32_t crc, const uint8_t *p, size_t n) {
+    while (n >= 8) {
+        uint64_t v;
+        memcpy(&v, p, 8); /* little-endian: the byte order CRC32CX takes (Linux and macOS on arm64) */
+        crc = KG_CRC32CD(crc, v);
+        p += 8;
+        n -= 8;
+    }
+    while (n--) crc = KG_CRC32CB(crc, *p++);
+    return crc;
+}
+
+static int arm_crc_supported(void) {
+#if defined(__ARM_FEATURE_CRC32)
+    return 1;
+#elif defined(__linux__)
+    return (getauxval(AT_HWCAP) & HWCAP_CRC32) != 0;
+#elif defined(__APPLE__)
+    int v = 0;
+    size_t len = sizeof v;
+    return sysctlbyname("hw.optional.armv8_crc32", &v, &len, NULL, 0) == 0 && v;
+#else
+    return 0;
+#endif
+}
+#endif
+
+/* The CRC path in use ("sse4.2", "armv8-crc32" or "table"), for crc32c_path() and the tests. */
+static const char *crc_path(void);
 
 static void crc_init(void) {
     for (uint32_t n = 0; n < 256; n++) {
@@ -74,6 +143,16 @@ static void crc_init(void) {
     have_sse42 = __builtin_cpu_supports("sse4.2");
     have_pclmul = have_sse42 && __builtin_cpu_supports("pclmul");
 #endif
+#if defined(KG_ARM_CRC)
+    have_arm_crc = arm_crc_supported();
+#endif
+}
+
+static const char *crc_path(void) {
+#if defined(KG_ARM_CRC)
+    if (have_arm_crc) return "armv8-crc32";
+#endif
+    return have_sse42 ? "sse4.2" : "table";
 }
 
 static uint32_t crc_sw(uint32_t crc, const uint8_t *p, size_t n) {
@@ -154,6 +233,9 @@ static uint32_t crc32c_extend(uint32_t crc, const uint8_t *p, size_t n) {
             return crc_hw3(crc ^ 0xFFFFFFFFu, p, n) ^ 0xFFFFFFFFu;
         return crc_hw(crc ^ 0xFFFFFFFFu, p, n) ^ 0xFFFFFFFFu;
     }
+#endif
+#if defined(KG_ARM_CRC)
+    if (have_arm_crc) return crc_arm(crc ^ 0xFFFFFFFFu, p, n) ^ 0xFFFFFFFFu;
 #endif
     return crc_sw(crc ^ 0xFFFFFFFFu, p, n) ^ 0xFFFFFFFFu;
 }
@@ -2603,6 +2685,8 @@ static PyObject *py_crc32c(PyObject *self, PyObject *args) {
 /* ---- the varint readers for Python callers: f(buf, i, end[, field]) -> (value, index after);
  * a malformed varint raises the class primitives registers (VarintError(i, reason, field)). */
 
+static PyObject *py_crc32c_path(PyObject *self, PyObject *args) { return PyUnicode_FromString(crc_path()); }
+
 static PyObject *varint_error = NULL;
 
 static PyObject *py_set_varint_error(PyObject *self, PyObject *cls) {
@@ -2672,6 +2756,7 @@ static PyMethodDef methods[] = {
     {"decode_group_metadata_value", py_decode_group_metadata_value, METH_O,
      "GroupMetadataValue v0-v4 as the schema decoder's dict, or None for anything unusual."},
     {"crc32c", py_crc32c, METH_VARARGS, "CRC-32C (Castagnoli)."},
+    {"crc32c_path", py_crc32c_path, METH_NOARGS, "The CRC-32C instructions in use: sse4.2, armv8-crc32 or table."},
     {"crc32c_shift", py_crc32c_shift, METH_VARARGS, "crc * x^(8n) mod the CRC-32C polynomial."},
     {"resync_v2", py_resync_v2, METH_VARARGS, "The next plausible v2 batch whose CRC-32C checks out."},
     {"read_unsigned_varint", py_read_unsigned_varint, METH_VARARGS, "ByteUtils.readUnsignedVarint: (value, index after)."},

@@ -155,7 +155,8 @@ static PyObject *py_lag_rows(PyObject *self, PyObject *args) {
                           &b[19]))
         return NULL;
     PyObject *result = NULL;
-    Py_ssize_t S = b[0].len / 8 - 1, N = b[1].len / 8, M = b[3].len / 8, U = b[5].len / 8, cap = b[11].len / 4;
+    Py_ssize_t S = b[0].len / 8 - 1, N = b[1].len / 8, M = b[3].len / 8, U = b[5].len / 8, cap = b[11].len / 4,
+               O = b[9].len / 8; /* the owner changes */
     if (S < 0 || b[2].len != b[1].len || b[4].len != b[3].len || b[6].len != b[5].len || b[7].len != U ||
         b[8].len != b[0].len || b[10].len * 2 != b[9].len || intervals < 1 || intervals > LAG_MAX_INTERVALS ||
         b[12].len != cap * 8 || b[13].len != cap * 8 || b[14].len != cap * 8 || b[15].len != cap * 8 ||
@@ -183,6 +184,9 @@ static PyObject *py_lag_rows(PyObject *self, PyObject *args) {
         w.intervals = intervals;
         w.min_distance = min_distance;
         Py_ssize_t k = c0, ok0 = obounds[s], ok1 = obounds[s + 1];
+        /* the owners' bounds held to the owners given, as the commits' are (an ASan run found
+         * otimes and oids read past their ends: issue 41) */
+        if (ok0 < 0 || ok1 > O || ok0 > ok1) { overflow = 3; break; }
         Py_ssize_t cur = -1;   /* the commit in force */
         int64_t cur_stamp = 0;
         int cur_known = 0;
@@ -260,8 +264,9 @@ static PyObject *py_lag_rows(PyObject *self, PyObject *args) {
         }
     }
     if (overflow)
-        PyErr_SetString(PyExc_ValueError, overflow == 1 ? "lag_rows: more rows than the room given"
-                                                        : "lag_rows: sequence bounds out of range");
+        PyErr_SetString(PyExc_ValueError, overflow == 1   ? "lag_rows: more rows than the room given"
+                                          : overflow == 2 ? "lag_rows: sequence bounds out of range"
+                                                          : "lag_rows: owner bounds out of range");
     else
         result = Py_BuildValue("nn", r, cap - tail);
 done:
@@ -617,13 +622,23 @@ static PyObject *py_lag_unsteps(PyObject *self, PyObject *args) {
     const int32_t *keys = b[0].buf;
     const int64_t *count = b[1].buf, *start = b[2].buf, *first = b[3].buf;
     int64_t *place = b[6].buf, *out = b[7].buf;
-    for (Py_ssize_t s = lo; s < hi; s++) { /* checked first: nothing written on bad input */
+    /* checked first: nothing written on bad input. A key present twice has its second rows after
+     * its first (lag_scatter's order), so each key's room is checked as place[k] moves on: the
+     * check advances place[] and takes it back (an ASan run found a repeated key written past
+     * out's end, each occurrence checked from the same place: issue 41). */
+    Py_ssize_t bad = -1;
+    for (Py_ssize_t s = lo; s < hi && bad < 0; s++) {
         int32_t k = keys[s];
-        if (k < 0 || k >= nkeys || count[s] < 1 || start[s] < 0 || start[s] + count[s] > n || place[k] < 0 ||
-            place[k] + count[s] > m) {
-            PyErr_SetString(PyExc_ValueError, "lag_unsteps: a key out of range or more rows than its room");
-            goto done;
-        }
+        if (k < 0 || k >= nkeys || count[s] < 1 || start[s] < 0 || count[s] > n - start[s] || place[k] < 0 ||
+            count[s] > m - place[k])
+            bad = s;
+        else
+            place[k] += count[s];
+    }
+    for (Py_ssize_t s = bad < 0 ? hi : bad; s-- > lo;) place[keys[s]] -= count[s];
+    if (bad >= 0) {
+        PyErr_SetString(PyExc_ValueError, "lag_unsteps: a key out of range or more rows than its room");
+        goto done;
     }
     for (Py_ssize_t s = lo; s < hi; s++) {
         int32_t k = keys[s];

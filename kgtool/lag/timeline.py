@@ -567,6 +567,11 @@ def _partition_lag_py(bounds, when, offset, owner_bounds, owner_times, owner_ids
             getattr(room, f)[i] = v
 
     for s in range(len(bounds) - 1):
+        # the kernel's checks (_lag.h lag_rows), in its order: the same ValueError
+        if not 0 <= bounds[s] <= bounds[s + 1] <= len(when):
+            raise ValueError("lag_rows: sequence bounds out of range")
+        if not 0 <= owner_bounds[s] <= owner_bounds[s + 1] <= len(owner_times):
+            raise ValueError("lag_rows: owner bounds out of range")
         eff = [Effective(int(when[j]), None if offset[j] == DELETED else int(offset[j]))
                for j in range(bounds[s], bounds[s + 1])]
         owners = [(int(owner_times[j]), None if owner_ids[j] < 0 else int(owner_ids[j]))

@@ -141,6 +141,29 @@ def test_crc32c_known_vectors(data, crc):
     assert _speedups.crc32c(data) == crc
 
 
+def test_crc32c_uses_the_cpus_crc_instructions():
+    """The codec's CRC-32C runs on the CPU's CRC instructions where it has them, as the record
+    batches' CRCs are checked on every batch read: SSE4.2 on x86-64, ARMv8's CRC32 on aarch64
+    (tests/native/crc32c_aarch64.c holds that path to the table under qemu, .ci/compilers)."""
+    import platform
+
+    sp = compiled("kgtool.codec._speedups")
+    assert sp.crc32c(b"123456789") == 0xE3069283
+    machine = platform.machine().lower()
+    if platform.system() == "Darwin" and machine == "arm64":  # every Apple silicon core has them
+        assert sp.crc32c_path() == "armv8-crc32"
+    if platform.system() != "Linux":
+        assert sp.crc32c_path() in ("sse4.2", "armv8-crc32", "table")
+        return
+    flags = open("/proc/cpuinfo").read()  # the kernel's CPU flags (x86: sse4_2; arm64: crc32)
+    if machine in ("x86_64", "amd64") and " sse4_2" in flags:
+        assert sp.crc32c_path() == "sse4.2"
+    elif machine == "aarch64" and " crc32" in flags:
+        assert sp.crc32c_path() == "armv8-crc32"
+    else:
+        assert sp.crc32c_path() == "table"
+
+
 @given(st.binary(max_size=300))
 def test_crc32c_implementations_agree(data):
     import crc32c

@@ -7,7 +7,7 @@ limit, a kill) that file is the reproducer. A broken contract writes
 ``DIR/<target>-<seed>-<i><suffix>`` and a ``.txt`` with the reason next to it.
 
 Limits: ``--memory`` MiB of address space for the whole campaign (default 2048: any input
-must run in bounded memory) and ``--timeout`` seconds per input (default 20: every
+must run in bounded memory; no limit under AddressSanitizer) and ``--timeout`` seconds per input (default 20: every
 input is small, so a slower one is a quadratic path or a hang).
 
 Exit status 0 when every input kept its contract, 1 otherwise; a JSON line per target on stdout.
@@ -79,6 +79,15 @@ def run_target(name: str, n: int, seed: int, out: str, timeout: float, only: int
             "seconds": round(time.perf_counter() - start, 2), "slowest": {"index": slowest[1], "seconds": round(slowest[0], 3)}}
 
 
+def _asan_loaded() -> bool:
+    """Whether AddressSanitizer's runtime is in this process (the sanitizer build, .ci/sanitize)."""
+    try:
+        with open("/proc/self/maps") as fh:
+            return any("libasan" in line or "libclang_rt.asan" in line for line in fh)
+    except OSError:
+        return False
+
+
 def main(argv: list[str] | None = None) -> int:
     from tests.fuzz.targets import TARGETS
 
@@ -89,8 +98,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", type=int, help="run input number ONLY (replay a reproducer)")
     ap.add_argument("--out", default="fuzz-failures")
     ap.add_argument("--timeout", type=float, default=20.0)
-    ap.add_argument("--memory", type=int, default=2048, help="MiB of address space (0: no limit)")
+    ap.add_argument("--memory", type=int, default=2048,
+                    help="MiB of address space (0: no limit; none under AddressSanitizer, whose shadow memory "
+                         "alone reserves terabytes of it)")
     a = ap.parse_args(argv)
+    if _asan_loaded():
+        a.memory = 0
     os.makedirs(a.out, exist_ok=True)
     if a.memory:
         resource.setrlimit(resource.RLIMIT_AS, (a.memory << 20, resource.getrlimit(resource.RLIMIT_AS)[1]))

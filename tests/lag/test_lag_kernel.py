@@ -134,3 +134,97 @@ def test_step_instants_are_those_of_instants():
         eff = [lag.Effective(int(t), 0) for t in when[bounds[s]:bounds[s + 1]]]
         want += [(t, s) for t in lag.instants(eff, 60_000, None) if t not in {e.timestamp for e in eff}]
     assert sorted(zip(steps.tolist(), seqs.tolist())) == sorted(want)
+
+
+# ---- the kernel's checks of its arguments (issue 41: two bugs an ASan run found) ----------------
+
+class _Ends:
+    """A log whose end is 5 at every instant, no timestamps known."""
+
+    def ends_and_stamps(self, times, offsets):
+        return np.full(len(times), 5, np.int64), np.zeros(len(offsets), np.int64), np.zeros(len(offsets), np.bool_)
+
+    def end_at(self, t):
+        return 5
+
+    def timestamp_at(self, offset):
+        return None
+
+
+@pytest.mark.parametrize("ob", [[0, 1000], [0, 2], [-1, 1], [1, 0], [0, 1, 0]])
+def test_owner_bounds_outside_the_owners_are_a_value_error_from_both_paths(ob):
+    """Owner bounds past the owner changes given, negative or going back: lag_rows read
+    owner_times and owner_ids past their ends (``_lag.h``, an ASan heap-buffer-overflow); now
+    the kernel and the pure twin both refuse them with one ValueError."""
+    nseq = len(ob) - 1
+    bounds = np.array([0] + [2] * nseq, np.int64)
+    when, offset = np.array([T0, T0 + 10], np.int64), np.array([1, 2], np.int64)
+    otimes, oids = np.array([T0], np.int64), np.array([0], np.int32)
+    for pure in (False, True):
+        with pytest.raises(ValueError, match="lag_rows: owner bounds out of range"):
+            lag.partition_lag(bounds, when, offset, np.array(ob, np.int64), otimes, oids, _Ends(), step_ms=0,
+                              end=T0 + 20, pure=pure)
+
+
+def test_owner_bounds_at_the_owners_end_are_taken():
+    """The last owner change is read (the bounds check is not off by one)."""
+    bounds, ob = np.array([0, 2], np.int64), np.array([0, 1], np.int64)
+    when, offset = np.array([T0, T0 + 10], np.int64), np.array([1, 2], np.int64)
+    otimes, oids = np.array([T0 + 5], np.int64), np.array([0], np.int32)
+    got = [lag.partition_lag(bounds, when, offset, ob, otimes, oids, _Ends(), step_ms=0, end=T0 + 20, pure=p)
+           for p in (False, True)]
+    _same(*got)
+    assert got[0].rows.owner.tolist() == [-1, 0]
+
+
+def _steps_chunk(keys, count, first, dt, doff):
+    start = np.r_[0, np.cumsum(count)[:-1]].astype(np.int64)
+    return (np.array(keys, np.int32), np.array(count, np.int64), start, np.array(first, np.int64).reshape(-1, 2),
+            np.array(dt, np.uint32), np.array(doff, np.int32))
+
+
+def test_unsteps_of_a_key_present_twice_puts_its_second_rows_after_its_first():
+    """lag_unsteps with a key present twice in a chunk: each occurrence was checked against the
+    key's room from the same place, and the second wrote past ``out``'s end (``_lag.h``, an ASan
+    heap-buffer-overflow). Now its rows follow the first's, as lag_scatter (and the NumPy twin,
+    ``_scatter_py``) place the same rows."""
+    from kgtool.offsets.lag_input import _scatter_py
+
+    keys, count, start, first, dt, doff = _steps_chunk([1, 0, 1], [2, 1, 3], [[10, 1], [30, 7], [20, 5]],
+                                                       [0, 1, 0, 0, 2, 3], [0, 1, 0, 0, -1, 4])
+    place = np.array([0, 1], np.int64)
+    out = np.full((6, 2), -9, np.int64)
+    lag._replay.lag_unsteps(keys, count, start, first, dt, doff, 4, 0, 3, place, out)
+    # the same rows undone by hand, then placed by the NumPy counting sort
+    rows, rkey = [], []
+    for s in range(3):
+        w, o = first[s]
+        for j in range(count[s]):
+            if j:
+                w, o = w + int(dt[start[s] + j]), o + int(doff[start[s] + j])
+            rows.append((w, o))
+            rkey.append(int(keys[s]))
+    want, wplace = np.full((6, 2), -9, np.int64), np.array([0, 1], np.int64)
+    _scatter_py(np.array(rkey, np.int32), wplace, np.array(rows, np.int64), want)
+    assert out.tolist() == want.tolist()
+    assert out.tolist() == [[30, 7], [10, 1], [11, 2], [20, 5], [22, 4], [25, 8]]
+    assert place.tolist() == wplace.tolist() == [1, 6]
+
+
+@pytest.mark.parametrize("width", [2, 4])
+def test_unsteps_without_room_for_a_repeated_key_is_a_value_error_and_writes_nothing(width):
+    """The room of a key present twice checked for both occurrences: too little for the second
+    is a ValueError (it was a write past ``out``'s end), with ``place`` and ``out`` untouched."""
+    keys = np.array([0, 0], np.int32)
+    count, start = np.array([2, 2], np.int64), np.array([0, 2], np.int64)
+    first = np.array([[10, 1], [20, 5]], np.int64)
+    dt = np.array([0, 1, 0, 1], np.uint16 if width == 2 else np.uint32)
+    doff = np.array([0, 1, 0, 1], np.int16 if width == 2 else np.int32)
+    place = np.array([1], np.int64)
+    out = np.full((3, 2), -9, np.int64)  # room for rows 1 and 2: one occurrence
+    with pytest.raises(ValueError, match="more rows than its room"):
+        lag._replay.lag_unsteps(keys, count, start, first, dt, doff, width, 0, 2, place, out)
+    assert place.tolist() == [1] and out.tolist() == [[-9, -9]] * 3
+    out = np.full((5, 2), -9, np.int64)  # room for both
+    lag._replay.lag_unsteps(keys, count, start, first, dt, doff, width, 0, 2, place, out)
+    assert out.tolist() == [[-9, -9], [10, 1], [11, 2], [20, 5], [21, 6]] and place.tolist() == [5]
