@@ -10,7 +10,7 @@ mutator, and a check that raises AssertionError on a broken contract:
 - ``offsets-payload``: ``__consumer_offsets`` keys and values (one record per batch), through both
   paths of the summary decoder.
 - ``seek``: the data-segment walk (``_seek.h`` seek_sweep, through
-  ``kgtool.storage.list_offsets.PartitionLog``): a one-segment partition (its ``.log``,
+  ``kgtool.lag.list_offsets.PartitionLog``): a one-segment partition (its ``.log``,
   ``.index`` and ``.timeindex`` framed in one input, and again with every v2 batch's CRC made
   right, so that mutated records reach the walk's record loop): ``ends_at`` / ``stamps_at`` (the
   walk, declining to Python) equal ``end_at`` / ``timestamp_at`` one question at a time, the same
@@ -18,7 +18,7 @@ mutator, and a check that raises AssertionError on a broken contract:
   or declines, never reads outside the segment.
 - ``lag-kernel``: the lag kernel (``_lag.h``): the input's bytes drawn as numbers into (a)
   sequences of commits and owners over a log for ``partition_lag`` and ``partition_runs``, C
-  against the pure twin; (b) commit chunks for ``LagInputs`` (lag_pick, lag_pick_steps,
+  against the pure twin; (b) commit chunks for ``LagCollector`` (lag_pick, lag_pick_steps,
   lag_unsteps, lag_scatter, lag_steps16), compiled against NumPy; (c) members rows
   (lag_members, lag_classic through ``owner_changes``), compiled against NumPy; (d) hostile
   arrays straight into every kernel function: a result (equal to the twin's where there is one)
@@ -358,8 +358,8 @@ def _check_sweep(d: str, body: bytes) -> None:
     import numpy as np
 
     from kgtool.codec.model import RecordBatch
-    from kgtool.storage import list_offsets
-    from kgtool.storage.list_offsets import PartitionLog
+    from kgtool.lag import list_offsets
+    from kgtool.lag.list_offsets import PartitionLog
     from kgtool.storage.logview import batch_headers
 
     times, offsets = {-1, 0}, {-2, -1, 0}
@@ -456,22 +456,22 @@ def lag_seeds() -> list[bytes]:
 
 
 def check_lag(data: bytes) -> None:
-    from kgtool.offsets import lag
+    from kgtool.lag import timeline as lag
 
     d = _Draw(data)
     mode = d.int(0, 255) % 4
-    if mode and lag._replay is not None and not have_compiled("kgtool.offsets._replay"):
+    if mode and lag.kernel is not None and not have_compiled("kgtool.lag._kernel"):
         return
     (_lag_sequences, _lag_chunks, _lag_members, _lag_hostile)[mode](d)
 
 
 def _lag_sequences(d: _Draw) -> None:
     """partition_lag and partition_runs: the kernel's rows, states at end and runs are the pure
-    twin's (tests/offsets/test_lag_kernel.py's contract, on drawn sequences)."""
+    twin's (tests/lag/test_lag_kernel.py's contract, on drawn sequences)."""
     import numpy as np
 
-    from kgtool.offsets import lag
-    from tests.offsets.test_lag_kernel import FakeLog, _same
+    from kgtool.lag import timeline as lag
+    from tests.lag.test_lag_kernel import FakeLog, _same
 
     n = d.int(0, 150)
     stamps, t = [], T0
@@ -502,7 +502,7 @@ def _lag_sequences(d: _Draw) -> None:
     kw = dict(step_ms=step, until=until, end=end, intervals=d.int(1, 64), min_distance_ms=d.choice([0, 1, 1000, 5000]))
     arrays = [np.array(x, np.int64) for x in (bounds, when, offset, ob, otimes)] + [np.array(oids, np.int32)]
     log = FakeLog(stamps)
-    if lag._replay is None:
+    if lag.kernel is None:
         lag.partition_lag(*arrays, log, pure=True, **kw)
         return
     _same(lag.partition_lag(*arrays, log, **kw), lag.partition_lag(*arrays, log, pure=True, **kw))
@@ -510,23 +510,23 @@ def _lag_sequences(d: _Draw) -> None:
 
 def _with_replay(compiled: bool, fn):
     """fn() with lag_input's extension on or off (the NumPy twin)."""
-    from kgtool.offsets import lag_input
+    from kgtool.lag import collector as lag_input
 
-    saved = lag_input._replay
-    lag_input._replay = saved if compiled else None
+    saved = lag_input.kernel
+    lag_input.kernel = saved if compiled else None
     try:
         return fn()
     finally:
-        lag_input._replay = saved
+        lag_input.kernel = saved
 
 
 def _lag_chunks(d: _Draw) -> None:
-    """LagInputs over drawn commit chunks (keys on given and other partitions, deletions,
+    """LagCollector over drawn commit chunks (keys on given and other partitions, deletions,
     commits that did not take effect, transactions at markers, a chunk replayed inside another,
     offset jumps past 16 and 32 bits): the compiled pick, steps and sorts give NumPy's inputs."""
     import numpy as np
 
-    from kgtool.offsets import lag_input as LI
+    from kgtool.lag import collector as LI
     from kgtool.offsets.store import NULL
 
     nkeys = d.int(1, 40)
@@ -544,17 +544,17 @@ def _lag_chunks(d: _Draw) -> None:
         ts = np.array([1000 * int(r) // 7 - (d.int(0, 90_000) if d.int(0, 99) < 100 * p_back else 0) for r in recs],
                       np.int64)
         offsets = np.array([d.int(0, 9000) + (jump if d.int(0, 9) == 0 else 0) for _ in range(n)], np.int64)
-        parts = [LI.CommitChunk(np.array([d.int(0, nkeys - 1) for _ in range(n)], np.int64), ts, recs, offsets,
+        parts = [LI.ReplayedCommits(np.array([d.int(0, nkeys - 1) for _ in range(n)], np.int64), ts, recs, offsets,
                                 np.array([d.int(0, 99) < 100 * p_del for _ in range(n)], np.bool_),
                                 np.array([d.int(0, 9) > 0 for _ in range(n)], np.bool_), at)]
         if n > 1 and d.int(0, 2) == 0:  # one replayed inside it: interleaved record offsets
             fields_ = ("key", "timestamp", "record_offset", "offset", "deleted", "effective", "effective_at")
-            parts = [LI.CommitChunk(*(getattr(parts[0], f)[::2] for f in fields_)),
-                     LI.CommitChunk(*(getattr(parts[0], f)[1::2] for f in fields_))]
+            parts = [LI.ReplayedCommits(*(getattr(parts[0], f)[::2] for f in fields_)),
+                     LI.ReplayedCommits(*(getattr(parts[0], f)[1::2] for f in fields_))]
         chunks.append(parts)
 
     def inputs():
-        li = LI.LagInputs({("orders", p): p for p in range(4)}, 3, dict(markers))
+        li = LI.LagCollector({("orders", p): p for p in range(4)}, 3, dict(markers))
         for parts in chunks:
             li.commits(parts, nkeys, lambda k: keys[k])
         out = {}
@@ -566,13 +566,13 @@ def _lag_chunks(d: _Draw) -> None:
         return out
 
     got = _with_replay(True, inputs)
-    assert got == _with_replay(False, inputs), "LagInputs: compiled != NumPy"
+    assert got == _with_replay(False, inputs), "LagCollector: compiled != NumPy"
 
 
 def _lag_members(d: _Draw) -> None:
     """Members rows of classic groups (lag_members, then lag_classic in owner_changes): the
     compiled columns and owner changes are NumPy's."""
-    from kgtool.offsets.lag_input import LagInputs
+    from kgtool.lag.collector import LagCollector
     from kgtool.offsets.tables import MEMBER
 
     members = [("m-a", "/10.0.0.1", "c-a"), ("m-b", "/10.0.0.2", "c-b"), ("m-c", "/10.0.0.3", "c-c")]
@@ -597,7 +597,7 @@ def _lag_members(d: _Draw) -> None:
     split = d.int(0, len(rows))
 
     def run():
-        li = LagInputs({("t", k): k for k in range(5)}, 0)
+        li = LagCollector({("t", k): k for k in range(5)}, 0)
         li.generations(gens)
         li.member_tuples(rows[:split])
         li.member_tuples(rows[split:])
@@ -615,10 +615,10 @@ def _lag_hostile(d: _Draw) -> None:
     sees those); lag_scatter, lag_unsteps and lag_steps16 results equal their twins'."""
     import numpy as np
 
-    from kgtool.offsets import lag
-    from kgtool.offsets.lag_input import _deltas, _scatter_py
+    from kgtool.lag import timeline as lag
+    from kgtool.lag.collector import _deltas, _scatter_py
 
-    R = lag._replay
+    R = lag.kernel
     if R is None:
         return
     i64, i32, u8 = np.int64, np.int32, np.uint8

@@ -188,13 +188,13 @@ def test_unsteps_of_a_key_present_twice_puts_its_second_rows_after_its_first():
     key's room from the same place, and the second wrote past ``out``'s end (``_lag.h``, an ASan
     heap-buffer-overflow). Now its rows follow the first's, as lag_scatter (and the NumPy twin,
     ``_scatter_py``) place the same rows."""
-    from kgtool.offsets.lag_input import _scatter_py
+    from kgtool.lag.collector import _scatter_py
 
     keys, count, start, first, dt, doff = _steps_chunk([1, 0, 1], [2, 1, 3], [[10, 1], [30, 7], [20, 5]],
                                                        [0, 1, 0, 0, 2, 3], [0, 1, 0, 0, -1, 4])
     place = np.array([0, 1], np.int64)
     out = np.full((6, 2), -9, np.int64)
-    lag._replay.lag_unsteps(keys, count, start, first, dt, doff, 4, 0, 3, place, out)
+    lag.kernel.lag_unsteps(keys, count, start, first, dt, doff, 4, 0, 3, place, out)
     # the same rows undone by hand, then placed by the NumPy counting sort
     rows, rkey = [], []
     for s in range(3):
@@ -223,8 +223,8 @@ def test_unsteps_without_room_for_a_repeated_key_is_a_value_error_and_writes_not
     place = np.array([1], np.int64)
     out = np.full((3, 2), -9, np.int64)  # room for rows 1 and 2: one occurrence
     with pytest.raises(ValueError, match="more rows than its room"):
-        lag._replay.lag_unsteps(keys, count, start, first, dt, doff, width, 0, 2, place, out)
+        lag.kernel.lag_unsteps(keys, count, start, first, dt, doff, width, 0, 2, place, out)
     assert place.tolist() == [1] and out.tolist() == [[-9, -9]] * 3
     out = np.full((5, 2), -9, np.int64)  # room for both
-    lag._replay.lag_unsteps(keys, count, start, first, dt, doff, width, 0, 2, place, out)
+    lag.kernel.lag_unsteps(keys, count, start, first, dt, doff, width, 0, 2, place, out)
     assert out.tolist() == [[-9, -9], [10, 1], [11, 2], [20, 5], [21, 6]] and place.tolist() == [5]
