@@ -51,7 +51,10 @@ class Browser:
         self.proc = subprocess.Popen([chromium_path(), *FLAGS, "--remote-debugging-port=0",
                                       f"--user-data-dir={self.profile}", f"--window-size={width},{height}",
                                       "about:blank"],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                     # the browser never with the sanitizer run's preloaded ASan
+                                     # runtime (.ci/sanitize): it does not start under it
+                                     env={k: v for k, v in os.environ.items() if k != "LD_PRELOAD"})
         port_file = Path(self.profile) / "DevToolsActivePort"
         deadline = time.monotonic() + 60
         while not (port_file.exists() and len(port_file.read_text().splitlines()) >= 2):

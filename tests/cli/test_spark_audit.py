@@ -342,6 +342,9 @@ def test_verbose_and_spark_log_level_bring_spark_back(run_process, monkeypatch, 
 
 
 @pytest.mark.spark
+@pytest.mark.skipif("libasan" in os.environ.get("LD_PRELOAD", ""),
+                    reason="under AddressSanitizer (.ci/sanitize) no worker lives in 100 MB of address space: "
+                           "ASan's shadow memory alone is larger")
 def test_python_worker_out_of_memory_is_one_line_exit_4(run_process, monkeypatch, tmp_path):
     """spark.executor.pyspark.memory=100m (RLIMIT_AS of each Python worker) is too little to map
     pyarrow's libraries: a real worker memory failure, reported in one line with the setting."""
