@@ -283,9 +283,7 @@ def seek_seeds() -> list[bytes]:
     markers and gaps."""
     import random as _random
 
-    from kgtool.codec.batch import LOG_APPEND_TIME, encode_batch_v2, encode_end_txn_marker
-    from tests.storage.dirs import TS, busy_partition
-    from tests.storage.writer import PartitionWriter
+    from tests.storage.dirs import busy_partition, random_partition
 
     seeds = []
     with tempfile.TemporaryDirectory() as root:
@@ -296,21 +294,8 @@ def seek_seeds() -> list[bytes]:
                                                                    ("gzip", False, 400), ("none", False, 1)]):
             rnd = _random.Random(k)
             d = os.path.join(root, f"t-{k}")
-            w = PartitionWriter(d, index_interval_bytes=interval)
-            offset, t = 0, TS
-            for i in range(40):
-                t += rnd.randrange(0, 900)
-                if i % 9 == 5:
-                    w.append(encode_end_txn_marker(commit=True, producer_id=3, producer_epoch=0, coordinator_epoch=1,
-                                                   base_offset=offset, timestamp=t))
-                    offset += 1
-                    continue
-                n = rnd.randrange(1, 5)
-                recs = [(b"k", b"v" * rnd.randrange(0, 40), [], t + rnd.randrange(-3000, 3000)) for _ in range(n)]
-                kw = {"timestamp_type": LOG_APPEND_TIME, "log_append_time": t} if append_time else {}
-                w.append(encode_batch_v2(recs, base_offset=offset, compression=compression, **kw))
-                offset += n + (rnd.randrange(0, 3) if i % 5 == 0 else 0)
-            w.close()
+            random_partition(d, rnd, 40, marker_every=9, max_records=4, max_value=40, compression=compression,
+                             append_time=append_time, index_interval_bytes=interval)
             seeds.append(_seek_input(d))
     return seeds
 

@@ -176,26 +176,12 @@ def test_the_sweep_on_random_partitions(tmp_path, compression, append_time):
     walk answers or declines, never differs."""
     import random
 
-    from kgtool.codec.batch import LOG_APPEND_TIME, encode_batch_v2, encode_end_txn_marker
-    from tests.storage.writer import PartitionWriter
+    from tests.storage.dirs import random_partition
 
     rnd = random.Random(f"{compression}{append_time}")
     d = str(tmp_path / "t-0")
-    w = PartitionWriter(d, segment_bytes=6_000)
-    offset, t = 0, TS
-    for i in range(300):
-        t += rnd.randrange(0, 900)
-        if i % 17 == 5:
-            w.append(encode_end_txn_marker(commit=True, producer_id=3, producer_epoch=0, coordinator_epoch=1,
-                                           base_offset=offset, timestamp=t))
-            offset += 1
-            continue
-        n = rnd.randrange(1, 6)
-        recs = [(b"k", b"v" * rnd.randrange(0, 200), [], t + rnd.randrange(-3000, 3000)) for _ in range(n)]
-        kw = {"timestamp_type": LOG_APPEND_TIME, "log_append_time": t} if append_time else {}
-        w.append(encode_batch_v2(recs, base_offset=offset, compression=compression, **kw))
-        offset += n + (rnd.randrange(0, 3) if i % 5 == 0 else 0)  # a gap now and then (compaction)
-    w.close()
+    offset, t = random_partition(d, rnd, 300, marker_every=17, max_records=5, max_value=200, compression=compression,
+                                 append_time=append_time, segment_bytes=6_000)
     _sweep_equals_one_by_one(d, range(TS - 4000, t + 4000, 97), range(-2, offset + 3))
 
 

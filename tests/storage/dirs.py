@@ -62,6 +62,31 @@ def busy_partition(d: str, *, segment_bytes: int = 16_000, per_append_entries: b
     return w
 
 
+def random_partition(d: str, rnd, batches: int, *, marker_every: int, max_records: int, max_value: int,
+                     compression: str = "none", append_time: bool = False, **writer_kwargs) -> tuple[int, int]:
+    """A partition of random v2 batches (timestamps out of order, a gap in the offsets now and
+    then as compaction leaves, a COMMIT marker every ``marker_every``, LogAppendTime or not):
+    (the next offset, the last append time)."""
+    from kgtool.codec.batch import LOG_APPEND_TIME
+
+    w = PartitionWriter(d, **writer_kwargs)
+    offset, t = 0, TS
+    for i in range(batches):
+        t += rnd.randrange(0, 900)
+        if i % marker_every == 5:
+            w.append(encode_end_txn_marker(commit=True, producer_id=3, producer_epoch=0, coordinator_epoch=1,
+                                           base_offset=offset, timestamp=t))
+            offset += 1
+            continue
+        n = rnd.randrange(1, max_records + 1)
+        recs = [(b"k", b"v" * rnd.randrange(0, max_value), [], t + rnd.randrange(-3000, 3000)) for _ in range(n)]
+        kw = {"timestamp_type": LOG_APPEND_TIME, "log_append_time": t} if append_time else {}
+        w.append(encode_batch_v2(recs, base_offset=offset, compression=compression, **kw))
+        offset += n + (rnd.randrange(0, 3) if i % 5 == 0 else 0)
+    w.close()
+    return offset, t
+
+
 def broker_dir(tmp_path, name: str = "orders-3", **kwargs) -> str:
     """``tmp_path/logs/<name>``: a partition directory in a broker log directory."""
     d = os.path.join(str(tmp_path), "logs", name)
