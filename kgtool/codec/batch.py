@@ -243,7 +243,7 @@ def _trailing(i: int, end: int, count: int):
     return (i, count, "records", f"{end - i} bytes remain after the {count} records the header declares")
 
 
-def _decode_records_py(data, start: int, end: int, count: int, base_offset: int,
+def decode_v2_records_py(data, start: int, end: int, count: int, base_offset: int,
                        base_timestamp: int, base_sequence: int, log_append_time: int | None):
     """Pure-Python twin of ``_speedups.decode_records_v2`` (same results, same errors).
 
@@ -290,7 +290,7 @@ def decode_v2_records(*args):
     """A v2 batch's records: ``_speedups.decode_records_v2``, or its pure-Python twin."""
     if _speedups is not None:
         return _speedups.decode_records_v2(*args)
-    return _decode_records_py(*args)
+    return decode_v2_records_py(*args)
 
 
 def _index_records(*args):

@@ -296,7 +296,7 @@ def summarize_records_py(buf, start: int, end: int, count: int, base_offset: int
     of ``buf[start:end]`` (one chunk at a time when called by the batch decoder), no
     :class:`Record` built; with a payload decoder (``mode`` 1 or 2) every record goes to
     ``slow``. None: malformed records."""
-    tuples, err = _batch._decode_records_py(buf, start, end, count, base_offset, base_ts, -1, lat)
+    tuples, err = _batch.decode_v2_records_py(buf, start, end, count, base_offset, base_ts, -1, lat)
     if err is not None:
         return None
     return _record_stats(tuples, mode != 0, slow, position)

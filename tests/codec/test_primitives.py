@@ -188,7 +188,7 @@ def _record_loops(impl: str):
     from kgtool.codec import batch as B
 
     if impl == "python":
-        return B._decode_records_py
+        return B.decode_v2_records_py
     return compiled("kgtool.codec._speedups").decode_records_v2
 
 
