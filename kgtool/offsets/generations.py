@@ -356,7 +356,7 @@ class GroupState:
                 m.session_timeout_ms, m.rebalance_timeout_ms, mid == leader,
                 None,  # member_epoch: KIP-848 only
                 view.topics,
-                view.owned_names, view.assigned_names,  # lists shared between rows (read-only): converted once
+                view.owned_names, m.assigned_names,  # lists shared between rows (read-only): converted once
                 offset, timestamp,
             ))
         if not known:

@@ -100,3 +100,23 @@ def test_generations_read_the_shards_group():
     assert gen.owners == {tp: (mid,) for mid, m in group.members.items() for tp in m.protocol.assigned}
     assert group.members["a-1"].assigned == [("t", 0), ("t", 1)]
     assert group.listed_members[0] is group.members["a-1"]
+
+
+@pytest.mark.parametrize("pure", PATHS)
+def test_members_and_group_members_agree_on_rack_and_assignment(tmp_path, pure):
+    """The last generation's members (the history) and group_members (the state at the end) give
+    one answer for a member's rack (its ConsumerProtocol v3 subscription, KIP-881), for empty
+    assignment bytes (a member that has not synced: it holds nothing, ``[]``) and for a partition
+    the assignment lists twice (listed once, as every partition list of the audit)."""
+    s = Script()
+    s.generation("g", 1, {"a-1": [("t", 0)], "b-1": [], "c-1": [("t", 1), ("t", 1), ("t", 2)]}, at=0,
+                 topics=["t"])
+    members = s.events[-1].records[0].value["members"]
+    members[0]["subscription_decoded"]["rack_id"] = "rack-a"
+    members[1].pop("assignment_decoded")
+    members[1]["assignment"] = b""
+    t = audit(tmp_path, s, pure=pure)
+    rows = t["members"] if isinstance(t["members"][0], dict) else member_dicts(t["members"])
+    history = {r["member_id"]: (r["rack_id"], r["assigned_partitions"]) for r in rows}
+    state = {r["member_id"]: (r["rack_id"], r["assigned"]) for r in t["group_members"]}
+    assert history == state == {"a-1": ("rack-a", ["t-0"]), "b-1": (None, []), "c-1": (None, ["t-1", "t-2"])}

@@ -328,6 +328,17 @@ class ClassicGroupMember:
     #: the decoded subscription and assignment (rack, owned partitions, partitions each once...)
     protocol: ConsumerProtocolView = NO_PROTOCOL
 
+    @property
+    def assigned_names(self) -> list[str] | None:
+        """The assigned partitions as both the ``members`` and ``group_members`` tables list them:
+        ``topic-partition``, sorted, each once; ``[]`` for empty assignment bytes (Kafka writes
+        them for a member that has not synced yet: it holds nothing), None when the bytes do not
+        decode or the protocol type is not "consumer"."""
+        names = self.protocol.assigned_names
+        if names is None and self.assigned is not None and not self.assigned:
+            return []
+        return names
+
 
 @dataclass
 class ClassicGroup:

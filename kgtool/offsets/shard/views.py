@@ -97,8 +97,9 @@ def state_rows(groups: dict[str, Group], names: TopicNames, log_partition: int,
             for mid, m in sorted(g.members.items()):
                 member_rows.append({
                     **base, "member_id": mid, "instance_id": m.instance_id, "client_id": m.client_id,
-                    "client_host": m.client_host, "rack_id": None, "member_epoch": None,
-                    "previous_member_epoch": None, "member_state": None, "assigned": tp_names(m.assigned),
+                    "client_host": m.client_host, "rack_id": m.protocol.rack_id,  # ConsumerProtocol v3+ (KIP-881)
+                    "member_epoch": None, "previous_member_epoch": None, "member_state": None,
+                    "assigned": m.assigned_names,
                     "pending_revocation": None, "target": None, "target_epoch": None,
                     "subscribed_topic_names": m.subscription, "subscribed_topic_regex": None,
                     "rebalance_timeout_ms": m.rebalance_timeout_ms, "session_timeout_ms": m.session_timeout_ms,
