@@ -15,8 +15,8 @@
  * at each; offs / stamps / stamps_known: every committed offset, ascending, and the timestamp of
  * the record there (the next one read from it), when known.
  * Owners of sequence s: owner_bounds[s] .. owner_bounds[s+1]-1, times ascending, ids (-1: none).
- * Rows (outputs, the "room"): the lag table's rows (an instant: a commit, or a step between the
- * first and the last commit, at most until) from the front, in sequence order then time; the
+ * Rows (outputs, the "room"): the lag table's rows (an instant: a commit, or a step after the
+ * first commit and before the last one or end, whichever is later, at most until) from the front, in sequence order then time; the
  * states at end only (the offsets table, the episodes' last point) from the back, the first
  * sequence's last. out_last[s]: the row of the room holding the state at end, or -1.
  * out_status: a Burrow status (burrow.Status), or LAG_POLLS + the status to take when one of
@@ -196,8 +196,11 @@ static PyObject *py_lag_rows(PyObject *self, PyObject *args) {
         int64_t own_t = INT64_MIN;
         int64_t row_t_last = INT64_MIN;
         int have_rows = 0;
-        /* the instants: each commit's time and first + j*step before the last, merged, at most until */
+        /* the instants: each commit's time and first + j*step before the last commit or end
+         * (whichever is later: a consumer that stopped committing has rows to the end), merged,
+         * at most until */
         int64_t first = c1 > c0 ? when[c0] : 0, last = c1 > c0 ? when[c1 - 1] : 0;
+        if (has_end && end > last && c1 > c0) last = end;
         Py_ssize_t ci = c0;
         int64_t next_step = (step > 0 && c1 > c0) ? first + step : INT64_MAX;
         int pass_end = 0;

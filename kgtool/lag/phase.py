@@ -25,7 +25,7 @@ import numpy as np
 
 from kgtool.lag.burrow import Status
 from kgtool.lag.timeline import (DELETED, LagArrays, PartitionLag, Runs, answer, partition_lag, partition_runs,
-                                questions)
+                                questions, window_evidence)
 from kgtool.lag.collector import LagInput
 from kgtool.offsets.options import AuditOptions
 
@@ -251,18 +251,24 @@ def finish(work: _Work, options: AuditOptions, end_instant: int | None,
     # the episodes over every row and the state at the end after the last (a consumer that
     # stopped for good is STOP there)
     runs = partition_runs(out, len(seqs.group))
-    episode_rows, found = _episodes(runs, seqs, topic, partition)
+    evidence = window_evidence(seqs.bounds, seqs.when, seqs.offset, runs.seq, runs.start, runs.last)
+    episode_rows, found = _episodes(runs, evidence, seqs, topic, partition)
     peaks: dict[str, list[Any]] = {}
     lines: dict[str, str] = {}
     worst_of = runs.seq_worst.tolist()
+    # the worst status a sequence's episodes with evidence had (OK without one): what the
+    # findings say, not the vacuous verdicts of a window of one commit
+    judged = np.full(len(seqs.group), int(Status.OK), np.uint8)
+    if len(runs.seq):
+        np.maximum.at(judged, runs.seq[evidence], runs.status[evidence])
     for s, (lag, ms, w) in enumerate(zip(runs.seq_peak_lag.tolist(), runs.seq_peak_lag_ms.tolist(), worst_of)):
         if not w:
             continue  # no point
         group = seqs.group[s]
         peak = peaks.setdefault(group, [0, 0, "OK"])
         peak[0], peak[1] = max(peak[0], lag), max(peak[1], ms)
-        if w > Status[peak[2]]:
-            peak[2] = Status(w).name
+        if judged[s] > Status[peak[2]]:
+            peak[2] = Status(int(judged[s])).name
     if options.group_pattern is not None:  # --group's sparklines
         everything = out.rows
         starts = np.searchsorted(everything.seq, np.arange(len(seqs.group) + 1))
@@ -295,7 +301,7 @@ def finish(work: _Work, options: AuditOptions, end_instant: int | None,
     }
 
 
-def _episodes(runs: Runs, seqs: _Sequences, topic: str, partition: int
+def _episodes(runs: Runs, evidence: np.ndarray, seqs: _Sequences, topic: str, partition: int
               ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The lag_episodes table's rows (:class:`kgtool.lag.timeline.Runs`' episodes), and the same
     for the driver's rules, compact (:data:`EPISODE_FIELDS` lists, groups and owners as indices
@@ -304,23 +310,24 @@ def _episodes(runs: Runs, seqs: _Sequences, topic: str, partition: int
     rows: list[dict[str, Any]] = []
     owner_index: dict[int, int] = {}
     found: dict[str, Any] = {"groups": seqs.group, "log_partitions": seqs.log_partition, "rows": []}
-    for e, (s, st, start, end, last, peak, peak_ms) in enumerate(zip(
+    for e, (s, st, start, end, last, peak, peak_ms, ev) in enumerate(zip(
             runs.seq.tolist(), runs.status.tolist(), runs.start.tolist(), runs.end.tolist(), runs.last.tolist(),
-            runs.peak_lag.tolist(), runs.peak_lag_ms.tolist())):
+            runs.peak_lag.tolist(), runs.peak_lag_ms.tolist(), evidence.tolist())):
         held = runs.held(e)
         status = Status(st).name
         end_ = None if end == DELETED else end
         rows.append({"group": seqs.group[s], "log_partition": seqs.log_partition[s], "topic": topic,
                      "partition": partition, "status": status, "start": start, "end": end_,
-                     "peak_lag": peak, "peak_lag_ms": peak_ms, "owners": [seqs.owner(k)[0] for k in held]})
+                     "peak_lag": peak, "peak_lag_ms": peak_ms, "owners": [seqs.owner(k)[0] for k in held],
+                     "evidence": ev})
         found["rows"].append([s, status, start, end_, last, peak, peak_ms,
-                              [owner_index.setdefault(k, len(owner_index)) for k in held]])
+                              [owner_index.setdefault(k, len(owner_index)) for k in held], ev])
     found["owners"] = [seqs.owner_refs[k] for k in owner_index]
     return rows, found
 
 
 #: The fields of an episode handed to the driver (``found["rows"]``), in order.
-EPISODE_FIELDS = ("seq", "status", "start", "end", "last", "peak_lag", "peak_lag_ms", "owners")
+EPISODE_FIELDS = ("seq", "status", "start", "end", "last", "peak_lag", "peak_lag_ms", "owners", "evidence")
 
 
 def _offsets_with_lag(out: PartitionLag, seqs: _Sequences, log: Any, end_instant: int | None
@@ -435,9 +442,9 @@ def combine(results: list[dict[str, Any]], options: AuditOptions, end_instant: i
         eps = r["episodes"]
         # (consumer_id, host, client_id): Owner's fields, from its offsets partition's table
         owned = [tables[o[0]][o[1]] if len(o) == 2 else tuple(o) for o in eps["owners"]]
-        for seq, status, start, end, last_, peak, peak_ms, held in eps["rows"]:
+        for seq, status, start, end, last_, peak, peak_ms, held, evidence in eps["rows"]:
             group = eps["groups"][seq]
-            ep = Episode(status, start, end, last_, peak, peak_ms, [owned[k] for k in held])
+            ep = Episode(status, start, end, last_, peak, peak_ms, [owned[k] for k in held], evidence)
             by_group.setdefault(group, {}).setdefault(tp, []).append(ep)
             log_partition[group] = eps["log_partitions"][seq]
     last = end_instant if end_instant is not None else max(

@@ -7,9 +7,11 @@ partition's log (:class:`kgtool.lag.list_offsets.PartitionLog`). A row at instan
 state of T: the offset committed at or before T, the log end ``end(T)`` (the first offset whose
 record is stamped at or after T), ``lag = end(T) - offset``, ``lag_ms = T -`` the timestamp of the
 next record the group would read (0 when caught up), Burrow's verdict (:mod:`kgtool.lag.burrow`)
-and the owner at T. Rows come at each commit and every ``step`` between the partition's first and
-last commit; the state at the audit's end (or ``--until``) is computed the same way, for the
-offsets table, and closes the episodes (a consumer that stopped for good is STOP there).
+and the owner at T. Rows come at each commit and every ``step`` from the partition's first commit
+to the end of the audited span (the inputs' last record, or ``--until``), while the group holds a
+committed offset: a consumer that stops committing goes on having rows, so its STOP episode starts
+when Burrow's rule first holds, not at the end. The state at that end is computed the same way,
+for the offsets table, and closes the episodes.
 
 Episodes are the stretches of consecutive rows with the same status other than OK; the rules
 turn them into findings, one per group and episode (the overlapping episodes of its partitions
@@ -82,6 +84,9 @@ class Episode:
     peak_lag: int
     peak_lag_ms: int
     owners: list[Owner] = field(default_factory=list)
+    #: Burrow's window held two commits at least at one of its rows (:func:`window_evidence`):
+    #: without that, STALL, WARN and STOP hold vacuously and no rule fires
+    evidence: bool = True
 
 
 class LogView:
@@ -105,14 +110,15 @@ class LogView:
         return self._stamps[offset]
 
 
-def instants(effective: Sequence[Effective], step_ms: int, until: int | None) -> list[int]:
-    """Each commit's instant and every ``step_ms`` between the first and the last, up to ``until``."""
+def instants(effective: Sequence[Effective], step_ms: int, until: int | None, end: int | None = None) -> list[int]:
+    """Each commit's instant and every ``step_ms`` after the first, before the last commit or the
+    audit's ``end`` (whichever is later), up to ``until``."""
     if not effective:
         return []
     first, last = effective[0].timestamp, effective[-1].timestamp
     out = {e.timestamp for e in effective}
     if step_ms > 0:
-        out.update(range(first + step_ms, last, step_ms))
+        out.update(range(first + step_ms, last if end is None else max(last, end), step_ms))
     if until is not None:
         out = {t for t in out if t <= until}
     return sorted(out)
@@ -159,7 +165,7 @@ def lag_rows(effective: Sequence[Effective], owners: Sequence[tuple[int, Owner |
             lag_ms = max(0, t - ts) if ts is not None else 0
         return LagRow(t, committed, end_t, lag, lag_ms, status.name, owner_at(owners, t, owner_times))
 
-    for t in instants(effective, step_ms, until):
+    for t in instants(effective, step_ms, until, end):
         advance(t)
         if committed is not None:
             rows.append(row(t))
@@ -228,6 +234,7 @@ class GroupEpisode:
     peak_lag: int
     peak_lag_ms: int
     owners: list[Owner]
+    evidence: bool = True  # one of its partitions' episodes has evidence
 
 
 def group_episodes(group: str, by_partition: dict[tuple[str, int], list[Episode]]) -> list[GroupEpisode]:
@@ -245,8 +252,9 @@ def group_episodes(group: str, by_partition: dict[tuple[str, int], list[Episode]
             g.peak_lag = max(g.peak_lag, e.peak_lag)
             g.peak_lag_ms = max(g.peak_lag_ms, e.peak_lag_ms)
             held[-1].update(dict.fromkeys(e.owners))
+            g.evidence = g.evidence or e.evidence
             continue
-        out.append(GroupEpisode(group, e.status, e.start, e.end, [tp], e.peak_lag, e.peak_lag_ms, []))
+        out.append(GroupEpisode(group, e.status, e.start, e.end, [tp], e.peak_lag, e.peak_lag_ms, [], e.evidence))
         held.append(dict.fromkeys(e.owners))
     for g, owners in zip(out, held):
         g.owners = list(owners)
@@ -254,15 +262,54 @@ def group_episodes(group: str, by_partition: dict[tuple[str, int], list[Episode]
 
 
 def rule_of(ep: GroupEpisode, last_instant: int, warn_ms: int = DEFAULT_WARN_MS) -> str | None:
-    """The rule an episode fires, or None (a WARN no longer than ``warn_ms``, a REWIND)."""
+    """The rule an episode fires, or None (a WARN no longer than ``warn_ms``, a REWIND, an
+    episode without evidence: a window of one commit, where Burrow's STALL, WARN and STOP hold
+    vacuously)."""
     rule = RULE_OF_STATUS.get(Status[ep.status])
-    if rule is None:
+    if rule is None or not ep.evidence:
         return None
     if Status[ep.status] is Status.WARN:
         end = ep.end if ep.end is not None else last_instant
         if end - ep.start <= warn_ms:
             return None
     return rule
+
+
+def window_evidence(bounds: np.ndarray, when: np.ndarray, offset: np.ndarray, seq: np.ndarray, start: np.ndarray,
+                    last: np.ndarray, min_distance_ms: int = MIN_DISTANCE_MS) -> np.ndarray:
+    """For each episode (its sequence, first and last instants), whether Burrow's window held two
+    commits at least at one of its rows: the evidence a lag rule asks for. With one commit,
+    Burrow's rules hold vacuously: every offset of the window is "the same" (STALL), its lag
+    "never went down" (WARN), and any time since it is "longer than the window spans" (STOP).
+    Two commits (``lag-stall``: the same offset twice; ``lag-growing``: a lag that did not go
+    down; ``consumer-stopped``: a span the silence outlasts) make them a finding.
+
+    The window (``burrow.CommitWindow``) starts over at a deleted offset; its first entry keeps
+    its instant t0 while commits less than ``min_distance_ms`` after it merge into it
+    (``mergeFrequentCommitIntoPrevious``), so it holds two entries from the first commit at or
+    after t0 + ``min_distance_ms`` on, until the next deletion."""
+    n = len(when)
+    out = np.zeros(len(seq), np.bool_)
+    if not n or not len(seq):
+        return out
+    idx = np.arange(n)
+    deleted = offset == DELETED
+    # each commit's run: from its sequence's first commit, or the commit after a deletion
+    starts = np.zeros(n, np.bool_)
+    starts[bounds[:-1][bounds[:-1] < n]] = True
+    starts[1:] |= deleted[:-1]
+    run_start = np.maximum.accumulate(np.where(starts, idx, 0))
+    two = ~deleted & (when >= when[run_start] + min_distance_ms)
+    held = np.zeros(n + 1, np.int64)
+    np.cumsum(two, out=held[1:])
+    for e, (s, a, z) in enumerate(zip(seq.tolist(), start.tolist(), last.tolist())):
+        c0, c1 = int(bounds[s]), int(bounds[s + 1])
+        times = when[c0:c1]
+        # the commits in force at the episode's first and last rows, and those between
+        k0 = c0 + max(int(np.searchsorted(times, a, "right")) - 1, 0)
+        k1 = c0 + int(np.searchsorted(times, z, "right")) - 1
+        out[e] = k1 >= k0 and held[k1 + 1] - held[k0] > 0
+    return out
 
 
 # ---- a data partition's sequences at once, as arrays (the lag phase's path) ------------------------
@@ -378,15 +425,24 @@ class PartitionSource(Protocol):
     def timestamp_at(self, offset: int) -> int | None: ...
 
 
-def step_instants(bounds: np.ndarray, when: np.ndarray, step_ms: int) -> tuple[np.ndarray, np.ndarray]:
-    """Every ``first + k step`` before the last commit of each sequence (k >= 1): (instants, their
-    sequence), as :func:`instants` makes them."""
+def _step_counts(bounds: np.ndarray, when: np.ndarray, step_ms: int, end: int | None) -> np.ndarray:
+    """How many steps each sequence has: ``first + k step`` (k >= 1) before its last commit or
+    ``end``, whichever is later (:func:`instants`)."""
     first_i, last_i = bounds[:-1], bounds[1:] - 1
     live = last_i >= first_i
     count = np.zeros(len(first_i), np.int64)
     if step_ms > 0 and live.any():
-        span = when[last_i[live]] - when[first_i[live]]
-        count[live] = np.maximum((span - 1) // step_ms, 0)
+        stop = when[last_i[live]] if end is None else np.maximum(when[last_i[live]], end)
+        count[live] = np.maximum((stop - when[first_i[live]] - 1) // step_ms, 0)
+    return count
+
+
+def step_instants(bounds: np.ndarray, when: np.ndarray, step_ms: int, end: int | None = None
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """Every ``first + k step`` (k >= 1) of each sequence before its last commit or ``end``,
+    whichever is later: (instants, their sequence), as :func:`instants` makes them."""
+    first_i = bounds[:-1]
+    count = _step_counts(bounds, when, step_ms, end)
     total = int(count.sum())
     seqs = np.repeat(np.arange(len(count), dtype=np.int64), count)
     if not total:
@@ -441,7 +497,7 @@ def partition_lag(bounds: np.ndarray, when: np.ndarray, offset: np.ndarray, owne
     instants_, offs = asked if asked is not None else questions(bounds, when, offset, step_ms, end)
     ends, stamps_u, known_u = answers if answers is not None else answer(log, (instants_, offs))
     nseq = len(bounds) - 1
-    cap = _room(bounds, when, step_ms)
+    cap = _room(bounds, when, step_ms, end)
     room = LagArrays.empty(cap)
     last = np.empty(nseq, np.int64)
     n, m = kernel.lag_rows(bounds, when, offset, instants_, ends, offs, np.ascontiguousarray(stamps_u, np.int64),
@@ -459,7 +515,7 @@ def questions(bounds: np.ndarray, when: np.ndarray, offset: np.ndarray, step_ms:
               ) -> tuple[np.ndarray, np.ndarray]:
     """What :func:`partition_lag` asks of the log: every instant (the commits', the steps', the
     end), and every committed offset, each once, ascending."""
-    steps, _ = step_instants(bounds, when, step_ms)
+    steps, _ = step_instants(bounds, when, step_ms, end)
     instants_ = distinct(np.concatenate([when, steps] + ([np.array([end], np.int64)] if end is not None else [])))
     return instants_, distinct(offset[offset != DELETED])
 
@@ -471,16 +527,11 @@ def answer(log: Any, asked: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, 
     return log.ends_and_stamps(instants_, offs)  # segment by segment (PartitionLog)
 
 
-def _room(bounds: np.ndarray, when: np.ndarray, step_ms: int) -> int:
+def _room(bounds: np.ndarray, when: np.ndarray, step_ms: int, end: int | None = None) -> int:
     """The rows :func:`partition_lag` can make: a commit or a step each, and a state at the end
     a sequence."""
     nseq = len(bounds) - 1
-    steps = 0
-    if step_ms > 0 and nseq:
-        first_i, last_i = bounds[:-1], bounds[1:] - 1
-        live = last_i >= first_i
-        span = when[last_i[live]] - when[first_i[live]]
-        steps = int(np.maximum((span - 1) // step_ms, 0).sum())
+    steps = int(_step_counts(bounds, when, step_ms, end).sum()) if nseq else 0
     return len(when) + steps + nseq
 
 
@@ -555,7 +606,7 @@ def _partition_lag_py(bounds, when, offset, owner_bounds, owner_times, owner_ids
     """The pure-Python path of :func:`partition_lag`: :func:`lag_rows` per sequence, into the
     same room as the kernel's."""
     view = LogView(log.end_at, log.timestamp_at)
-    room = LagArrays.empty(_room(bounds, when, step_ms))
+    room = LagArrays.empty(_room(bounds, when, step_ms, end))
     cap = len(room)
     last = np.full(len(bounds) - 1, -1, np.int64)
     n = m = 0

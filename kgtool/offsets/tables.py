@@ -219,6 +219,9 @@ LAG_EPISODES = [
     ("peak_lag", "int64"),
     ("peak_lag_ms", "int64"),
     ("owners", "list<string>"),  # consumer ids during it
+    # Burrow's window held two commits at least during it: without, STALL/WARN/STOP are vacuous
+    # (one commit) and no lag rule fires (kgtool.lag.timeline.window_evidence)
+    ("evidence", "bool"),
 ]
 
 # One row per change of a group's generation (kgtool.offsets.rebalances): a classic

@@ -248,18 +248,30 @@ def _ranks(statuses: Any) -> Any:
 
 
 def _lag_peaks(t: Tables) -> dict[str, dict[str, Any]]:
-    """Per group with lag rows: the worst status and the peak lag (records) over the lag table."""
+    """Per group with lag rows: the peak lag (records) over the lag table, and the worst status
+    of its episodes with evidence (OK without one), as the lag findings and the console judge
+    it: a window of one commit's STALL or STOP is Burrow's vacuous verdict, not the group's
+    (``lag_episodes.evidence``, kgtool.lag.timeline.window_evidence)."""
     import pyarrow as pa
+    import pyarrow.compute as pc
 
     peaks: dict[str, dict[str, Any]] = {}
     for path in t.parts("lag"):
-        for b in t.batches(path, "lag", ["group", "lag", "lag_status"]):
+        for b in t.batches(path, "lag", ["group", "lag"]):
             if b.num_rows == 0:
                 continue
-            tb = pa.table({"group": b.column("group"), "lag": b.column("lag"), "rank": _ranks(b.column("lag_status"))})
-            for r in tb.group_by("group").aggregate([("lag", "max"), ("rank", "max")]).to_pylist():
-                p = peaks.setdefault(r["group"], {"peak_lag": 0, "rank": 0})
+            tb = pa.table({"group": b.column("group"), "lag": b.column("lag")})
+            for r in tb.group_by("group").aggregate([("lag", "max")]).to_pylist():
+                p = peaks.setdefault(r["group"], {"peak_lag": 0, "rank": _STATUS_RANK["OK"]})
                 p["peak_lag"] = max(p["peak_lag"], r["lag_max"] or 0)
+    for path in t.parts("lag_episodes"):
+        for b in t.batches(path, "lag_episodes", ["group", "status", "evidence"]):
+            b = b.filter(pc.fill_null(b.column("evidence"), False))
+            if b.num_rows == 0:
+                continue
+            tb = pa.table({"group": b.column("group"), "rank": _ranks(b.column("status"))})
+            for r in tb.group_by("group").aggregate([("rank", "max")]).to_pylist():
+                p = peaks.setdefault(r["group"], {"peak_lag": 0, "rank": _STATUS_RANK["OK"]})
                 p["rank"] = max(p["rank"], r["rank_max"] or 0)
     return {g: {"peak_lag": p["peak_lag"], "worst": _RANK_STATUS[p["rank"]]} for g, p in peaks.items()}
 

@@ -54,10 +54,15 @@ def test_a_stalled_consumer_and_the_rule():
 def test_a_stopped_consumer_at_until():
     eff = [Effective(T0 + 10_000 * k, 10 * k) for k in range(10)]  # caught up, then silence
     rows, last = L.lag_rows(eff, [(T0, A)], view(), step_ms=60_000, end=T0 + 400_000)
-    assert rows[-1].timestamp == T0 + 90_000  # the rows stop at the last commit
+    # the rows go on every step after the last commit (T0 + 90 s), to the end of the span
+    after = [(r.timestamp - T0, r.lag_status) for r in rows if r.timestamp > T0 + 90_000]
+    # STOP when Burrow's rule first holds: longer since the last commit than the window spans
+    # (90 s) and none of the last 10 polls (10 s apart) at or below the last commit (90): the
+    # polls at t - 90 s .. t all past T0 + 90 s, from t > 180 s
+    assert after == [(120_000, "OK"), (180_000, "OK"), (240_000, "STOP"), (300_000, "STOP"), (360_000, "STOP")]
     assert last.timestamp == T0 + 400_000 and last.lag == 400 - 90 and last.lag_status == "STOP"
     (g,) = L.group_episodes("g", {("t", 0): L.episodes(rows + [last])})
-    assert L.rule_of(g, last.timestamp) == "consumer-stopped"
+    assert g.start == T0 + 240_000 and L.rule_of(g, last.timestamp) == "consumer-stopped"
 
 
 def test_warn_fires_only_past_the_warn_time():

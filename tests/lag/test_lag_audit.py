@@ -73,11 +73,12 @@ def test_every_lag_row_is_the_state_of_its_instant(broker):
         assert r["lag"] == S.end_at(t) - want
         assert r["lag_ms"] == (t - (S.T0 + 1000 * want) if r["lag"] > 0 else 0)
         assert r["consumer_id"] == {"healthy": "h-1", "stalled": "s-1", "stopper": "x-1", "slow": "w-1"}[r["group"]]
-    # a row at every commit and every minute between the first and the last commit, nothing after
+    # a row at every commit and every minute from the first commit to the end of the span (the
+    # minutes fall on commits: 10 s + 60 s k), after a stopped consumer's last commit too (400 s)
     healthy0 = sorted(r["timestamp"] for r in rows if r["group"] == "healthy" and r["partition"] == 0)
     assert healthy0 == [S.T0 + 10_000 * k for k in range(1, S.SECONDS // 10 + 1)]
-    stopper = [r["timestamp"] for r in rows if r["group"] == "stopper" and r["partition"] == 0]
-    assert max(stopper) == S.T0 + 400_000
+    stopper = sorted(r["timestamp"] - S.T0 for r in rows if r["group"] == "stopper" and r["partition"] == 0)
+    assert [t for t in stopper if t > 400_000] == list(range(430_000, end - S.T0, 60_000))
 
 
 def test_the_rules_fire_for_the_groups_that_misbehave(broker):
@@ -139,7 +140,9 @@ def test_spark_audit_with_data_partitions(broker, tmp_path):
     import pyarrow.parquet as pq
 
     lag = pq.read_table(out / "lag")
-    assert lag.num_rows == 2 * 120 + 2 * 40  # every commit of the two groups (stopper: 40 a partition)
+    # every commit of the two groups (stopper: 40 a partition), and the stopper's minutes after
+    # its last commit (400 s) to the end of the span (1200 s): 430 s, 490 s .. 1150 s, 13 a partition
+    assert lag.num_rows == 2 * 120 + 2 * 40 + 2 * 13
     files = sorted((out / "lag").glob("part-*.parquet"))
     assert files and all(pq.ParquetFile(f).metadata.created_by.startswith("parquet-cpp-arrow") for f in files)
     assert str(lag.schema.field("group").type) == "string"  # plain strings in the file, not a dictionary type

@@ -155,6 +155,13 @@ def test_lag_page(browser, lag_report):
     assert seen["rows"] == 4
     statuses = browser.evaluate("Array.from(document.querySelectorAll('#overview-body .status')).map(s => s.textContent)")
     assert "STALL" in statuses
+    # the worst lag agrees with the findings (issue 42): the stopped group's is STOP, beside its
+    # consumer-stopped finding (the lag table goes on after its last commit)
+    from kgtool.report.data import gather
+
+    worst = {o["group"]: o["worst"] for o in gather(str(tables), "jsonl").overview}
+    assert worst == {"stalled": "STALL", "stopper": "STOP", "slow": "STALL", "healthy": "OK"}
+    assert "STOP" in statuses
     charts = open_all(browser, page)
     assert min(charts) >= 4  # timeline, committed offsets, lag in records, lag in ms
     from kgtool.report.data import BUCKETS
