@@ -202,7 +202,8 @@ def exit_codes_table() -> str:
     return "\n".join(rows) + "\n"
 
 
-def bad_input_page() -> str:
+def caps() -> list[tuple[str, str, str, str, str, str]]:
+    """The caps on input: (short name, what, cap, option, beyond it, where enforced), values from the code."""
     from kgtool import documents, inputs
     from kgtool.assignors import group_input
     from kgtool.cli import main, render
@@ -210,41 +211,47 @@ def bad_input_page() -> str:
     from kgtool.coordinator import idlist, topic_description
     from kgtool.partitioner import keys
 
-    caps = [
-        ("bytes a compressed batch (or legacy wrapper) inflates to, every codec (gzip, snappy raw/xerial/framing, "
+    return [
+        ("decompressed batch", "bytes a compressed batch (or legacy wrapper) inflates to, every codec (gzip, snappy raw/xerial/framing, "
          "lz4, zstd); a snappy block or chunk is refused by its declared length before anything is allocated",
          _size(compression.DEFAULT_MAX_DECOMPRESSED), "(API: `max_decompressed_size`)",
          "the batch is reported as a decompression bomb and skipped, exit 1", "kgtool/codec/compression.py"),
-        ("records a v2 batch claims", f"what its (decompressed) bytes can hold: a record takes at least "
+        ("records a batch claims", "records a v2 batch claims", f"what its (decompressed) bytes can hold: a record takes at least "
          f"{batch.MIN_RECORD_SIZE} bytes", "", "damage at `batch@N.record_count`, exit 1", "kgtool/codec/batch.py"),
-        ("records or inner messages held at once", f"{_n(batch.RECORDS_CHUNK)} or {_size(batch.RECORDS_CHUNK_BYTES)} "
+        ("records held at once", "records or inner messages held at once", f"{_n(batch.RECORDS_CHUNK)} or {_size(batch.RECORDS_CHUNK_BYTES)} "
          f"per chunk: records stream, `--summary` builds none, a batch over {_size(batch.HUGE_BATCH)} is read by "
          "windows", "", "", "kgtool/codec/batch.py"),
-        ("length of a partial entry at the end of a file believed to be a truncated tail (an active segment)",
+        ("truncated tail entry", "length of a partial entry at the end of a file believed to be a truncated tail (an active segment)",
          f"{_size(segment.DEFAULT_MAX_MESSAGE_SIZE)}, as `kafka-dump-log --max-message-size`",
          "`decode-batch --max-message-size`", "`corrupt`, exit 1 (below)", "kgtool/codec/segment.py"),
-        ("out of memory anyway", "", "", "exit 2, one line naming the file and the batch", ""),
-        ("`assign`: partitions of all the group's topics (after `--partitions` what-ifs)",
+        ("out of memory", "out of memory anyway", "", "", "exit 2, one line naming the file and the batch", ""),
+        ("`assign` partitions", "`assign`: partitions of all the group's topics (after `--partitions` what-ifs)",
          _n(group_input.DEFAULT_MAX_PARTITIONS), "`assign --max-partitions`", "exit 2",
          "kgtool/assignors/group_input.py"),
-        ("`coordinator-of`: partitions listed in `--topic-description`, rows of `--histogram`",
+        ("`coordinator-of` partitions", "`coordinator-of`: partitions listed in `--topic-description`, rows of `--histogram`",
          _n(topic_description.DEFAULT_MAX_PARTITIONS), "`coordinator-of --max-partitions`",
          "exit 2 (the lookup itself takes any count up to 2,147,483,647 and allocates nothing per partition)",
          "kgtool/coordinator/topic_description.py"),
-        ("`partition-of`: partitions of `--histogram`, one key line",
+        ("`partition-of` partitions; a key", "`partition-of`: partitions of `--histogram`, one key line",
          f"{_n(topic_description.DEFAULT_MAX_PARTITIONS)}; {_size(keys.MAX_KEY_BYTES)}",
          "`partition-of --max-partitions`", "exit 2", "kgtool/partitioner/keys.py"),
-        ("`coordinator-of`: ids read in one run", _size(idlist.MAX_ID_BYTES), "", "exit 2",
+        ("`coordinator-of` ids", "`coordinator-of`: ids read in one run", _size(idlist.MAX_ID_BYTES), "", "exit 2",
          "kgtool/coordinator/idlist.py"),
-        ("a YAML/JSON document (group, `--validate`, topic description, each JSON Lines record)",
+        ("a YAML/JSON document", "a YAML/JSON document (group, `--validate`, topic description, each JSON Lines record)",
          f"{_size(documents.MAX_DOCUMENT_BYTES)}; {documents.MAX_DEPTH} levels of nesting; "
          f"{_n(documents.MAX_NODES)} values, a YAML alias counted as all it names (billion laughs); no alias "
          "inside its own anchor", "", "exit 2", "kgtool/documents.py"),
-        ("an input file (group file, `--validate`, `--topic-description`)", _size(inputs.MAX_INPUT_BYTES), "",
+        ("an input file", "an input file (group file, `--validate`, `--topic-description`)", _size(inputs.MAX_INPUT_BYTES), "",
          "exit 2", "kgtool/inputs.py"),
-        (f"an id longer than {render.DISPLAY_LIMIT} characters in a table", "shortened, with a note",
+        ("an id in a table", f"an id longer than {render.DISPLAY_LIMIT} characters in a table", "shortened, with a note",
          "`--format json` prints it whole", "", "kgtool/cli/render.py"),
     ]
+
+
+def bad_input_page() -> str:
+    from kgtool.cli import main
+    from kgtool.codec import segment
+
     out = [HEADER.format(source="the constants that enforce each cap (named in the table) and kgtool/errors.py"),
            "# Bad input: the contract and its limits\n\n",
            "Every subcommand keeps the same promises whatever it is given (a fuzz campaign checks them on every CI "
@@ -261,7 +268,7 @@ def bad_input_page() -> str:
            "## Exit codes\n\nThe same for every subcommand (`kgtool.errors.ExitCode`):\n\n", exit_codes_table(),
            "\n## The caps, and the options that move them\n\n",
            "| what | cap | option | beyond it | enforced in |\n|---|---|---|---|---|\n"]
-    for what, cap, option, beyond, where in caps:
+    for _short, what, cap, option, beyond, where in caps():
         out.append(f"| {what} | {cap} | {option} | {beyond} | {'`' + where + '`' if where else ''} |\n")
     out += [
         "\n## Truncated tail or damage\n\n",
@@ -287,19 +294,33 @@ def bad_input_page() -> str:
 
 # ---- the README's generated blocks --------------------------------------------------------------
 
+#: The caps the README's short table leaves to the reference page.
+_NOT_IN_README = frozenset({"records a batch claims", "records held at once", "out of memory", "an id in a table"})
+
+
 def readme_blocks() -> dict[str, str]:
     from kgtool.offsets import catalog
 
-    return {"rules": catalog.markdown_list(), "exit-codes": exit_codes_table()}
+    limits = ["| input | cap | option |", "|---|---|---|"]
+    limits += [f"| {short} | {cap} | {option} |" for short, _w, cap, option, _b, _e in caps()
+               if short not in _NOT_IN_README]
+    return {"rules": catalog.markdown_list(), "exit-codes": exit_codes_table(), "limits": "\n".join(limits) + "\n"}
 
 
-def apply_blocks(text: str, blocks: dict[str, str]) -> str:
-    """``text`` with each ``<!-- generated:NAME -->`` ... ``<!-- /generated:NAME -->`` block replaced."""
+#: The hand-written pages that hold generated blocks (the README must hold every block).
+BLOCK_PAGES = ("README.md", "docs/guide/group-history.md")
+
+
+def apply_blocks(text: str, blocks: dict[str, str], required: bool = True) -> str:
+    """``text`` with each ``<!-- generated:NAME -->`` ... ``<!-- /generated:NAME -->`` block
+    replaced; a missing block raises ``KeyError`` when ``required``."""
     for name, body in blocks.items():
         pattern = re.compile(rf"(<!-- generated:{re.escape(name)} -->\n).*?(<!-- /generated:{re.escape(name)} -->)",
                              re.S)
         if not pattern.search(text):
-            raise KeyError(f"no <!-- generated:{name} --> block")
+            if required:
+                raise KeyError(f"no <!-- generated:{name} --> block")
+            continue
         text = pattern.sub(lambda m: m.group(1) + body + m.group(2), text)
     return text
 
@@ -315,8 +336,8 @@ def pages() -> dict[str, str]:
         "docs/reference/record-types.md": record_types_page(),
         "docs/reference/bad-input.md": bad_input_page(),
     }
-    readme = ROOT / "README.md"
-    out["README.md"] = apply_blocks(readme.read_text(encoding="utf-8"), readme_blocks())
+    for rel in BLOCK_PAGES:
+        out[rel] = apply_blocks((ROOT / rel).read_text(encoding="utf-8"), readme_blocks(), required=rel == "README.md")
     out.update({f"man/{name}": text for name, text in manpage.generate().items()})
     return out
 
