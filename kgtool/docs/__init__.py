@@ -266,6 +266,9 @@ def bad_input_page() -> str:
            "- **Memory under 1 GiB for any input, time linear** in the input plus the bytes it decompresses to: no "
            "length, count or size read from input is trusted before it is checked.\n\n",
            "## Exit codes\n\nThe same for every subcommand (`kgtool.errors.ExitCode`):\n\n", exit_codes_table(),
+           "\nUnlike a usage error, the run that exits 4 may succeed as it is once the setting the message names "
+           "is changed (or on a less loaded machine). Errors are one line on stderr; `kgtool --debug ...` adds the "
+           "Python traceback.\n",
            "\n## The caps, and the options that move them\n\n",
            "| what | cap | option | beyond it | enforced in |\n|---|---|---|---|---|\n"]
     for _short, what, cap, option, beyond, where in caps():
