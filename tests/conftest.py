@@ -43,7 +43,7 @@ def pytest_report_header(config) -> list[str]:
 
 
 # ---- the spark marker, kept true -------------------------------------------------------------
-# ``pytest -m "not spark"`` is the quick loop (README, development): it must start no Spark. A test
+# ``pytest -m "not spark"`` is the quick loop (docs/development.md): it must start no Spark. A test
 # that starts a SparkSession in this process (the ``spark`` fixture, ``spark-audit`` through
 # CliRunner) without the marker fails here, naming itself; one that starts Spark in a subprocess
 # fails the quick loop's check in .ci/run, which runs it with Java out of reach.

@@ -148,7 +148,7 @@ def command(
     output_format: DumpFormat = typer.Option(
         DumpFormat.table, "--format", case_sensitive=False,
         help="table (for people), json (the objects of jsonl in one array), jsonl (a batch line, then "
-        "one line per record; one line per batch with --batches-only; the schema is in the README), "
+        "one line per record; one line per batch with --batches-only; the schema is in docs/reference/jsonl.md), "
         "text (kafka-dump-log.sh --deep-iteration --print-data-log's layout, line for line).",
     ),
     bytes_format: Optional[BytesFormat] = typer.Option(
@@ -624,7 +624,7 @@ MAN_SECTIONS: dict[str, str] = {
         "(the decoded key and value: record_type, kind, tombstone, key, value_version, value; "
         "warnings only when there are some; raw_key and raw_value for an unknown record type) when a "
         "payload decoder applies, or payload_error when it failed. The schema is declared in "
-        "kgtool/codec/lines.py and tabled in the README. With --batches-only: the batch lines only. "
+        "kgtool/codec/lines.py and tabled in docs/reference/jsonl.md. With --batches-only: the batch lines only. "
         "Legacy (magic 0/1) batches carry Kafka's defaults for fields their format lacks "
         "(producer_id -1, partition_leader_epoch -1; last_offset_delta and base_timestamp null). "
         "--format json prints the same objects in one array. With --summary: one object per input "

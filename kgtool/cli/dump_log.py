@@ -12,7 +12,7 @@ short; long lines are left to the terminal to wrap::
 
 Sizes and counts carry thousands separators; offsets, positions and ids are printed as they are
 (they are copied into other commands). The JSON Lines objects (``--format jsonl``, and ``json``
-as one array) are the schema of the README; ``topic`` and ``partition`` follow ``source`` when
+as one array) are the schema of ``kgtool.codec.lines`` (docs/reference/jsonl.md); ``topic`` and ``partition`` follow ``source`` when
 the input's directory is a partition directory (``orders-3/``), as kcat ``-J`` gives them.
 """
 

@@ -15,15 +15,18 @@ import typer
 from kgtool.cli import render
 from kgtool.cli.render import OutputFormat
 from kgtool.errors import FindingsReported, InputError, KgtoolError, UsageError
+from kgtool.offsets import catalog
 
 HELP = """Reconstruct consumer-group history from __consumer_offsets segments with PySpark and report stale commits.
 
 PATH is a broker log directory (its __consumer_offsets-N directories are read), a __consumer_offsets-N directory or a segment file, local or on any filesystem Spark's Hadoop layer reads (hdfs://, s3a://). Partition directories of other topics (given, or in a broker log directory) are not audited: their partition.metadata files name topic ids (Kafka 4.1+ writes no ConsumerGroupPartitionMetadata record to name them; a v4 commit's TopicId names its topic first). Local __share_group_state-N directories are replayed as the share coordinator loads them: each share partition's start offset, state epoch and in-flight batches at the end or at --until (table and --format json's share_partitions). Without PATH, the sample log shipped with kgtool is audited.
 
-Each __consumer_offsets partition is audited by one Spark task that replays its segments in log order exactly as Kafka's group coordinator loads the partition. Every change of a group's generation is explained (the rebalances table). Findings (rewind, zombie, orphan, epoch-regression, expiring, aborted-txn, pending-txn, rebalance-storm, slow-revocation) exit with status 1. Needs Java 17+.
+Each __consumer_offsets partition is audited by one Spark task that replays its segments in log order exactly as Kafka's group coordinator loads the partition. Every change of a group's generation is explained (the rebalances table). Needs Java 17+.
+
+{rules}
 
 Spark's own output (log lines, JVM warnings, Python workers' stderr) stays off the terminal unless asked for with --spark-log-level or --verbose. When Spark fails for lack of resources (out of memory, a lost executor or Python worker, a task failing past spark.task.maxFailures, the JVM gone), one line names the cause and the --conf KEY=VALUE to change, and the exit status is 4.
-"""
+""".format(rules=catalog.help_paragraph())
 
 
 class SparkLogLevel(str, enum.Enum):
@@ -35,20 +38,8 @@ class SparkLogLevel(str, enum.Enum):
     INFO = "INFO"
     DEBUG = "DEBUG"
 
-RULE_MEANINGS = {
-    "rewind": "commit below the previous effective offset while the group is not Empty",
-    "zombie": "commit below what the partition's new owner committed after a rebalance",
-    "orphan": "commit for a partition no member of the current generation owns",
-    "epoch-regression": "commit with a leader epoch below an earlier commit's",
-    "expiring": "Empty group whose offsets are past the retention at the log's end",
-    "aborted-txn": "aborted transactional commit that would otherwise be the latest",
-    "pending-txn": "transactional commit without a marker that would be the latest",
-    "rebalance-storm": "at least N rebalances of a group within a window W (--storm N/W)",
-    "slow-revocation": "consumer-group member fenced after holding partitions pending revocation too long",
-    "lag-stall": "Burrow's STALL: commits go on, the offset does not move, data keeps arriving",
-    "consumer-stopped": "Burrow's STOP: no commit while the lag grows",
-    "lag-growing": "Burrow's WARN (the lag never went down) for longer than --lag-warn",
-}
+#: Rule name -> its one-line meaning (the console, the report): from the one rule source.
+RULE_MEANINGS = catalog.summaries()
 
 MAN_SECTIONS = {
     "DESCRIPTION": (
@@ -71,79 +62,7 @@ MAN_SECTIONS = {
         "pending. An offset tombstone also drops the pending transactional offsets of its "
         "partition."
     ),
-    "RULES": (
-        "rewind: a commit becomes effective with an offset lower than the partition's previous "
-        "effective offset while the group has members. While the group is Empty (no "
-        "generation, or a generation without members, as kafka-consumer-groups.sh "
-        "--reset-offsets requires) a lower commit is a deliberate reset: no finding, and the "
-        "commits table notes 'reset while Empty'. An offset deleted in between (OffsetDelete, "
-        "DeleteGroups) leaves nothing to compare with.\n\n"
-        "zombie: a lower commit (as for rewind) for a partition that moved to another owner "
-        "(its owner set in a generation differs from the last non-empty owner set before), "
-        "after the new owners committed, since the move, an offset above it. A lower commit "
-        "on a partition that did not move is a rewind.\n\n"
-        "orphan: a commit written while the group has members with known assignments "
-        "(protocol type 'consumer') for a partition no member owns, unless a member that "
-        "owned it in the previous generation is still a member (a cooperative revocation in "
-        "transit: the commit in onPartitionsRevoked). A transactional commit is judged against the "
-        "generation of its write and reported when its COMMIT marker makes it effective. Groups of other protocol types "
-        "(connect, custom) have opaque assignments and are not checked.\n\n"
-        "epoch-regression: a commit becomes effective with a leader epoch (>= 0) lower than "
-        "the highest leader epoch of the partition's earlier effective commits since its last "
-        "offset tombstone. Epoch -1 (unknown: admin tools, OffsetCommitValue v1) is not "
-        "compared.\n\n"
-        "expiring: at the end of the log (the partition's last record timestamp; with --until, that instant), the group "
-        "is Empty or has no metadata at all (a simple consumer group), and an offset is "
-        "expired by Kafka's condition (ClassicGroup.offsetExpirationCondition, "
-        "OffsetExpirationConditionImpl): with an expire timestamp (OffsetCommitValue v1), "
-        "end >= expire_timestamp; otherwise end - base >= --retention, where base is the "
-        "time the group became Empty (current_state_timestamp) when known, else the commit "
-        "timestamp. Offsets with an open transaction are kept, as the coordinator keeps "
-        "them.\n\n"
-        "aborted-txn: a transactional commit whose transaction was aborted and which would "
-        "otherwise be the latest offset of its partition: no effective commit, offset "
-        "tombstone or other transactional commit at a higher record offset follows it.\n\n"
-        "pending-txn: a transactional commit with no marker by the end of the log and no "
-        "effective commit or tombstone at a higher record offset (the offset is invisible "
-        "until the transaction completes)."
-        "\n\n"
-        "rebalance-storm: at least N rebalances of one group within any window shorter than W "
-        "(--storm N/W, default 5/10m). A rebalance is a row of the rebalances table with rebalance "
-        "true and a previous generation (the group's creation stops no consumer), a KIP-848 epoch "
-        "whose target assignment a later epoch computed counting with that one. Overlapping "
-        "windows are one storm, reported once: its window, its count, the members that churned "
-        "most (client id and host) and a diagnosis with a recommendation for each case found: the "
-        "same dynamic client rejoining again and again (its processing between polls exceeds "
-        "max.poll.interval.ms: check it, and use group.instance.id); a rolling restart of dynamic "
-        "members (use static membership, KIP-345); an eager assignor (use cooperative-sticky, "
-        "KIP-429; the partitions revoked are counted); recorded session timeouts below Kafka's "
-        "default 45000 ms (KIP-735). Not a storm: a rolling restart of static members (member ids "
-        "replaced in the same generation), a slow scale-out (one member every ten minutes), one "
-        "deploy below the threshold. For consumer-protocol groups (KIP-848) a rebalance is a group "
-        "epoch bump, and its cause is named in that protocol's terms: member-joined, member-left "
-        "(a leave heartbeat, or fenced by the session timeout: the same records), member-fenced "
-        "(by its rebalance timeout), subscription-changed, metadata-changed.\n\n"
-        "slow-revocation: a consumer-protocol member (KIP-848) that kept partitions pending "
-        "revocation for its whole rebalance timeout, so that the coordinator fenced it "
-        "(GroupMetadataManager's rebalance timeout, armed by each current-assignment record "
-        "that leaves the member in UNREVOKED_PARTITIONS). Inferred, since the fence writes the "
-        "same records as a leave: the member is removed while UNREVOKED_PARTITIONS, at least its "
-        "rebalance timeout after its last assignment record. Not: a member leaving on its own "
-        "sooner, a session timeout of a member with nothing to revoke, a classic-protocol member. "
-        "The finding names the member, client id and host, the partitions and how long."
-        "\n\nlag-stall, consumer-stopped, lag-growing (with data partition directories among the inputs: "
-        "TOPIC-N directories given, or in broker log directories; several brokers' copies of a partition are read "
-        "from the longest): Burrow's partition status (linkedin/Burrow caching.go, calculatePartitionStatus) over "
-        "the partition's last 10 commits, each with its lag at commit time, commits under a second apart merged "
-        "(inmemory.go); STALL (commits go on, the offset does not move, data keeps arriving) fires lag-stall, STOP "
-        "(no commit for longer than the window spans while there is lag, unless the consumer was caught up at "
-        "one of the last 10 broker offsets, 10 s apart) fires consumer-stopped, WARN (no lag of the window is "
-        "zero and it never went down) lasting longer than --lag-warn fires lag-growing; one finding per group "
-        "and episode (the overlapping episodes of its partitions with that status), naming the owners. The lag "
-        "at an instant T is end(T) - the committed offset, end(T) being what ListOffsets by timestamp T answers "
-        "(the first offset whose record is stamped at or after T, else the log end offset): exact append time "
-        "with message.timestamp.type=LogAppendTime, the producers' clocks with CreateTime."
-    ),
+    "RULES": catalog.man_text(),
     "OUTPUT": (
         "With --out DIR, the tables generations, members, commits, findings, coverage, offsets and rebalances "
         "are written as DIR/<table>/ (Parquet, or JSON Lines with --format jsonl), first into "
@@ -541,7 +460,8 @@ def command(
     lag_step: str = typer.Option(
         "1m", "--lag-step", metavar="DURATION",
         help="With data partition dirs among the inputs: the lag table has a row at each commit and every "
-        "DURATION between a partition's first and last commit (e.g. 1m, 30s, 5m).",
+        "DURATION from a partition's first commit to the end of the audited span, while the group holds a "
+        "committed offset (e.g. 1m, 30s, 5m).",
     ),
     lag_warn: str = typer.Option(
         "5m", "--lag-warn", metavar="DURATION",

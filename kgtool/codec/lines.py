@@ -6,8 +6,8 @@ A batch goes out once, as a ``"type": "batch"`` line, before its records (as
 carries its own fields and the byte ``position`` of its batch, which names the batch line it
 belongs to (with the file: batch lines carry ``source``). Read by the Python writer
 (:mod:`kgtool.cli.dump_log`), checked against the C writer (``_speedups.dump_segment``, whose
-field names ``tests/codec/test_lines.py`` holds against these), by the README's schema section
-(the same test) and by readers of the output (``assign``'s group-metadata input, tests).
+field names ``tests/codec/test_lines.py`` holds against these), by ``docs/reference/jsonl.md``
+(rendered from it by ``python -m kgtool.docs``) and by readers of the output (``assign``'s group-metadata input, tests).
 """
 
 from __future__ import annotations
@@ -162,7 +162,7 @@ def with_batches(objs: Iterable[Any]) -> Iterator[tuple[dict[str, Any] | None, d
 
 
 def readme_table(fields: tuple[LineKey, ...]) -> list[str]:
-    """The rows of the README's schema tables (``tests/codec/test_lines.py`` holds them equal)."""
+    """The rows of a schema table of ``docs/reference/jsonl.md`` (``python -m kgtool.docs``)."""
     rows = ["| field | type | meaning |", "|---|---|---|"]
     for f in fields:
         meaning = f.doc if f.when is None else f"{f.doc}; only {f.when}"

@@ -1,36 +1,7 @@
 """The stale-commit rules: their findings, as rows of the ``findings`` table.
 
-Exact semantics (the README and the man page repeat them):
-
-- ``rewind``: a commit becomes effective with an offset lower than the partition's previous
-  effective offset while the group has members (not Empty) and the ``zombie`` rule does not
-  apply. A lower commit while the group is Empty (no generation, or a generation without
-  members: what ``kafka-consumer-groups.sh --reset-offsets`` requires) is a deliberate reset:
-  no finding, ``note`` = "reset while Empty" in the commits table.
-- ``zombie``: a commit becomes effective lower than the previous effective offset, after the
-  partition moved (its owner set in some generation differs from the last non-empty owner set
-  before it) and the new owners already committed, since the move, an offset above it.
-- ``orphan``: a commit record written while the group has members and known assignments
-  (classic ``consumer`` protocol, or KIP-848) for a partition no member owns, unless a member
-  that owned it in the previous generation is still a member (a cooperative revocation in
-  transit: the member commits in ``onPartitionsRevoked`` before its next join). A
-  transactional commit is judged against the generation of its write and reported once its
-  COMMIT marker makes it effective.
-- ``epoch-regression``: a commit becomes effective with a leader epoch (>= 0) lower than the
-  highest leader epoch of the partition's earlier effective commits since its last offset
-  tombstone. Leader epoch -1 (unknown, e.g. admin tools and OffsetCommitValue v1) is not compared.
-- ``expiring``: at the end of the log, the group is Empty (or a simple group without
-  metadata), and one of its offsets is expired by Kafka's condition
-  (``ClassicGroup.offsetExpirationCondition``, ``OffsetExpirationConditionImpl``): with an
-  expire timestamp (v1 values), ``end >= expire_timestamp``; otherwise
-  ``end - base >= retention`` where base is the group's ``current_state_timestamp`` when
-  known, else the commit timestamp. Offsets with an open transaction are kept (as
-  ``cleanupExpiredOffsets`` does). ``end`` is the last record timestamp of the partition, or
-  the ``--until`` instant. The offsets table's ``expired`` column is this rule per offset.
-- ``aborted-txn``: a transactional commit whose transaction was ABORTed, and which would
-  otherwise be the latest offset of its partition at the log's end: no effective commit or
-  offset tombstone at a higher record offset followed it.
-- ``pending-txn``: the same for a transactional commit with no marker by the log's end.
+What fires each rule, its legitimate look-alike and the fields of its finding are declared once,
+as data, in :mod:`kgtool.offsets.catalog` (rendered into ``--help``, the man page and the docs).
 
 ``rebalance-storm`` (group-level: no topic partition) lives with the rebalances it counts, in
 :mod:`kgtool.offsets.rebalances`; ``slow-revocation`` (a consumer-group member fenced by its
@@ -47,11 +18,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from kgtool.offsets import catalog
 from kgtool.offsets.generations import TopicPartition, tp_name
 from kgtool.offsets.store import NULL
 
 #: Rules about the state at the end of the log: ``--since`` does not hide them.
-END_OF_LOG_RULES = frozenset({"expiring", "pending-txn", "aborted-txn"})
+END_OF_LOG_RULES = catalog.END_OF_LOG
 
 
 def _n(v: int) -> int | None:

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from kgtool.offsets import catalog
+
 TABLE_NAMES = ("generations", "members", "commits", "findings", "coverage", "offsets", "rebalances", "groups",
                "group_members", "lag", "lag_episodes")
 
@@ -361,18 +363,17 @@ TABLES: dict[str, list[tuple[str, str]]] = {
     "lag_episodes": LAG_EPISODES,
 }
 
+#: The rules, declared once in :mod:`kgtool.offsets.catalog` (meaning, look-alike, finding fields).
 #: The rules of the lag phase (they need data partition directories among the inputs).
-LAG_RULES = ("lag-stall", "consumer-stopped", "lag-growing")
+LAG_RULES = catalog.LAG_NAMES
 #: The rules of the offsets log alone.
-LOG_RULES = ("rewind", "zombie", "orphan", "epoch-regression", "expiring", "aborted-txn", "pending-txn",
-             "rebalance-storm", "slow-revocation")
+LOG_RULES = catalog.LOG_NAMES
 RULES = LOG_RULES + LAG_RULES
 #: The rules that judge the log's history: on a compacted partition they do not judge evidence
 #: below its cleaned range (kgtool.offsets.compaction); expiring and pending-txn judge the end.
-HISTORY_RULES = frozenset({"rewind", "zombie", "orphan", "epoch-regression", "aborted-txn", "rebalance-storm",
-                           "slow-revocation"})
+HISTORY_RULES = catalog.HISTORY
 #: The history rules whose finding compares with an earlier commit (previous_record_offset).
-COMPARING_RULES = frozenset({"rewind", "zombie", "epoch-regression"})
+COMPARING_RULES = catalog.COMPARING
 
 
 def arrow_type(t: str) -> Any:

@@ -1,4 +1,4 @@
-"""The one schema of decode-batch's lines (kgtool.codec.lines): the README's tables are its
+"""The one schema of decode-batch's lines (kgtool.codec.lines): docs/reference/jsonl.md's tables are its
 rendering, both writers follow its field order, and a plain record line stays lean."""
 
 from __future__ import annotations
@@ -19,15 +19,13 @@ ROOT = Path(__file__).resolve().parents[2]
 runner = CliRunner()
 
 
-def _readme_tables() -> list[list[str]]:
-    text = (ROOT / "README.md").read_text()
-    section = text[text.index("### JSON Lines schema"):]
-    section = section[:section.index("\n### ", 5) if "\n### " in section[5:] else len(section)]
-    return [m.group(0).splitlines() for m in re.finditer(r"^\| field \| type \| meaning \|\n(?:\|.*\n)+", section, re.M)]
+def _reference_tables() -> list[list[str]]:
+    text = (ROOT / "docs" / "reference" / "jsonl.md").read_text()
+    return [m.group(0).splitlines() for m in re.finditer(r"^\| field \| type \| meaning \|\n(?:\|.*\n)+", text, re.M)]
 
 
-def test_the_readme_tables_are_the_schema():
-    tables = _readme_tables()
+def test_the_reference_tables_are_the_schema():
+    tables = _reference_tables()
     assert tables[0] == lines.readme_table(lines.BATCH_FIELDS)
     assert tables[1] == lines.readme_table(lines.RECORD_FIELDS)
 

@@ -337,15 +337,13 @@ def test_random_records_never_crash(key, value):
             json.dumps(rec.to_json())
 
 
-def test_readme_lists_every_record_type():
+def test_the_reference_lists_every_record_type():
     from pathlib import Path
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    section = readme.split("<!-- section:record-schemas -->")[1].split("<!-- /section:record-schemas -->")[0]
+    section = (Path(__file__).resolve().parents[2] / "docs" / "reference" / "record-types.md").read_text()
     from kgtool.coordinator.schemas import record_types_markdown
 
-    # the table is generated from the declarations: python -c 'from kgtool.coordinator.schemas
-    # import record_types_markdown as r; print(r())'
+    # the table is generated from the declarations: python -m kgtool.docs
     assert record_types_markdown() in section
     for rt in OFFSETS_RECORD_TYPES.values():
         assert f"| {rt.id} | `{rt.kind}` |" in section

@@ -1,6 +1,6 @@
 """The fuzz campaign in CI: a few hundred inputs per target, each target in its own process
 under the campaign's memory limit (a crash or a kill names its input). ``KGTOOL_FUZZ_N=100000``
-runs the long campaign (README, "Fuzzing")."""
+runs the long campaign (docs/development.md, "Fuzzing")."""
 
 from __future__ import annotations
 

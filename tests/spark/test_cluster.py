@@ -248,10 +248,10 @@ def test_executor_killed_mid_job_same_tables(spark_cluster, inputs, reference, t
 
 
 def test_spark_submit_with_py_files(spark_cluster, tmp_path):
-    """The README's recipe: ``spark-submit --master spark://... --py-files kgtool.zip
+    """The recipe of docs/guide/cluster.md: ``spark-submit --master spark://... --py-files kgtool.zip
     kgtool/spark/job.py SAMPLE``: the driver and the executors import kgtool from the zip (the
     pure-Python codec: zipimport loads no extension); exit 1 (findings), the summary as JSON."""
-    zip_path = tmp_path / "kgtool.zip"  # as the README builds it (any compiled extension in it is not loaded)
+    zip_path = tmp_path / "kgtool.zip"  # as docs/guide/cluster.md builds it (any compiled extension in it is not loaded)
     subprocess.run([sys.executable, "-m", "zipfile", "-c", str(zip_path), str(REPO / "kgtool") + "/"], check=True)
     cmd = [str(spark_home() / "bin" / "spark-submit"), "--master", spark_cluster.master_url,
            "--py-files", str(zip_path), *CLUSTER_CONF, str(REPO / "kgtool" / "spark" / "job.py"),

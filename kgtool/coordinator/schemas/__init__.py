@@ -125,7 +125,7 @@ def _tagged_since(s: MessageSchema) -> str:
 
 
 def record_types_markdown() -> str:
-    """The README's table of record types (kept equal to it by a test): every record type of the
+    """The table of record types of ``docs/reference/record-types.md`` (``python -m kgtool.docs``): every record type of the
     three coordinator topics, its key, its value versions and the release each part arrived in."""
     lines = ["| topic | type | kind | key | value versions | added later | Kafka specs |",
              "|---|---|---|---|---|---|---|"]
