@@ -58,7 +58,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from kgtool.offsets.entries import LogEntry
     from kgtool.offsets.generations import Generation
 
-RULE = "rebalance-storm"
+STORM_RULE = "rebalance-storm"
 
 # ConsumerPartitionAssignor.supportedProtocols(): RangeAssignor, RoundRobinAssignor and
 # StickyAssignor support EAGER only; CooperativeStickyAssignor COOPERATIVE (KIP-429);
@@ -371,7 +371,7 @@ class Storm:
 
 def storm_finding(s: dict[str, Any]) -> dict[str, Any]:
     """The findings-table row of a storm (a group-level finding: no topic partition, offset)."""
-    return group_finding(RULE, s["group"], s["log_partition"], record_offset=s["record_offset"],
+    return group_finding(STORM_RULE, s["group"], s["log_partition"], record_offset=s["record_offset"],
                          position=s["position"], source=s["source"], timestamp=s["start"],
                          generation_id=s["to_generation"], previous_generation_id=s["from_generation"],
                          message=s["message"])
@@ -849,6 +849,6 @@ class RebalanceLog:
                              message=note + shown["message"])
         return dropped
 
-__all__ = ["Change", "Churn", "GenerationChange", "GroupRebalances", "MemberInfo", "RULE", "RebalanceLog", "Storm", "StormWatch",
+__all__ = ["Change", "Churn", "GenerationChange", "GroupRebalances", "MemberInfo", "STORM_RULE", "RebalanceLog", "Storm", "StormWatch",
            "client_name", "rebalance_protocol", "storm_finding"]
 

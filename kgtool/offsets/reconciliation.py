@@ -51,7 +51,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from kgtool.offsets.entries import LogEntry
     from kgtool.offsets.shard.model import ConsumerGroupMember, ModernGroup, TopicIdAssignment, TopicNames
 
-RULE = "slow-revocation"
+SLOW_REVOCATION_RULE = "slow-revocation"
 SHOWN = 5  # partitions named in a sentence
 
 IdPartition = tuple[str, int]  # (topic id, partition): names may be learnt later in the log
@@ -239,7 +239,7 @@ def slow_revocation_finding(group: str, log_partition: int, m: ConsumerGroupMemb
         f"({timeout} ms, max.poll.interval.ms): the coordinator fenced it "
         "(GroupMetadataManager's rebalance timeout). Its partitions went to other members only then; "
         "onPartitionsRevoked, or the poll loop that runs it, was slower than the timeout")
-    return group_finding(RULE, group, log_partition, record_offset=e.offset, position=e.position, source=e.source,
+    return group_finding(SLOW_REVOCATION_RULE, group, log_partition, record_offset=e.offset, position=e.position, source=e.source,
                          timestamp=e.timestamp, generation_id=group_epoch, previous_generation_id=m.member_epoch,
                          previous_record_offset=m.state_since.offset if m.state_since.offset >= 0 else None,
                          message=message)

@@ -359,7 +359,7 @@ class RebalanceSummary:
             lines.append({k: v for k, v in r.items() if k not in _TIMELINE_DROP})
 
     def result(self, rp: PartitionReplay, findings_per_group: dict[str, Counter]) -> dict[str, Any]:
-        from kgtool.offsets.rebalances import RULE
+        from kgtool.offsets.rebalances import STORM_RULE
 
         worst = sorted(self.groups.items(), key=lambda kv: (-kv[1][0], kv[0]))[:SHOWN_REBALANCE_GROUPS]
         return {
@@ -367,7 +367,7 @@ class RebalanceSummary:
             "no_rebalance_count": self.no_rebalance,
             "rebalance_groups": [
                 {"group": name, "rebalances": n, "no_rebalance": m,
-                 "storms": int(findings_per_group.get(name, Counter()).get(RULE, 0)),
+                 "storms": int(findings_per_group.get(name, Counter()).get(STORM_RULE, 0)),
                  "causes": dict(causes.most_common())}
                 for name, (n, m, causes) in worst if n or m],
             "storms": rp.rebalance_log.storms,

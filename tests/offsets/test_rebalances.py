@@ -21,7 +21,7 @@ from kgtool.offsets.rebalances import (
     DEPARTED_CAP,
     DEPARTED_IDS,
     FOLD_EVERY,
-    RULE,
+    STORM_RULE,
     Change,
     GroupRebalances,
     StormWatch,
@@ -58,7 +58,7 @@ def audit(tmp_path, s: Script, pure: bool | None = None, **opts) -> tuple[dict, 
 
 
 def storms(tables: dict) -> list[dict]:
-    return [f for f in tables["findings"] if f["rule"] == RULE]
+    return [f for f in tables["findings"] if f["rule"] == STORM_RULE]
 
 
 def rows(tables: dict, group: str = "g") -> list[dict]:
