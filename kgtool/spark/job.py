@@ -9,9 +9,21 @@ hands Spark only a few small rows: the coverage row, counts, the first findings 
 The driver collects those rows (the one Spark job of the audit), writes the coverage table and
 publishes the output directory.
 
+With data partition directories (lag), the query has a second stage: each offsets-log task also
+hands Spark its lag inputs, one per data partition, and Spark's shuffle takes each to the lag
+task of its data partition (:func:`audit_partitions`), wherever the executors run: no directory
+is shared between the stages, so nothing depends on the driver's /tmp or on an executor seeing
+another's disk. The driver checks that every input written was read (:func:`check_lag_inputs`).
+Measured against the files of an exchange directory (what it replaced) on the lag benchmark
+(``benchmarks/bench_spark_audit.py --lag-only --repeat 1``, runs of both alternated on a 2-core
+machine shared with other work, 2026-12-02): the lag added 24.7-27.6 s of CPU with files (4
+runs), 26.1-31.2 s with the shuffle (2 runs); its wall-time overhead was 58-67% either way
+(64-72% with the shuffle), the machine's load deciding more than the exchange.
+
 Memory: a task holds one chunk of decoded commits (about 256k rows) plus the partition's state,
 which grows with its groups, committed keys and producers, not with its records; the driver
-holds file lists and one summary per partition; the JVMs hold no records at all.
+holds file lists and one summary per partition; the JVMs hold no records, only the lag inputs
+in the shuffle (about 4 bytes a commit, spilled to the executors' local dirs by Spark).
 
 Run with ``spark-submit``: ``spark-submit kgtool/spark/job.py [OPTIONS] PATH...`` takes the
 options of ``kgtool spark-audit`` and prints what it prints (kgtool must be importable on the
