@@ -580,7 +580,8 @@ def command(
         render.warn(w)
     inexact = _cleaned_at(summary, options.until)
     for p in summary.problems:
-        render.warn(f"{p['source']}: byte {p['position']}: {p['problem']}")
+        where = "" if p["position"] is None else f" byte {p['position']}:"
+        render.warn(f"{p['source']}:{where} {p['problem']}")
     if summary.problem_count > len(summary.problems):
         render.warn(f"... and {render.count(summary.problem_count - len(summary.problems))} more decode problems")
     if reset_plan is not None:

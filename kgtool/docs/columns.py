@@ -179,6 +179,10 @@ TABLE_COLUMNS: dict[str, dict[str, str]] = {
         "groups": "groups seen",
         "problems": "decode problems: undecodable stretches (corruption, truncated tail), group records that do "
                     "not decode",
+        "lag_inputs": "with data partitions among the inputs: the lag inputs the partition's task handed to Spark "
+                      "(one per data partition its groups committed on); null without",
+        "lag_inputs_read": "those of them the lag tasks read; fewer than `lag_inputs` is a problem naming the data "
+                           "partition (exit 1), never a silently short `lag` table",
     },
     "offsets": {
         "log_partition": "the `__consumer_offsets` partition",

@@ -549,7 +549,7 @@ class LagInput:
     index into ``owners`` ([consumer_id, host, client_id]) or -1 when nobody held it; each
     owner's id in its offsets partition's :attr:`LagCollector.owner_table`, ``owner_refs``, when
     known) and its offsets table row. Sent as :meth:`pack`: a little JSON beside the arrays as
-    they are, in a file of the lag phase's exchange directory (:meth:`write`)."""
+    they are, in one buffer (:meth:`encode`) that Spark moves to the data partition's lag task."""
 
     log_partition: int
     groups: list[str]
@@ -574,8 +574,8 @@ class LagInput:
     def pack(self) -> tuple[str, list[np.ndarray]]:
         """(the JSON head, the arrays to write after it). The commits go as each group run's first
         instant and offset and the 16-bit steps after, the steps that do not fit beside
-        (:func:`_deltas`: about 4 bytes a commit, against 16 as they are): the lag phase waits on
-        the disk for them. lz4 cost the offsets-log task more (0.28 s of a 16M-commit task) than
+        (:func:`_deltas`: about 4 bytes a commit, against 16 as they are): Spark's shuffle writes,
+        sends and reads every byte of them. lz4 cost the offsets-log task more (0.28 s of a 16M-commit task) than
         it saved."""
         import json
 
@@ -590,40 +590,31 @@ class LagInput:
             head["form"] = "steps16"
         return json.dumps(head, separators=(",", ":")), arrays
 
-    def write(self, root: str, index: int) -> None:
-        """Into ``root/<index>/<log partition>.lag`` (JSON length, JSON, arrays), atomically: a
-        retried task rewrites the same file."""
-        import os
-
+    def encode(self) -> np.ndarray:
+        """The input as one buffer (uint8): the JSON head's length (8 bytes, little-endian), the
+        head, the arrays (:meth:`pack`); :meth:`decode` reads it back. What an offsets-log task
+        hands Spark for the lag task of the data partition (:mod:`kgtool.spark.job`)."""
         text, arrays = self.pack()
         head = text.encode("utf-8")
-        directory = os.path.join(root, str(index))
-        os.makedirs(directory, exist_ok=True)
-        final = os.path.join(directory, f"{self.log_partition}.lag")
-        tmp = f"{final}.{os.getpid()}.tmp"
-        with open(tmp, "wb") as fh:
-            fh.write(len(head).to_bytes(8, "little") + head)
-            for a in arrays:
-                fh.write(np.ascontiguousarray(a).data)
-        os.replace(tmp, final)
+        out = np.empty(8 + len(head) + sum(a.nbytes for a in arrays), np.uint8)
+        out[:8] = np.frombuffer(len(head).to_bytes(8, "little"), np.uint8)
+        out[8:8 + len(head)] = np.frombuffer(head, np.uint8)
+        at = 8 + len(head)
+        for a in arrays:
+            out[at:at + a.nbytes] = np.frombuffer(np.ascontiguousarray(a).data, np.uint8)
+            at += a.nbytes
+        return out
 
     @classmethod
-    def read_all(cls, root: str, index: int) -> list[LagInput]:
-        """Every offsets partition's input to data partition ``index`` (:meth:`write`)."""
-        import os
-
-        directory = os.path.join(root, str(index))
-        if not os.path.isdir(directory):
-            return []
-        out = []
-        for name in sorted(n for n in os.listdir(directory) if n.endswith(".lag")):
-            path = os.path.join(directory, name)
-            with open(path, "rb") as fh:
-                blob = memoryview(fh.read())
-            n = int.from_bytes(blob[:8], "little")
-            inp = cls.unpack(bytes(blob[8:8 + n]).decode("utf-8"), blob[8 + n:])
-            out.append(inp)
-        return out
+    def decode(cls, data: Any) -> LagInput:
+        """The input :meth:`encode` gave (any buffer); ValueError when its lengths disagree."""
+        blob = memoryview(data).cast("B")
+        if len(blob) < 8:
+            raise ValueError(f"lag input of {len(blob)} bytes: shorter than its 8-byte head length")
+        n = int.from_bytes(blob[:8], "little")
+        if n > len(blob) - 8:
+            raise ValueError(f"lag input head of {n} bytes exceeds the {len(blob) - 8} bytes after its length")
+        return cls.unpack(bytes(blob[8:8 + n]).decode("utf-8"), blob[8 + n:])
 
     @classmethod
     def unpack(cls, text: str, data: Any) -> LagInput:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from collections import deque
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -202,6 +202,7 @@ class _Work:
     seqs: _Sequences
     asked: tuple[np.ndarray, np.ndarray]
     answers: Any = None  # concurrent.futures.Future of kgtool.lag.timeline.answer, or None
+    read: list[int] = field(default_factory=list)  # the log partitions of the inputs read
 
 
 def prepare(index: int, inputs: list[LagInput], options: AuditOptions, end_instant: int | None,
@@ -219,7 +220,7 @@ def prepare(index: int, inputs: list[LagInput], options: AuditOptions, end_insta
     asked = questions(seqs.bounds, seqs.when, seqs.offset, options.lag_step_ms, end_instant)
     choice.chosen.prefetch(*asked)
     answers = reader.submit(answer, choice.chosen, asked) if reader is not None else None
-    return _Work(index, choice, seqs, asked, answers)
+    return _Work(index, choice, seqs, asked, answers, sorted(i.log_partition for i in inputs))
 
 
 def lag_partition(index: int, inputs: list[LagInput], options: AuditOptions, end_instant: int | None,
@@ -290,6 +291,7 @@ def finish(work: _Work, options: AuditOptions, end_instant: int | None,
         "log_end_offset": log.log_end_offset, "behind": [[d, n] for d, n in choice.behind],
         "problems": choice.problems + log.damage(), "notes": sorted(set(log.notes)) + ahead,
         "rows": table_rows,
+        "inputs": work.read,  # the driver checks every input sent was read (kgtool.spark.job)
         "episodes": found,
         # the group statuses at the end (Burrow's, of their partitions), and --group's describe rows
         "statuses": [[o["group"], o["lag_status"]] for o in offsets if o["lag_status"] is not None],
@@ -357,12 +359,12 @@ def _offsets_with_lag(out: PartitionLag, seqs: _Sequences, log: Any, end_instant
 
 
 def task(options: AuditOptions, end_instant: int | None, out_root: str | None, fmt: str,
-         storage: dict[str, str], exchange: str, tasks: int) -> Callable[[int, Iterator[Any]], Iterator[str]]:
-    """The Spark task ``k`` of ``tasks`` (:func:`kgtool.spark.job._lag_task` runs it for each task
-    number, in a ``mapInArrow``): it takes the data partitions ``k, k + tasks, ...``, their
-    inputs from the exchange directory (:meth:`LagInput.read_all`); a summary per data partition
-    with inputs, as JSON strings."""
-    def run(task_index: int, _items: Iterator[Any]) -> Iterator[str]:
+         storage: dict[str, str]) -> Callable[[list[tuple[int, Callable[[], list[LagInput]]]]], Iterator[str]]:
+    """A lag task of the Spark job (:func:`kgtool.spark.job._lag_task` runs it in a
+    ``mapInArrow`` over what Spark moved to it): given its data partitions, each as (index, a
+    function that decodes its inputs, run on the task's reader thread ahead of their turn), a
+    summary per data partition with inputs, as JSON strings."""
+    def run(parts: list[tuple[int, Callable[[], list[LagInput]]]]) -> Iterator[str]:
         from kgtool.spark.output import table_writers
 
         def done(work: _Work) -> str:
@@ -384,13 +386,12 @@ def task(options: AuditOptions, end_instant: int | None, out_root: str | None, f
         from concurrent.futures import ThreadPoolExecutor
 
         pending: deque[_Work] = deque()  # prepared: their reads under way while the ones before finish
-        mine = range(task_index, len(options.lag_partitions), tasks)
         with ThreadPoolExecutor(1, thread_name_prefix="kgtool-lag-reads") as reader:
-            # the reader thread also reads each partition's inputs, after the answers before
-            inputs_of = reader.submit(LagInput.read_all, exchange, mine[0]) if mine else None
-            for i, index in enumerate(mine):
+            # the reader thread also decodes each partition's inputs, after the answers before
+            inputs_of = reader.submit(parts[0][1]) if parts else None
+            for i, (index, _load) in enumerate(parts):
                 inputs = inputs_of.result()
-                inputs_of = reader.submit(LagInput.read_all, exchange, mine[i + 1]) if i + 1 < len(mine) else None
+                inputs_of = reader.submit(parts[i + 1][1]) if i + 1 < len(parts) else None
                 if not inputs:
                     continue
                 pending.append(prepare(index, inputs, options, end_instant, reader))

@@ -139,5 +139,8 @@ class PartitionCoverage:
             **self.counters,
             "groups": len(self.group_names),
             "problems": self.problem_count,
+            # the driver's, once the lag tasks have read them (kgtool.spark.job.check_lag_inputs)
+            "lag_inputs": None,
+            "lag_inputs_read": None,
         }
         return {name: row[name] for name, _t in COVERAGE}

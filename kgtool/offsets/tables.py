@@ -154,6 +154,10 @@ COVERAGE = [
     ("control_records", "int64"),
     ("groups", "int64"),
     ("problems", "int64"),  # undecodable stretches (corruption, truncated tail)
+    # with data partitions (lag): the lag inputs the partition's task wrote (one per data
+    # partition its groups committed on) and those the lag tasks read; null without
+    ("lag_inputs", "int64"),
+    ("lag_inputs_read", "int64"),
 ]
 
 # The committed offsets the coordinator would serve at the end of the log read (``--until``: at
@@ -386,6 +390,7 @@ def arrow_type(t: str) -> Any:
         "int64": pa.int64(),
         "float64": pa.float64(),
         "bool": pa.bool_(),
+        "binary": pa.binary(),
         "list<string>": pa.list_(pa.string()),
         "list<int64>": pa.list_(pa.int64()),
     }[t]

@@ -16,6 +16,7 @@ def spark_type(t: str) -> Any:
         "int64": T.LongType(),
         "float64": T.DoubleType(),
         "bool": T.BooleanType(),
+        "binary": T.BinaryType(),
         "list<string>": T.ArrayType(T.StringType()),
         "list<int64>": T.ArrayType(T.LongType()),
     }[t]

@@ -90,9 +90,12 @@ class PartitionSummary:
     # the first DESCRIBE_GROUPS of describe_total
     describe: dict[str, dict[str, Any]] = field(default_factory=dict)
     describe_total: int = 0
-    #: the lag phase's inputs: (data partition index, payload) per (group, topic, partition)
-    #: (index, kgtool.lag.collector.LagInput), when the task is not given an exchange directory
+    #: the lag phase's inputs: (data partition index, kgtool.lag.collector.LagInput), when the
+    #: task is not given a sink for them (in-process use)
     lag: list[tuple[int, Any]] = field(default_factory=list)
+    #: the data partitions (indices) this partition's task made a lag input for: the driver
+    #: checks that the lag tasks read every one (kgtool.spark.job.check_lag_inputs)
+    lag_sent: list[int] = field(default_factory=list)
     #: the partition's last record timestamp (the audit's end instant is the latest of them)
     last_timestamp: int | None = None
     #: committed partitions (offsets rows) whose data partition was not given: no lag for them
@@ -173,14 +176,16 @@ def audit_partition(
     pure: bool | None = None,
     sink: Callable[[str, Any], None] | None = None,
     max_rows: int = 1 << 18,
-    lag_exchange: str | None = None,
+    lag_sink: Callable[[int, Any], None] | None = None,
 ) -> PartitionSummary:
     """Audit one log partition; write its tables under ``out_root`` (if given); summarize.
 
     ``sink(table, arrow_table)`` also receives every table as it is produced (tests).
     ``keep_offsets``: the summary carries the offsets table's rows (for ``--reset-plan``).
-    ``lag_exchange``: the directory the lag phase's inputs go to (:meth:`LagInput.write`); without
-    it they stay in the summary (in-process use)."""
+    ``lag_sink(index, input)``: receives the lag phase's inputs, one per data partition (its
+    index in ``options.lag_partitions``, a :class:`~kgtool.lag.collector.LagInput`) as they are
+    made (the Spark job hands them to Spark); without it they stay in the summary (in-process
+    use). Either way the summary's ``lag_sent`` lists the data partitions given an input."""
     from kgtool.spark.output import TableWriter
     from kgtool.offsets.tables import table_schema
 
@@ -275,7 +280,7 @@ def audit_partition(
                 rd.close()
         # the lag phase's inputs before the tables are published: a failure there leaves none
         # of them behind
-        lag_inputs = _lag_inputs(lag, lag_exchange) if lag is not None else []
+        lag_inputs, lag_sent = _lag_inputs(lag, lag_sink) if lag is not None else ([], [])
         for w in writers.values():
             w.close()
     except BaseException:
@@ -299,6 +304,7 @@ def audit_partition(
         describe=describe,
         describe_total=counts["groups"] if options.group_pattern is not None else 0,
         lag=lag_inputs,
+        lag_sent=lag_sent,
         lag_missing=lag.missing if lag is not None else 0,
         lag_owners=[list(o) for o in lag.owner_table] if lag is not None else [],
         last_timestamp=rp.cover.last_timestamp if rp.cover.last_timestamp is not None and
@@ -385,24 +391,18 @@ def _out_of_memory(part: int, rp: PartitionReplay) -> str:
             "spark.executor.memoryOverhead on a cluster")
 
 
-def _lag_inputs(lag: LagCollector, exchange: str | None) -> list[tuple[int, Any]]:
-    """The lag phase's inputs: written to its exchange directory (the Spark job), else kept."""
-    inputs = lag.payloads()
-    if exchange is None:
-        return list(inputs)
-    # written by a thread while the next one is made: a write waits for the disk with the GIL left
-    from collections import deque
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(1, thread_name_prefix="kgtool-lag-exchange") as writer:
-        pending: deque[Any] = deque()
-        for index, inp in inputs:
-            pending.append(writer.submit(inp.write, exchange, index))
-            if len(pending) > 2:  # at most a few inputs held at once
-                pending.popleft().result()
-        while pending:
-            pending.popleft().result()
-    return []
+def _lag_inputs(lag: LagCollector, sink: Callable[[int, Any], None] | None
+                ) -> tuple[list[tuple[int, Any]], list[int]]:
+    """The lag phase's inputs: handed to ``sink`` one at a time (the Spark job), else kept; and
+    the data partitions given one."""
+    if sink is None:
+        kept = list(lag.payloads())
+        return kept, [index for index, _inp in kept]
+    sent = []
+    for index, inp in lag.payloads():
+        sink(index, inp)
+        sent.append(index)
+    return [], sent
 
 
 # ---- the summary as rows (the only data a task hands to Spark) ----------------------------------

@@ -200,6 +200,9 @@ def coverage_rows(
                 **counts,
                 "groups": len(groups),
                 "problems": problems,
+                # no data partitions: no lag inputs (kgtool.spark.job.check_lag_inputs)
+                "lag_inputs": None,
+                "lag_inputs_read": None,
             }
         )
     return rows

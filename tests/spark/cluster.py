@@ -107,11 +107,11 @@ class Cluster:
         return "\n".join(f"--- {p.name} ({p.log}), exit {p.popen.poll()}\n{tail(p.log, lines)}" for p in self.procs)
 
     # ---- lifecycle ------------------------------------------------------------------------
-    def _spawn(self, name: str, args: list[str], env: dict[str, str]) -> Proc:
+    def _spawn(self, name: str, args: list[str], env: dict[str, str], wrap: list[str] | None = None) -> Proc:
         log = self.root / "logs" / f"{name}.log"
         with open(log, "wb") as fh:
             popen = subprocess.Popen(
-                [str(spark_home() / "bin" / "spark-class"), *args],
+                [*(wrap or []), str(spark_home() / "bin" / "spark-class"), *args],
                 stdin=subprocess.DEVNULL, stdout=fh, stderr=subprocess.STDOUT, env=env, cwd=self.root,
                 start_new_session=True,  # a process group per daemon (its executors inherit it)
             )
@@ -164,9 +164,31 @@ def processes_under(root: Path) -> list[int]:
     return out
 
 
-def start_cluster(root: Path, workers: int = 2, cores: int = 1, memory: str = "1g", timeout: float = 120.0) -> Cluster:
+#: A worker as on a host of its own: in a mount namespace of its own (``unshare --mount``, whose
+#: mounts propagate nowhere) with a private tmpfs on /tmp, where its executors' local dirs
+#: (java.io.tmpdir: shuffle files, Python's tempfile) then are. Needs root (CAP_SYS_ADMIN).
+PRIVATE_TMP = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
+               'mount -t tmpfs -o size=2g kgtool-worker-tmp /tmp && exec "$0" "$@"']
+
+
+def private_tmp_problem() -> str | None:
+    """Why workers cannot have a private /tmp here (None: they can)."""
+    if os.geteuid() != 0:
+        return "a worker's private /tmp needs root (unshare --mount and mount -t tmpfs)"
+    try:
+        done = subprocess.run([*PRIVATE_TMP, "true"], capture_output=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"unshare --mount cannot run here: {exc}"
+    if done.returncode != 0:
+        return f"unshare --mount with a tmpfs on /tmp failed here: {done.stderr.decode(errors='replace').strip()}"
+    return None
+
+
+def start_cluster(root: Path, workers: int = 2, cores: int = 1, memory: str = "1g", timeout: float = 120.0,
+                  private_tmp: bool = False) -> Cluster:
     """Start a master and ``workers`` workers; return once all are registered. On failure the
-    processes are stopped and :class:`ClusterError` carries the log tails."""
+    processes are stopped and :class:`ClusterError` carries the log tails. ``private_tmp``: each
+    worker with a /tmp of its own (:data:`PRIVATE_TMP`; ``root`` must then be outside /tmp)."""
     home = spark_home()
     spark_class = home / "bin" / "spark-class"
     if not (spark_class.is_file() and os.access(spark_class, os.X_OK)):
@@ -208,11 +230,14 @@ def start_cluster(root: Path, workers: int = 2, cores: int = 1, memory: str = "1
             work = root / f"worker-{i}"
             work.mkdir(exist_ok=True)
             cluster.work_dirs.append(work)
+            # as separate hosts, a host name each (127.0.0.2, ...: loopback too): Spark reads
+            # the shuffle files of an executor on the same host from its disk, not through it
+            host = f"127.0.0.{2 + i}" if private_tmp else "127.0.0.1"
             cluster._spawn(f"worker-{i}", [
-                "org.apache.spark.deploy.worker.Worker", cluster.master_url, "--host", "127.0.0.1",
+                "org.apache.spark.deploy.worker.Worker", cluster.master_url, "--host", host,
                 "--webui-port", str(free_port()), "--cores", str(cores), "--memory", memory,
                 "--work-dir", str(work),
-            ], env)
+            ], {**env, "SPARK_LOCAL_IP": host}, wrap=PRIVATE_TMP if private_tmp else [])
         deadline = time.monotonic() + timeout
         last = None
         while True:
