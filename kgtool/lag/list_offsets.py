@@ -74,16 +74,13 @@ class PartitionLog:
         self._checked: dict[int, np.ndarray] = {}
         #: what :meth:`prefetch` planned, by mode (0 ends_at, 1 stamps_at): (keys given, plan)
         self._planned: dict[int, tuple[np.ndarray, list[tuple]]] = {}
+        #: the segments advised MADV_RANDOM (:meth:`_prefetch`: their questions are sparse)
+        self._random: set[int] = set()
 
     def _seg(self, k: int) -> SeekSegment:
         seg = self._open.get(k)
         if seg is None:
             seg = self._open[k] = SeekSegment(self.segments[k])
-            if _speedups is not None:
-                # the walks read what the questions need and :meth:`_prefetch` / :meth:`_fetch`
-                # ask for exactly that: no readahead around a fault (with the kernel's default a
-                # fault reads megabytes around it, read_ahead_kb; MADV_SEQUENTIAL more)
-                _advise(seg.data, "MADV_RANDOM")
         return seg
 
     def damage(self) -> list[tuple[str, int, str]]:
@@ -152,6 +149,13 @@ class PartitionLog:
         questions = np.diff(np.r_[first, len(used)])
         entries = np.searchsorted(positions, run_hi, "left") - np.searchsorted(positions, run_lo, "left")
         whole = (entries >= WHOLE_ENTRIES) & (questions >= WHOLE_SHARE * entries)
+        if not whole.all() and k not in self._random:
+            # sparse questions: the walks read what :meth:`_fetch` asks for, so no readahead
+            # around a fault (with the kernel's default a fault reads megabytes around it,
+            # read_ahead_kb; MADV_SEQUENTIAL more). Not where every run is read whole: there a
+            # walk that overtakes the reads would fault page by page (5x the time measured)
+            self._random.add(k)
+            _advise(data, "MADV_RANDOM")
         for start, end in zip(run_lo[whole].tolist(), run_hi[whole].tolist()):
             _will_need(data, start, end - start)
         heads = ~np.repeat(whole, questions)
@@ -166,8 +170,8 @@ class PartitionLog:
         questions at once; the batches found, asked for together. A header that does not hold
         ends the question's search here (the walk then finds what is wrong)."""
         data = self._seg(k).data
-        if not isinstance(data, mmap.mmap) or not len(keys):
-            return
+        if not isinstance(data, mmap.mmap) or not len(keys) or k not in self._random:
+            return  # (not advised random: every run of its questions was asked for whole)
         size = len(data)
         u8 = np.frombuffer(data, np.uint8)
         try:
