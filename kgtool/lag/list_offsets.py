@@ -36,9 +36,22 @@ _speedups: Any = native.load("kgtool.codec._speedups")
 #: seek_sweep's answer where it declines (kgtool/codec/_seek.h): the Python reader answers.
 ASK_PYTHON = np.iinfo(np.int64).min
 _NONE = np.zeros(0, np.int64)
-#: The bytes :meth:`PartitionLog._prefetch` asks for past its two index entries: a batch of a
-#: producer's default ``batch.size``, which the walk reads whole to check its CRC.
+#: The bytes :meth:`PartitionLog._prefetch` counts past a question's next index entry: a batch of
+#: a producer's default ``batch.size``, which the walk reads whole to check its CRC.
 PREFETCH_BATCH = 16 * 1024
+#: A run of the questions' ranges that touch is read whole, in one request, when it spans at
+#: least WHOLE_ENTRIES index entries and questions start at WHOLE_SHARE of them or more: there
+#: nearly every batch holds an answer, and one long read costs less than a read a batch.
+WHOLE_ENTRIES, WHOLE_SHARE = 4, 0.75
+#: The batches :meth:`PartitionLog._fetch` follows from a question's start to the batch holding
+#: its answer (a walk beyond finds its pages by faults of its own).
+FETCH_HOPS = 64
+#: A v2 batch header's fields :meth:`PartitionLog._fetch` reads: (offset, size) each, and the
+#: header's size (DefaultRecordBatch: BASE_OFFSET, LENGTH, MAGIC, ATTRIBUTES, LAST_OFFSET_DELTA,
+#: MAX_TIMESTAMP; RECORD_BATCH_OVERHEAD)
+_HEADER_FIELDS = ((0, 8), (8, 4), (16, 1), (21, 2), (23, 4), (35, 8))
+_HEADER_BYTES = 61
+_HEADER_COLUMNS = np.concatenate([np.arange(o, o + n) for o, n in _HEADER_FIELDS])
 
 
 class PartitionLog:
@@ -61,6 +74,8 @@ class PartitionLog:
         self._checked: dict[int, np.ndarray] = {}
         #: what :meth:`prefetch` planned, by mode (0 ends_at, 1 stamps_at): (keys given, plan)
         self._planned: dict[int, tuple[np.ndarray, list[tuple]]] = {}
+        #: the segments advised MADV_RANDOM (:meth:`_prefetch`: their questions are sparse)
+        self._random: set[int] = set()
 
     def _seg(self, k: int) -> SeekSegment:
         seg = self._open.get(k)
@@ -113,29 +128,84 @@ class PartitionLog:
         return pos.astype(np.int64), np.where(ok, oi[0][slot] if len(oi[0]) else -1, -1).astype(np.int64)
 
     def _prefetch(self, k: int, slots: np.ndarray, positions: np.ndarray) -> None:
-        """Ask the kernel, all at once, for what the walk will read: from each question's offset
-        index entry to the entry two after it (the batch there and the next, where the answer
-        lies unless the batches are small; then a few more of them, about two index intervals),
-        and a batch more.
-        The reads then overlap instead of waiting one fault at a time. The mapping keeps the
-        kernel's default advice: with MADV_RANDOM it maps each page by a fault of its own, cached
-        or not."""
+        """Ask the kernel, all at once, for the first pages the walks will read; the reads then
+        overlap instead of waiting one fault at a time. A question's answer lies from its offset
+        index entry to the batch at the entry after it (about two index intervals): where the
+        ranges of the questions touch in a run whose index entries nearly all start a question
+        (WHOLE_ENTRIES, WHOLE_SHARE), the run is asked for whole; elsewhere only the headers at
+        the two entries, and :meth:`_fetch` asks for the batches they lead to."""
         data = self._seg(k).data
         if not isinstance(data, mmap.mmap) or not len(slots):
             return
         size = len(data)
         bounds = np.append(np.append(0, positions), [size, size])  # entry -1 (none): from the start
         used = np.unique(slots)
-        # and a batch more: the walk checks each batch it reads whole (a producer's batch.size)
-        lo, hi = bounds[used + 1], np.minimum(bounds[used + 3] + PREFETCH_BATCH, size)
+        lo, nxt = bounds[used + 1], bounds[used + 2]
+        hi = np.minimum(nxt + PREFETCH_BATCH, size)
         page = mmap.PAGESIZE
-        lo = lo // page * page
-        # merge the ranges that touch: one request each
-        first = np.r_[0, np.flatnonzero(lo[1:] > np.maximum.accumulate(hi)[:-1]) + 1]
-        starts, ends = lo[first], np.maximum.reduceat(hi, first)
-        for start, end in zip(starts.tolist(), ends.tolist()):
-            if end > start:
-                _will_need(data, start, end - start)
+        # the runs of ranges that touch (a page apart at most)
+        first = np.r_[0, np.flatnonzero(lo[1:] // page > (np.maximum.accumulate(hi)[:-1] - 1) // page + 1) + 1]
+        run_lo, run_hi = lo[first] // page * page, np.maximum.reduceat(hi, first)
+        questions = np.diff(np.r_[first, len(used)])
+        entries = np.searchsorted(positions, run_hi, "left") - np.searchsorted(positions, run_lo, "left")
+        whole = (entries >= WHOLE_ENTRIES) & (questions >= WHOLE_SHARE * entries)
+        if not whole.all() and k not in self._random:
+            # sparse questions: the walks read what :meth:`_fetch` asks for, so no readahead
+            # around a fault (with the kernel's default a fault reads megabytes around it,
+            # read_ahead_kb; MADV_SEQUENTIAL more). Not where every run is read whole: there a
+            # walk that overtakes the reads would fault page by page (5x the time measured)
+            self._random.add(k)
+            _advise(data, "MADV_RANDOM")
+        for start, end in zip(run_lo[whole].tolist(), run_hi[whole].tolist()):
+            _will_need(data, start, end - start)
+        heads = ~np.repeat(whole, questions)
+        at = np.concatenate([lo[heads], nxt[heads]])
+        _will_need_ranges(data, at, at + _HEADER_BYTES)
+
+    def _fetch(self, k: int, mode: int, keys: np.ndarray, starts: np.ndarray) -> None:
+        """Ask the kernel for the batches the walk of ``keys`` from ``starts`` will read whole
+        (:meth:`_sweep`, mode 0 or 1): each question's headers followed from its start to the
+        batch that answers it (the first whose max timestamp reaches T; the first data batch
+        whose last offset reaches O), read from pages :meth:`_prefetch` asked for, all
+        questions at once; the batches found, asked for together. A header that does not hold
+        ends the question's search here (the walk then finds what is wrong)."""
+        data = self._seg(k).data
+        if not isinstance(data, mmap.mmap) or not len(keys) or k not in self._random:
+            return  # (not advised random: every run of its questions was asked for whole)
+        size = len(data)
+        u8 = np.frombuffer(data, np.uint8)
+        try:
+            cur, key = starts.astype(np.int64), keys.astype(np.int64)
+            found_lo, found_hi = [], []
+            for hop in range(FETCH_HOPS):
+                ok = (cur >= 0) & (cur <= size - _HEADER_BYTES)
+                cur, key = cur[ok], key[ok]
+                if not len(cur):
+                    break
+                at, inv = np.unique(cur, return_inverse=True)
+                if hop:  # the first headers were asked for by _prefetch
+                    _will_need_ranges(data, at, at + _HEADER_BYTES)
+                raw = u8[at[:, None] + _HEADER_COLUMNS]
+                cols, c = [], 0
+                for _o, n in _HEADER_FIELDS:
+                    cols.append(np.ascontiguousarray(raw[:, c:c + n]).view(f">i{n}").ravel().astype(np.int64))
+                    c += n
+                base, length, magic, attributes, delta, max_ts = (col[inv] for col in cols)
+                total = length + 12
+                sound = (magic == 2) & (length >= _HEADER_BYTES - 12) & (total <= size - cur)
+                if mode == 0:
+                    here = max_ts >= key
+                else:
+                    here = (base + delta >= key) & ((attributes & 0x20) == 0)  # not a control batch
+                here &= sound
+                found_lo.append(cur[here])
+                found_hi.append(cur[here] + total[here])
+                on = sound & ~here
+                cur, key = cur[on] + total[on], key[on]
+            if found_lo:
+                _will_need_ranges(data, np.concatenate(found_lo), np.concatenate(found_hi))
+        finally:
+            del u8  # the mapping stays closable
 
     def prefetch(self, times: np.ndarray, offsets: np.ndarray) -> None:
         """Plan :meth:`ends_at` of ``times`` and :meth:`stamps_at` of ``offsets`` (the same arrays
@@ -236,6 +306,8 @@ class PartitionLog:
             return ends, stamps, known
         walks = [(p[0], 1, p) for p in (self._plan(1, offsets, given_o) if len(offsets) else ())]
         walks += [(p[0], 0, p) for p in (self._plan(0, times, given_t) if len(times) else ())]
+        for k, mode, p in walks:  # every batch to be read whole asked for before the first walk waits
+            self._fetch(k, mode, *((p[3], p[4]) if mode == 0 else (p[2], p[3])))
         for _k, mode, p in sorted(walks, key=lambda w: (w[0], w[1])):  # by segment
             if mode == 0:
                 k, a, b, keys, starts, soffs, check_off, check_ts = p
@@ -386,3 +458,28 @@ def _will_need(data: Any, start: int, length: int) -> None:
     elsewhere the pages come by faults, as they would without the advice."""
     if isinstance(data, mmap.mmap) and hasattr(mmap, "MADV_WILLNEED") and length > 0:
         data.madvise(mmap.MADV_WILLNEED, start, length)
+
+
+def _will_need_ranges(data: Any, lo: np.ndarray, hi: np.ndarray) -> None:
+    """:func:`_will_need` of the byte ranges [lo, hi), as whole pages, the ranges whose pages
+    touch asked for in one request."""
+    if not isinstance(data, mmap.mmap) or not hasattr(mmap, "MADV_WILLNEED") or not len(lo):
+        return
+    page = mmap.PAGESIZE
+    order = np.argsort(lo, kind="stable")
+    first_page, end_page = lo[order] // page, (np.minimum(hi[order], len(data)) + page - 1) // page
+    reach = np.maximum.accumulate(end_page)
+    run = np.r_[0, np.flatnonzero(first_page[1:] > reach[:-1]) + 1]
+    for a, z in zip(first_page[run].tolist(), np.maximum.reduceat(end_page, run).tolist()):
+        if z > a:
+            data.madvise(mmap.MADV_WILLNEED, a * page, (z - a) * page)
+
+
+def _advise(data: Any, name: str) -> None:
+    """``madvise`` of a whole mapping with the advice ``mmap.<name>`` where the platform has it."""
+    advice = getattr(mmap, name, None)
+    if isinstance(data, mmap.mmap) and advice is not None:
+        try:
+            data.madvise(advice)
+        except OSError:  # pragma: no cover - advice is a hint
+            pass

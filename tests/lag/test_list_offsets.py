@@ -245,3 +245,68 @@ def test_prefetched_questions_and_batches_checked_once_give_the_same_answers(par
     if compiled:
         assert victim.position not in set(np.concatenate(list(planned._checked.values())).tolist())
     assert [(f, p) for f, p, _w in planned.damage()] == [(seg, victim.position)]
+
+
+def _sparse_partition(d):
+    """A partition of 120 batches of about 16 KiB (a producer's batch.size), one a second, as the
+    broker indexes them (an entry each, index.interval.bytes 4096)."""
+    from tests.storage.writer import PartitionWriter
+
+    value = b"v" * 100
+    w = PartitionWriter(d)
+    for s in range(120):
+        w.records([(b"k%07d" % i, value, [], TS + 1000 * s + i) for i in range(125)])
+    w.close()
+
+
+def test_reads_follow_the_questions(tmp_path, monkeypatch):
+    """A few questions of a partition of 16 KiB batches: what the reader asks the kernel for is
+    the batches holding the answers and, per question, the header pages of its index entry and
+    the next one; never a run of batches no answer is in (issue 42: reads grow with the
+    questions, not with the data)."""
+    import mmap
+
+    import numpy as np
+
+    from kgtool.codec.model import RecordBatch
+    from kgtool.lag import list_offsets as lo
+    from kgtool.storage.logview import batch_headers
+
+    if lo._speedups is None or not hasattr(mmap, "MADV_WILLNEED"):
+        pytest.skip("the reader asks for pages ahead with the compiled walk and madvise only")
+    d = str(tmp_path / "clicks-0")
+    _sparse_partition(d)
+    (seg,) = list_segments(d)
+    batches = [b for b in batch_headers(open(seg.log, "rb").read(), verify_crc=False) if isinstance(b, RecordBatch)]
+    page = mmap.PAGESIZE
+    asked: set[int] = set()
+
+    def record(data, start, length):
+        asked.update(range(start // page, (start + length + page - 1) // page))
+
+    def record_ranges(data, lo_, hi):
+        for a, z in zip(lo_.tolist(), hi.tolist()):
+            record(data, a, min(z, len(data)) - a)
+
+    monkeypatch.setattr(lo, "_will_need", record)
+    monkeypatch.setattr(lo, "_will_need_ranges", record_ranges)
+    times = np.array([TS + 10_500, TS + 61_050, TS + 99_999], np.int64)
+    offs = np.array([30 * 125 + 7, 80 * 125, 110 * 125 + 124], np.int64)
+    log, ref = PartitionLog(d), PartitionLog(d)
+    log.prefetch(times, offs)
+    ends, stamps, known = log.ends_and_stamps(times, offs)
+    assert ends.tolist() == [ref.end_at(int(t)) for t in times]
+    assert [int(s) for s in stamps] == [ref.timestamp_at(int(o)) for o in offs] and known.all()
+
+    def pages(b):
+        return set(range(b.position // page, (b.position + b.size_in_bytes - 1) // page + 1))
+
+    def holding(o):
+        return next(b for b in batches if b.base_offset <= o <= b.last_offset)
+
+    answers = [holding(int(o)) for o in ends] + [holding(int(o)) for o in offs]
+    need = set().union(*(pages(b) for b in answers))
+    assert need <= asked  # every batch read whole was asked for
+    # and little more: a header page (or two, across a page boundary) per question's entries
+    assert len(asked - need) <= 2 * 2 * (len(times) + len(offs))
+    assert len(asked) * page < 0.2 * os.path.getsize(seg.log)
