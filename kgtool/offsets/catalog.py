@@ -68,6 +68,17 @@ def _previous(what: str) -> tuple[tuple[str, str], ...]:
 _NO_PREVIOUS = _previous("null")
 _NO_COMMIT = (("topic, partition, offset", "null (the finding is about the group, not one commit)"),)
 
+
+def _lag_fields(partition: str) -> tuple[tuple[str, str], ...]:
+    """The fields of a lag rule's finding (an episode of a group's partitions), ``partition``
+    saying when topic and partition are set."""
+    return (("topic, partition", partition),
+            ("offset, record_offset, position", "null"),
+            ("source", "the data partition directory read (the longest copy)"),
+            ("timestamp", "the episode's start"),
+            ("generation_id", "null"),
+            ("previous_offset, previous_record_offset, previous_position, previous_generation_id", "null"))
+
 RULES: tuple[Rule, ...] = (
     Rule(
         "rewind", "log",
@@ -198,13 +209,7 @@ RULES: tuple[Rule, ...] = (
         "least two commits in the window with the same offset, none of them caught up, while data keeps arriving",
         "a consumer caught up at one of its last 10 commits; an idle topic (no lag); a single commit, which is no "
         "evidence that the offset stood still",
-        (("topic, partition", "the partition when the episode is one partition's, null when several "
-                              "stalled together"),
-         ("offset, record_offset, position", "null"),
-         ("source", "the data partition directory read (the longest copy)"),
-         ("timestamp", "the episode's start"),
-         ("generation_id", "null"),
-         ("previous_offset, previous_record_offset, previous_position, previous_generation_id", "null")),
+        _lag_fields("the partition when the episode is one partition's, null when several stalled together"),
     ),
     Rule(
         "consumer-stopped", "lag",
@@ -214,12 +219,7 @@ RULES: tuple[Rule, ...] = (
         "of the last 10 broker offsets, 10 s apart); from the first --lag-step where that holds (the lag table goes "
         "on after the last commit); one finding for the group's partitions that stopped together",
         "a consumer caught up when it stopped committing (no lag, no STOP); a partition committed once",
-        (("topic, partition", "the partition when one stopped, null when several stopped together"),
-         ("offset, record_offset, position", "null"),
-         ("source", "the data partition directory read (the longest copy)"),
-         ("timestamp", "the episode's start"),
-         ("generation_id", "null"),
-         ("previous_offset, previous_record_offset, previous_position, previous_generation_id", "null")),
+        _lag_fields("the partition when one stopped, null when several stopped together"),
     ),
     Rule(
         "lag-growing", "lag",
@@ -228,12 +228,7 @@ RULES: tuple[Rule, ...] = (
         "window (the last 10 commits), none of them zero, with evidence: at least two commits whose lag did not go "
         "down",
         "a WARN shorter than --lag-warn; a consumer that catches up now and then",
-        (("topic, partition", "the partition when one lagged, null when several did together"),
-         ("offset, record_offset, position", "null"),
-         ("source", "the data partition directory read (the longest copy)"),
-         ("timestamp", "the episode's start"),
-         ("generation_id", "null"),
-         ("previous_offset, previous_record_offset, previous_position, previous_generation_id", "null")),
+        _lag_fields("the partition when one lagged, null when several did together"),
     ),
 )
 
