@@ -19,6 +19,7 @@ import os
 import signal
 import socket
 import subprocess
+import tempfile
 import sys
 import time
 import urllib.request
@@ -167,8 +168,31 @@ def processes_under(root: Path) -> list[int]:
 #: A worker as on a host of its own: in a mount namespace of its own (``unshare --mount``, whose
 #: mounts propagate nowhere) with a private tmpfs on /tmp, where its executors' local dirs
 #: (java.io.tmpdir: shuffle files, Python's tempfile) then are. Needs root (CAP_SYS_ADMIN).
-PRIVATE_TMP = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
-               'mount -t tmpfs -o size=2g kgtool-worker-tmp /tmp && exec "$0" "$@"']
+#: What a host would have installed stays visible: the directories under /tmp holding the
+#: interpreter, the checkout and pyspark (a clone or a venv under /tmp, as a CI job may have
+#: them) are bound back from the old /tmp, kept aside first ($KGTOOL_OLD_TMP); the driver's own
+#: files under /tmp are not.
+_PRIVATE_TMP_SCRIPT = (
+    'set -e; o="$KGTOOL_OLD_TMP"; mount --bind /tmp "$o"; '
+    'mount -t tmpfs -o size=2g kgtool-worker-tmp /tmp; '
+    'for p in $KGTOOL_KEEP_TMP; do mkdir -p "$p"; mount --bind "$o/${p#/tmp/}" "$p"; done; '
+    'exec "$0" "$@"')
+PRIVATE_TMP = ["unshare", "--mount", "--propagation", "private", "sh", "-c", _PRIVATE_TMP_SCRIPT]
+
+
+def private_tmp_env(root: Path) -> dict[str, str]:
+    """The environment :data:`PRIVATE_TMP` reads: where the old /tmp is kept aside (under
+    ``root``, outside /tmp), and the top directories under /tmp a worker must still see."""
+    keep = set()
+    for p in (sys.prefix, sys.executable, str(REPO), str(spark_home()), os.getcwd(),
+              *os.environ.get("PYTHONPATH", "").split(os.pathsep)):
+        real = os.path.realpath(p) if p else ""
+        parts = Path(real).parts
+        if len(parts) > 2 and parts[1] == "tmp":
+            keep.add(os.path.join("/tmp", parts[2]))
+    old = Path(root) / "old-tmp"
+    old.mkdir(parents=True, exist_ok=True)
+    return {"KGTOOL_OLD_TMP": str(old), "KGTOOL_KEEP_TMP": " ".join(sorted(keep))}
 
 
 def private_tmp_problem() -> str | None:
@@ -176,7 +200,9 @@ def private_tmp_problem() -> str | None:
     if os.geteuid() != 0:
         return "a worker's private /tmp needs root (unshare --mount and mount -t tmpfs)"
     try:
-        done = subprocess.run([*PRIVATE_TMP, "true"], capture_output=True, timeout=30)
+        with tempfile.TemporaryDirectory(dir="/var/tmp") as probe:
+            done = subprocess.run([*PRIVATE_TMP, "true"], capture_output=True, timeout=30,
+                                  env={**os.environ, **private_tmp_env(Path(probe))})
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"unshare --mount cannot run here: {exc}"
     if done.returncode != 0:
@@ -237,7 +263,8 @@ def start_cluster(root: Path, workers: int = 2, cores: int = 1, memory: str = "1
                 "org.apache.spark.deploy.worker.Worker", cluster.master_url, "--host", host,
                 "--webui-port", str(free_port()), "--cores", str(cores), "--memory", memory,
                 "--work-dir", str(work),
-            ], {**env, "SPARK_LOCAL_IP": host}, wrap=PRIVATE_TMP if private_tmp else [])
+            ], {**env, "SPARK_LOCAL_IP": host, **(private_tmp_env(work) if private_tmp else {})},
+                wrap=PRIVATE_TMP if private_tmp else [])
         deadline = time.monotonic() + timeout
         last = None
         while True:
