@@ -302,13 +302,27 @@ def window_evidence(bounds: np.ndarray, when: np.ndarray, offset: np.ndarray, se
     two = ~deleted & (when >= when[run_start] + min_distance_ms)
     held = np.zeros(n + 1, np.int64)
     np.cumsum(two, out=held[1:])
-    for e, (s, a, z) in enumerate(zip(seq.tolist(), start.tolist(), last.tolist())):
-        c0, c1 = int(bounds[s]), int(bounds[s + 1])
-        times = when[c0:c1]
-        # the commits in force at the episode's first and last rows, and those between
-        k0 = c0 + max(int(np.searchsorted(times, a, "right")) - 1, 0)
-        k1 = c0 + int(np.searchsorted(times, z, "right")) - 1
-        out[e] = k1 >= k0 and held[k1 + 1] - held[k0] > 0
+    seq = np.asarray(seq, np.int64)
+    c0 = bounds[seq]
+    # the commits in force at the episode's first and last rows (and those between): one search
+    # over (sequence, instant) keys, the sequences' commits being contiguous and ascending
+    lo = int(when.min())
+    span = int(when.max()) - lo + 3
+    nseq = len(bounds) - 1
+    if nseq * span < (1 << 62):
+        seq_of = np.repeat(np.arange(nseq, dtype=np.int64), np.diff(bounds))
+        keys = seq_of * span + (when - lo + 1)
+        def find(t: np.ndarray) -> np.ndarray:
+            return np.searchsorted(keys, seq * span + np.clip(t - lo + 1, 0, span - 1), "right") - 1
+        k0, k1 = np.maximum(find(np.asarray(start, np.int64)), c0), find(np.asarray(last, np.int64))
+    else:  # instants too far apart for one key: a search per episode
+        k0, k1 = np.empty(len(seq), np.int64), np.empty(len(seq), np.int64)
+        for e, (s, a, z) in enumerate(zip(seq.tolist(), np.asarray(start).tolist(), np.asarray(last).tolist())):
+            b0, b1 = int(bounds[s]), int(bounds[s + 1])
+            k0[e] = b0 + max(int(np.searchsorted(when[b0:b1], a, "right")) - 1, 0)
+            k1[e] = b0 + int(np.searchsorted(when[b0:b1], z, "right")) - 1
+    ok = k1 >= k0
+    out[ok] = held[k1[ok] + 1] - held[k0[ok]] > 0
     return out
 
 

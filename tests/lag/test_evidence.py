@@ -110,3 +110,48 @@ def test_window_evidence_follows_burrows_window():
     start = np.array([0, 0, 2_000, 20_000], np.int64)
     last = np.array([0, 1_999, 2_000, 30_000], np.int64)
     assert window_evidence(bounds, when, offset, seq, start, last).tolist() == [False, False, True, False]
+
+
+def _brute_evidence(when, offset, bounds, s, start, last):
+    """Burrow's window itself (burrow.CommitWindow, a deletion starting it over): did it hold two
+    commits at some instant of [start, last]?"""
+    from kgtool.lag.burrow import CommitWindow
+
+    w, held = CommitWindow(), False
+    for j in range(int(bounds[s]), int(bounds[s + 1])):
+        t = int(when[j])
+        if t > last:
+            break
+        if t > start and len(w.commits) >= 2:
+            held = True  # in force from before t, inside the episode
+        if offset[j] == DELETED:
+            w = CommitWindow()
+        else:
+            w.add(int(offset[j]), t, 0)
+    return held or len(w.commits) >= 2
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.tuples(st.integers(0, 3_000), st.booleans()), min_size=1, max_size=12), min_size=1,
+                max_size=5),
+       st.lists(st.tuples(st.integers(0, 4), st.integers(-500, 20_000), st.integers(0, 20_000)), max_size=20))
+def test_window_evidence_is_burrows_window(seqs, eps):
+    when, offset, bounds = [], [], [0]
+    for commits in seqs:
+        t = 0
+        for dt, deleted in commits:
+            t += dt
+            when.append(1_700_000_000_000 + t)
+            offset.append(DELETED if deleted else len(when))
+        bounds.append(len(when))
+    when, offset, bounds = np.array(when, np.int64), np.array(offset, np.int64), np.array(bounds, np.int64)
+    eps = [(s % len(seqs), 1_700_000_000_000 + a, 1_700_000_000_000 + a + d) for s, a, d in eps]
+    seq = np.array([e[0] for e in eps], np.int32)
+    start = np.array([e[1] for e in eps], np.int64)
+    last = np.array([e[2] for e in eps], np.int64)
+    got = window_evidence(bounds, when, offset, seq, start, last).tolist()
+    want = [_brute_evidence(when, offset, bounds, s, a, z) for s, a, z in eps]
+    assert got == want
